@@ -1,0 +1,210 @@
+/**
+ * A real local Kubernetes control plane for tests, `deno task dev` and the
+ * benchmark: etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+ * and kwok as child processes on loopback, with fresh certificates, and fake
+ * kwok nodes on which pods become Running and Ready without a container
+ * runtime.
+ *
+ * Everything lives in one folder (etcd data, certificates, kubeconfigs,
+ * `logs/<component>.log`); processes are stopped by process id only.
+ *
+ * @example
+ * ```ts ignore
+ * import { startCluster } from "./cluster.ts";
+ * await using cluster = await startCluster({ log: (m) => console.error(m) });
+ * console.log(cluster.kubeconfig, cluster.server);
+ * ```
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { controlPlaneBinaries } from "./_binaries.ts";
+import { Boot, type Booted, StartFailure, stopComponents } from "./_boot.ts";
+import { compactEtcd } from "./_etcd.ts";
+import type { Component } from "./_process.ts";
+
+export { compactEtcd } from "./_etcd.ts";
+
+/** Options of {@link startCluster}. */
+export interface StartClusterOptions {
+  /**
+   * Folder that the cluster owns: data, certificates, kubeconfigs and logs.
+   * It must be missing or empty. Defaults to a new temporary folder.
+   */
+  dir?: string;
+  /** Aborts the start; whatever already runs is stopped. */
+  signal?: AbortSignal;
+  /** Receives progress messages, one line each. Defaults to discarding them. */
+  log?: (message: string) => void;
+  /** Whether to add one node per GPU type. Defaults to `true`. */
+  gpuNodes?: boolean;
+  /** Initial value of {@link Cluster.keepLogs}. Defaults to `false`. */
+  keepLogs?: boolean;
+}
+
+/** How long the phases of {@link startCluster} took. */
+export interface ClusterTimings {
+  /** Getting the binaries: a cold build takes minutes, a cached lookup milliseconds. */
+  binariesMs: number;
+  /** Whether the binaries were compiled by this start. */
+  binariesBuilt: boolean;
+  /** From having the binaries to nodes Ready and the default ServiceAccount present. */
+  startMs: number;
+}
+
+/** A running local control plane. Stop it, or dispose of it with `await using`. */
+export interface Cluster extends AsyncDisposable {
+  /** Path of a kubeconfig for a `system:masters` user, certificates embedded. */
+  readonly kubeconfig: string;
+  /** `https://127.0.0.1:<port>` of kube-apiserver. */
+  readonly server: string;
+  /** The folder the cluster owns. */
+  readonly dir: string;
+  /** Folder of kube-apiserver, kubectl, etcd, kwok and the rest. */
+  readonly binDir: string;
+  /** `http://127.0.0.1:<port>` of etcd (plain HTTP, loopback only). */
+  readonly etcdEndpoint: string;
+  /** Folder of the `<component>.log` files. */
+  readonly logDir: string;
+  /** When true, {@link Cluster.stop} leaves {@link Cluster.dir} on disk; otherwise it deletes it. */
+  keepLogs: boolean;
+  readonly timings: ClusterTimings;
+  /** Compacts etcd to its current revision (physically) and returns that revision. */
+  compactEtcd(signal?: AbortSignal): Promise<number>;
+  /** Stops every component (SIGTERM, then SIGKILL after 5 s). Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a local control plane and waits until it can run pods: fake nodes
+ * Ready and the `default` ServiceAccount created.
+ *
+ * @example
+ * ```ts ignore
+ * import { startCluster } from "./cluster.ts";
+ * const cluster = await startCluster({ gpuNodes: false });
+ * try {
+ *   const revision = await cluster.compactEtcd();
+ * } finally {
+ *   await cluster.stop();
+ * }
+ * ```
+ *
+ * @throws {RangeError} when `dir` exists and is not empty.
+ * @throws {Error} when a component fails to start, naming it and quoting the
+ *   end of its log; everything started so far is stopped and `dir` is kept.
+ * @throws the signal's reason when aborted; `dir` is then deleted unless
+ *   `keepLogs`.
+ */
+export async function startCluster(options: StartClusterOptions = {}): Promise<Cluster> {
+  const { signal } = options;
+  const log = options.log ?? (() => {});
+  signal?.throwIfAborted();
+  const binaries = await controlPlaneBinaries(log, signal);
+  log(`control-plane binaries in ${binaries.binDir}`);
+  const started = performance.now();
+  const dir = await claimDir(options.dir);
+  const logDir = join(dir, "logs");
+  const boot = new Boot({ dir, binDir: binaries.binDir, logDir, signal }, log);
+  try {
+    const booted = await boot.run(options.gpuNodes ?? true);
+    const timings = {
+      binariesMs: binaries.ms,
+      binariesBuilt: binaries.built,
+      startMs: performance.now() - started,
+    };
+    return new RunningCluster(
+      { ...booted, dir, binDir: binaries.binDir, logDir },
+      boot.components,
+      timings,
+      options.keepLogs ?? false,
+    );
+  } catch (error) {
+    await stopComponents(boot.components);
+    if (signal?.aborted) {
+      // An abort is no failure to diagnose: nothing worth keeping.
+      if (!options.keepLogs) await Deno.remove(dir, { recursive: true }).catch(() => {});
+      throw signal.reason;
+    }
+    if (error instanceof StartFailure) {
+      const tail = await error.component.tail();
+      throw new Error(
+        `Cannot start the local control plane: ${error.message}. ` +
+          `Last lines of ${error.component.logFile}:\n${tail}`,
+      );
+    }
+    throw new Error(`Cannot start the local control plane in ${dir}: ${describe(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+interface Started extends Booted {
+  dir: string;
+  binDir: string;
+  logDir: string;
+}
+
+class RunningCluster implements Cluster {
+  readonly kubeconfig: string;
+  readonly server: string;
+  readonly dir: string;
+  readonly binDir: string;
+  readonly etcdEndpoint: string;
+  readonly logDir: string;
+  readonly timings: ClusterTimings;
+  keepLogs: boolean;
+  #components: Component[];
+  #stopping: Promise<void> | undefined;
+
+  constructor(
+    started: Started,
+    components: Component[],
+    timings: ClusterTimings,
+    keepLogs: boolean,
+  ) {
+    this.kubeconfig = started.kubeconfig;
+    this.server = started.server;
+    this.dir = started.dir;
+    this.binDir = started.binDir;
+    this.etcdEndpoint = started.etcdEndpoint;
+    this.logDir = started.logDir;
+    this.timings = timings;
+    this.keepLogs = keepLogs;
+    this.#components = components;
+  }
+
+  compactEtcd(signal?: AbortSignal): Promise<number> {
+    return compactEtcd(this.etcdEndpoint, signal);
+  }
+
+  stop(): Promise<void> {
+    this.#stopping ??= this.#shutdown();
+    return this.#stopping;
+  }
+
+  async #shutdown(): Promise<void> {
+    await stopComponents(this.#components);
+    if (!this.keepLogs) await Deno.remove(this.dir, { recursive: true });
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+}
+
+/** Creates `dir` (or a temporary folder), insisting that it holds nothing yet. */
+async function claimDir(dir: string | undefined): Promise<string> {
+  if (dir === undefined) return await Deno.makeTempDir({ prefix: "kinglet-cluster-" });
+  await Deno.mkdir(dir, { recursive: true });
+  for await (const entry of Deno.readDir(dir)) {
+    throw new RangeError(
+      `Cannot start the local control plane: 'dir' must be missing or empty, got ${dir} holding '${entry.name}'`,
+    );
+  }
+  return dir;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

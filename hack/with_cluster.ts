@@ -1,0 +1,130 @@
+/**
+ * Runs a command against a fresh local control plane, then stops it.
+ *
+ * ```sh
+ * deno run -A hack/with_cluster.ts -- deno test -A tests/integration/
+ * ```
+ *
+ * The command sees `KINGLET_TEST_KUBECONFIG`, `KINGLET_TEST_CLUSTER_DIR`,
+ * `KINGLET_TEST_ETCD` and `KINGLET_TEST_BIN_DIR`, with the binaries folder
+ * first on `PATH` so that `kubectl` is the pinned one; `deno` runs as the
+ * Deno executing this script. The cluster lives in `.cache/clusters/<time>`,
+ * deleted when the command succeeds and kept, with the end of every component
+ * log printed, when it fails. Exits with the command's exit code; SIGINT and
+ * SIGTERM are passed to the command and stop the cluster too.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Cluster, startCluster } from "./cluster.ts";
+import { tailFile } from "./_process.ts";
+
+const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
+type ForwardedSignal = keyof typeof SIGNAL_EXIT_CODES;
+
+const encoder = new TextEncoder();
+function say(message: string): void {
+  Deno.stderr.writeSync(encoder.encode(`[with_cluster] ${message}\n`));
+}
+
+async function main(args: string[]): Promise<number> {
+  const command = args[0] === "--" ? args.slice(1) : args;
+  const [program, ...programArgs] = command;
+  if (program === undefined) {
+    say("usage: deno run -A hack/with_cluster.ts -- <command> [args...]");
+    return 2;
+  }
+  const repo = fileURLToPath(new URL("..", import.meta.url));
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const dir = join(repo, ".cache", "clusters", `${stamp}-${Deno.pid}`);
+
+  const abort = new AbortController();
+  let interrupted: ForwardedSignal | undefined;
+  let child: Deno.ChildProcess | undefined;
+  const handlers = (Object.keys(SIGNAL_EXIT_CODES) as ForwardedSignal[]).map((signal) => {
+    const handler = () => {
+      interrupted ??= signal;
+      abort.abort(new Error(`interrupted by ${signal}`));
+      try {
+        child?.kill(signal);
+      } catch {
+        // The command has already exited.
+      }
+    };
+    Deno.addSignalListener(signal, handler);
+    return () => Deno.removeSignalListener(signal, handler);
+  });
+
+  try {
+    let cluster: Cluster;
+    try {
+      cluster = await startCluster({ dir, signal: abort.signal, log: say, keepLogs: true });
+    } catch (error) {
+      if (interrupted) {
+        say(`interrupted by ${interrupted} while starting; cluster stopped`);
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+        return SIGNAL_EXIT_CODES[interrupted];
+      }
+      say(error instanceof Error ? error.message : String(error));
+      say(`cluster folder kept: ${dir}`);
+      return 1;
+    }
+    const { timings } = cluster;
+    say(
+      `binaries ${timings.binariesBuilt ? "built" : "reused"} in ${seconds(timings.binariesMs)}, ` +
+        `cluster started in ${seconds(timings.startMs)} (${cluster.server})`,
+    );
+
+    const ran = performance.now();
+    let code: number;
+    try {
+      child = new Deno.Command(program === "deno" ? Deno.execPath() : program, {
+        args: programArgs,
+        env: {
+          KINGLET_TEST_KUBECONFIG: cluster.kubeconfig,
+          KINGLET_TEST_CLUSTER_DIR: cluster.dir,
+          KINGLET_TEST_ETCD: cluster.etcdEndpoint,
+          KINGLET_TEST_BIN_DIR: cluster.binDir,
+          PATH: [cluster.binDir, Deno.env.get("PATH")].filter(Boolean).join(":"),
+        },
+        stdin: "inherit",
+        stdout: "inherit",
+        stderr: "inherit",
+      }).spawn();
+      code = (await child.status).code;
+    } catch (error) {
+      say(`cannot run ${program}: ${error instanceof Error ? error.message : String(error)}`);
+      code = 127;
+    }
+    const failed = code !== 0 || interrupted !== undefined;
+    say(`command exited with code ${code} after ${seconds(performance.now() - ran)}`);
+    if (failed && !interrupted) await reportLogs(cluster);
+    cluster.keepLogs = failed && !interrupted;
+    const stopping = performance.now();
+    await cluster.stop();
+    say(`cluster stopped in ${seconds(performance.now() - stopping)}`);
+    if (cluster.keepLogs) say(`cluster folder kept: ${cluster.dir}`);
+    return interrupted ? SIGNAL_EXIT_CODES[interrupted] : code;
+  } finally {
+    for (const remove of handlers) remove();
+  }
+}
+
+/** Prints the end of every component log, which usually shows why a test failed. */
+async function reportLogs(cluster: Cluster): Promise<void> {
+  const logs: string[] = [];
+  for await (const entry of Deno.readDir(cluster.logDir)) {
+    if (entry.isFile && entry.name.endsWith(".log")) logs.push(entry.name);
+  }
+  for (const name of logs.sort()) {
+    const path = join(cluster.logDir, name);
+    say(`--- last lines of ${path}\n${await tailFile(path, 15)}`);
+  }
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

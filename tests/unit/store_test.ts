@@ -1,0 +1,325 @@
+import assert from "node:assert/strict";
+import type { KubeObject } from "../../lib/kube/types.ts";
+import {
+  type EvictionReason,
+  objectKey,
+  Store,
+  type StoreChange,
+  stripTransform,
+} from "../../lib/runtime/store.ts";
+import { estimateBytes } from "../../lib/runtime/estimate_bytes.ts";
+
+interface Spec {
+  rv?: string;
+  owners?: string[];
+  generation?: number;
+  data?: string;
+}
+
+function cm(name: string, spec: Spec = {}): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      namespace: "default",
+      name,
+      uid: `uid-${name}`,
+      resourceVersion: spec.rv ?? "1",
+      generation: spec.generation,
+      ownerReferences: spec.owners?.map((uid) => ({
+        apiVersion: "v1",
+        kind: "Owner",
+        name: uid,
+        uid,
+      })),
+    },
+    data: { value: spec.data ?? name },
+  };
+}
+
+const noFetch = () => Promise.reject(new Error("fetch not expected"));
+
+Deno.test("store keys objects by namespace and name and tracks the resourceVersion", () => {
+  const store = new Store();
+  store.apply({ type: "ADDED", object: cm("a", { rv: "5" }) });
+  store.apply({ type: "ADDED", object: { metadata: { name: "node-1", resourceVersion: "6" } } });
+  assert.deepEqual(store.keys(), ["default/a", "node-1"]);
+  assert.equal(store.resourceVersion, "6");
+  store.apply({ type: "MODIFIED", object: cm("a", { rv: "7", data: "new" }) });
+  assert.deepEqual(store.get("default/a")?.data, { value: "new" });
+  store.apply({ type: "BOOKMARK", object: { metadata: { resourceVersion: "9" } } });
+  assert.equal(store.resourceVersion, "9");
+  assert.equal(store.size, 2);
+  store.apply({ type: "DELETED", object: cm("a", { rv: "10" }) });
+  assert.equal(store.has("default/a"), false);
+  assert.equal(store.get("default/a"), undefined);
+  assert.equal(store.resourceVersion, "10");
+});
+
+Deno.test("objectKey refuses an object without a name", () => {
+  assert.equal(objectKey(cm("a")), "default/a");
+  assert.throws(() => objectKey({ kind: "Pod", metadata: {} }), /Cannot key a Pod/);
+  assert.throws(() => new Store().apply({ type: "ADDED", object: {} }), TypeError);
+});
+
+Deno.test("store strips managed fields and the last-applied annotation by default", () => {
+  const raw: KubeObject = {
+    metadata: {
+      name: "a",
+      annotations: { "kubectl.kubernetes.io/last-applied-configuration": "{}", keep: "yes" },
+      managedFields: [{ manager: "kubectl" }],
+    },
+  };
+  const store = new Store();
+  store.apply({ type: "ADDED", object: raw });
+  const cached = store.get("a")!;
+  assert.equal("managedFields" in cached.metadata!, false);
+  assert.deepEqual(cached.metadata!.annotations, { keep: "yes" });
+  assert.ok(raw.metadata!.managedFields, "the received object is not mutated");
+  const plain = cm("b");
+  assert.equal(stripTransform(plain), plain, "nothing to strip, nothing copied");
+});
+
+Deno.test("store caches what a custom projection returns but indexes the received object", () => {
+  const store = new Store<{ metadata: { name?: string }; value?: string }>({
+    transform: (o) => ({
+      metadata: { name: o.metadata?.name },
+      value: (o.data as { value?: string } | undefined)?.value,
+    }),
+  });
+  store.apply({ type: "ADDED", object: cm("a", { owners: ["o1"], generation: 3 }) });
+  assert.deepEqual(store.get("default/a"), { metadata: { name: "a" }, value: "a" });
+  assert.deepEqual(store.byOwner("o1"), ["default/a"]);
+  assert.equal(store.entry("default/a")?.generation, 3);
+  assert.equal(store.entry("default/a")?.uid, "uid-a");
+});
+
+Deno.test("store indexes every owner reference and follows owner changes", () => {
+  const store = new Store();
+  store.apply({ type: "ADDED", object: cm("a", { owners: ["o1", "o2"] }) });
+  store.apply({ type: "ADDED", object: cm("b", { owners: ["o1"] }) });
+  store.apply({ type: "ADDED", object: cm("c") });
+  assert.deepEqual(store.byOwner("o1"), ["default/a", "default/b"]);
+  assert.deepEqual(store.byOwner("o2"), ["default/a"]);
+  store.apply({ type: "MODIFIED", object: cm("a", { owners: ["o3"] }) });
+  assert.deepEqual(store.byOwner("o1"), ["default/b"]);
+  assert.deepEqual(store.byOwner("o2"), []);
+  assert.deepEqual(store.byOwner("o3"), ["default/a"]);
+  store.apply({ type: "DELETED", object: cm("b") });
+  assert.deepEqual(store.byOwner("o1"), []);
+  assert.deepEqual(store.entry("default/a")?.ownerUids, ["o3"]);
+});
+
+Deno.test("store answers custom indexers and rejects unknown ones", () => {
+  const store = new Store({
+    indexers: { data: (o) => [String((o.data as { value: string }).value)] },
+  });
+  store.apply({ type: "ADDED", object: cm("a", { data: "x" }) });
+  store.apply({ type: "ADDED", object: cm("b", { data: "x" }) });
+  store.apply({ type: "MODIFIED", object: cm("b", { data: "y" }) });
+  assert.deepEqual(store.byIndex("data", "x"), ["default/a"]);
+  assert.deepEqual(store.byIndex("data", "y"), ["default/b"]);
+  assert.throws(() => store.byIndex("nope", "x"), /no such indexer \(known: 'data'\)/);
+});
+
+Deno.test("store under an object budget evicts least recently read objects but keeps their keys", () => {
+  const evicted: [string, EvictionReason][] = [];
+  const store = new Store({
+    budget: { maxObjects: 2 },
+    fetch: noFetch,
+    onEvict: (key, reason) => evicted.push([key, reason]),
+    indexers: { data: (o) => [String((o.data as { value: string }).value)] },
+  });
+  store.apply({ type: "ADDED", object: cm("a", { owners: ["o1"] }) });
+  store.apply({ type: "ADDED", object: cm("b") });
+  assert.ok(store.get("default/a"), "reading a makes b the least recently used");
+  store.apply({ type: "ADDED", object: cm("c") });
+  assert.deepEqual(evicted, [["default/b", "budget-objects"]]);
+  assert.deepEqual(store.keys(), ["default/a", "default/b", "default/c"]);
+  assert.equal(store.has("default/b"), true);
+  assert.equal(store.get("default/b"), undefined);
+  assert.deepEqual(store.list().map(objectKey), ["default/a", "default/c"]);
+  assert.deepEqual(store.byIndex("data", "b"), ["default/b"]);
+  assert.deepEqual(store.entry("default/b"), {
+    key: "default/b",
+    uid: "uid-b",
+    resourceVersion: "1",
+    generation: undefined,
+    ownerUids: [],
+    deleting: false,
+    cached: false,
+  });
+  const stats = store.stats();
+  assert.deepEqual(
+    { objects: stats.objects, keys: stats.keys, hits: stats.hits, misses: stats.misses },
+    { objects: 2, keys: 3, hits: 1, misses: 1 },
+  );
+  assert.equal(stats.evictions, 1);
+  store.apply({ type: "ADDED", object: cm("d") });
+  store.apply({ type: "ADDED", object: cm("e") });
+  assert.deepEqual(store.byOwner("o1"), ["default/a"], "owner index survives eviction");
+  assert.equal(store.get("default/a"), undefined);
+});
+
+Deno.test("store under a byte budget evicts until the estimate fits", () => {
+  const evicted: [string, EvictionReason][] = [];
+  const one = estimateBytes(stripTransform(cm("a")));
+  const store = new Store({
+    budget: { maxBytes: one * 2 + 10 },
+    fetch: noFetch,
+    onEvict: (key, reason) => evicted.push([key, reason]),
+  });
+  for (const name of ["a", "b", "c"]) store.apply({ type: "ADDED", object: cm(name) });
+  assert.deepEqual(evicted, [["default/a", "budget-bytes"]]);
+  assert.equal(store.stats().bytes, one * 2);
+  store.apply({ type: "ADDED", object: cm("big", { data: "x".repeat(one * 4) }) });
+  assert.equal(store.stats().objects, 0, "an object larger than the budget is only indexed");
+  assert.equal(store.size, 4);
+});
+
+Deno.test("store reads an evicted object back with one live GET for concurrent readers", async () => {
+  const calls: string[] = [];
+  let answer!: (o: KubeObject) => void;
+  const store = new Store({
+    transform: (object) => ({ ...object }),
+    budget: { maxObjects: 1 },
+    fetch: (key) => {
+      calls.push(key);
+      return new Promise((resolve) => answer = resolve);
+    },
+  });
+  store.apply({ type: "ADDED", object: cm("a", { rv: "3" }) });
+  store.apply({ type: "ADDED", object: cm("b") });
+  const reads = [store.getOrFetch("default/a"), store.getOrFetch("default/a")];
+  answer(cm("a", { rv: "3", data: "live" }));
+  const [first, second] = await Promise.all(reads);
+  assert.deepEqual(calls, ["default/a"]);
+  assert.deepEqual(first?.data, { value: "live" });
+  assert.equal(second, first, "both readers get the one object that was cached");
+  assert.deepEqual(store.get("default/a")?.data, { value: "live" }, "re-cached");
+  assert.equal(store.get("default/b"), undefined, "and b made room for it");
+  assert.equal(await store.getOrFetch("default/a"), first, "a hit needs no GET");
+  assert.deepEqual(calls, ["default/a"]);
+  assert.equal(await store.getOrFetch("default/unknown"), undefined);
+  assert.deepEqual(calls, ["default/a"], "unknown keys are not fetched");
+});
+
+Deno.test("store does not cache a fetched object of another version", async () => {
+  const store = new Store({
+    budget: { maxObjects: 1 },
+    fetch: () => Promise.resolve(cm("a", { rv: "4", data: "newer" })),
+  });
+  store.apply({ type: "ADDED", object: cm("a", { rv: "3" }) });
+  store.apply({ type: "ADDED", object: cm("b") });
+  assert.deepEqual((await store.getOrFetch("default/a"))?.data, { value: "newer" });
+  assert.equal(store.get("default/a"), undefined, "the watch will deliver version 4");
+  assert.equal(store.entry("default/a")?.resourceVersion, "3");
+});
+
+Deno.test("store cancels a live GET only when every reader gave up", async () => {
+  let fetchSignal: AbortSignal | undefined;
+  let answer!: (o: KubeObject | undefined) => void;
+  const store = new Store({
+    budget: { maxObjects: 1 },
+    fetch: (_key, signal) => {
+      fetchSignal = signal;
+      return new Promise((resolve) => answer = resolve);
+    },
+  });
+  store.apply({ type: "ADDED", object: cm("a") });
+  store.apply({ type: "ADDED", object: cm("b") });
+  const impatient = new AbortController();
+  const patient = store.getOrFetch("default/a");
+  const gaveUp = store.getOrFetch("default/a", impatient.signal);
+  impatient.abort(new Error("timeout"));
+  await assert.rejects(gaveUp, /timeout/);
+  assert.equal(fetchSignal?.aborted, false);
+  answer(undefined);
+  assert.equal(await patient, undefined, "a 404 reads as gone");
+
+  const alone = new AbortController();
+  const read = store.getOrFetch("default/a", alone.signal);
+  alone.abort(new Error("stop"));
+  await assert.rejects(read, /stop/);
+  assert.equal(fetchSignal?.aborted, true);
+});
+
+Deno.test("store relist swaps everything at once and drops keys that vanished", () => {
+  const store = new Store();
+  store.apply({ type: "ADDED", object: cm("a", { owners: ["o1"] }) });
+  store.apply({ type: "ADDED", object: cm("b") });
+  const seen: string[] = [];
+  store.subscribe((change: StoreChange<KubeObject>) => {
+    // Every listener call sees the finished swap, never a half-applied relist.
+    assert.deepEqual(store.keys(), ["default/b", "default/c"]);
+    assert.equal(store.resourceVersion, "100");
+    assert.equal(store.has("default/a"), false);
+    if (change.type === "replace") seen.push(`replace ${change.keys}`);
+    else seen.push(`${change.type} ${change.key} previous=${change.previous?.resourceVersion}`);
+  });
+  store.replace([cm("b", { rv: "2" }), cm("c", { rv: "3" })], "100");
+  assert.deepEqual(seen, [
+    "upsert default/b previous=1",
+    "upsert default/c previous=undefined",
+    "delete default/a previous=1",
+    "replace 2",
+  ]);
+  assert.deepEqual(store.byOwner("o1"), []);
+  assert.equal(store.get("default/b")?.metadata?.resourceVersion, "2");
+});
+
+Deno.test("store relist with a nameless object leaves the store unchanged", () => {
+  const store = new Store();
+  store.apply({ type: "ADDED", object: cm("a") });
+  assert.throws(() => store.replace([cm("b"), { metadata: {} }], "5"), TypeError);
+  assert.deepEqual(store.keys(), ["default/a"]);
+  assert.equal(store.resourceVersion, "1");
+});
+
+Deno.test("store tells listeners about upserts and deletes with the previous entry", () => {
+  const store = new Store();
+  const changes: StoreChange<KubeObject>[] = [];
+  const unsubscribe = store.subscribe((c) => changes.push(c));
+  store.subscribe(() => {
+    throw new Error("a broken listener does not stop the others");
+  });
+  store.apply({ type: "ADDED", object: cm("a", { generation: 1 }) });
+  store.apply({ type: "MODIFIED", object: cm("a", { generation: 2, rv: "2" }) });
+  store.apply({ type: "DELETED", object: cm("a", { rv: "3" }) });
+  store.apply({ type: "DELETED", object: cm("never-seen") });
+  unsubscribe();
+  store.apply({ type: "ADDED", object: cm("b") });
+  assert.deepEqual(
+    changes.map((c) => c.type === "replace" ? c.type : [c.type, c.previous?.generation]),
+    [["upsert", undefined], ["upsert", 1], ["delete", 2]],
+  );
+  const deleted = changes[2]!;
+  assert.equal(deleted.type === "delete" && deleted.object?.metadata?.resourceVersion, "3");
+});
+
+Deno.test("store marks entries being deleted", () => {
+  const store = new Store();
+  const object = cm("a");
+  object.metadata!.deletionTimestamp = "2024-01-01T00:00:00Z" as unknown as Date;
+  store.apply({ type: "MODIFIED", object });
+  assert.equal(store.entry("default/a")?.deleting, true);
+});
+
+Deno.test("store rejects a budget without fetch and limits that are not positive integers", () => {
+  assert.throws(() => new Store({ budget: { maxObjects: 10 } }), /needs 'fetch'/);
+  assert.throws(
+    () => new Store({ budget: { maxObjects: 0 }, fetch: noFetch }),
+    /'maxObjects' must be a positive integer, got 0/,
+  );
+  assert.throws(() => new Store({ budget: { maxBytes: 1.5 }, fetch: noFetch }), RangeError);
+});
+
+Deno.test("byte estimate grows with content and ignores shared property names", () => {
+  const small = estimateBytes(cm("a"));
+  const large = estimateBytes(cm("a", { data: "x".repeat(1000) }));
+  assert.ok(large - small > 990 && large - small <= 1000, `grew by ${large - small}`);
+  assert.equal(estimateBytes({ a: 1 }), estimateBytes({ somethingMuchLonger: 2 }));
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  assert.ok(Number.isFinite(estimateBytes(cyclic)), "a cyclic projection does not hang the walk");
+});
