@@ -1,0 +1,156 @@
+/**
+ * Command-line flags in the style of controller-runtime operators:
+ * `--name=value` or `--name value`, booleans as `--flag` or `--flag=false`,
+ * and each flag also read from an environment variable `KINGLET_<NAME>`
+ * (upper case, dashes as underscores). A flag on the command line wins over
+ * its variable.
+ *
+ * @example
+ * ```ts
+ * import { parseFlags } from "./flags.ts";
+ * const flags = parseFlags(
+ *   [{ name: "leader-elect", type: "boolean", default: "false", help: "Take a Lease." }],
+ *   ["--leader-elect"],
+ *   {},
+ * );
+ * flags.values["leader-elect"]; // "true"
+ * ```
+ *
+ * @module
+ */
+
+/** One flag. Values stay strings until the caller converts them. */
+export interface FlagSpec {
+  name: string;
+  type: "string" | "boolean" | "integer" | "duration";
+  /** Shown in help; used when neither the flag nor its variable is set. */
+  default?: string;
+  /** Allowed values, checked on parse. */
+  choices?: readonly string[];
+  help: string;
+}
+
+/** A flag error: exit code 2, with the message and a pointer to `--help`. */
+export class UsageError extends Error {
+  readonly exitCode = 2;
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** Parsed flags: values by flag name (defaults applied) and positional arguments. */
+export interface ParsedFlags {
+  values: Record<string, string | undefined>;
+  positionals: string[];
+  help: boolean;
+}
+
+/** The environment variable that can set `flag`. */
+export function envName(flag: string): string {
+  return `KINGLET_${flag.toUpperCase().replaceAll("-", "_")}`;
+}
+
+/**
+ * Parses `args` against `specs`, then fills gaps from `env` and defaults.
+ *
+ * @throws {UsageError} on an unknown flag, a missing value or a value of the wrong form.
+ */
+export function parseFlags(
+  specs: readonly FlagSpec[],
+  args: readonly string[],
+  env: Record<string, string | undefined>,
+): ParsedFlags {
+  const byName = new Map(specs.map((s) => [s.name, s]));
+  const given: Record<string, string> = {};
+  const positionals: string[] = [];
+  let help = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--help" || arg === "-h") {
+      help = true;
+      continue;
+    }
+    if (arg === "--") {
+      positionals.push(...args.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith("-")) {
+      positionals.push(arg);
+      continue;
+    }
+    const body = arg.replace(/^--?/, "");
+    const eq = body.indexOf("=");
+    const name = eq < 0 ? body : body.slice(0, eq);
+    const spec = byName.get(name);
+    if (!spec) {
+      const near = specs.find((s) => s.name.startsWith(name.slice(0, 4)));
+      throw new UsageError(
+        `unknown flag --${name}${near ? ` (did you mean --${near.name}?)` : ""}`,
+      );
+    }
+    let value: string | undefined = eq < 0 ? undefined : body.slice(eq + 1);
+    if (value === undefined) {
+      if (spec.type === "boolean") value = "true";
+      else {
+        value = args[++i];
+        if (value === undefined) throw new UsageError(`flag --${name} needs a value`);
+      }
+    }
+    given[name] = value;
+  }
+  const values: Record<string, string | undefined> = {};
+  for (const spec of specs) {
+    const fromFlag = given[spec.name];
+    const fromEnv = env[envName(spec.name)];
+    const value = fromFlag ?? fromEnv ?? spec.default;
+    const where = fromFlag !== undefined ? `--${spec.name}` : `${envName(spec.name)}`;
+    if (value !== undefined && (fromFlag !== undefined || fromEnv !== undefined)) {
+      check(spec, value, where);
+    }
+    values[spec.name] = value;
+  }
+  return { values, positionals, help };
+}
+
+function check(spec: FlagSpec, value: string, where: string): void {
+  const fail = (expected: string) => {
+    throw new UsageError(`${where}=${JSON.stringify(value)}: expected ${expected}`);
+  };
+  switch (spec.type) {
+    case "boolean":
+      if (value !== "true" && value !== "false") fail("true or false");
+      break;
+    case "integer":
+      if (!/^\d+$/.test(value)) fail("a non-negative integer");
+      break;
+    case "duration":
+      if (parseDuration(value) === undefined) fail("a duration such as 30s, 2m or 500ms");
+      break;
+    case "string":
+      break;
+  }
+  if (spec.choices && !spec.choices.includes(value)) fail(`one of ${spec.choices.join(", ")}`);
+}
+
+/** Milliseconds of a Go-style duration (`500ms`, `30s`, `2m`, `1h`), or undefined. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text);
+  if (!match) return undefined;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] as "ms" | "s" | "m" | "h"];
+  return Number(match[1]) * unit;
+}
+
+/** Help text for `specs`, one flag a paragraph, with variable and default. */
+export function formatHelp(usage: string, specs: readonly FlagSpec[]): string {
+  const lines = [usage, "", "Flags:"];
+  for (const s of specs) {
+    const value = s.type === "boolean" ? "" : ` ${s.choices ? s.choices.join("|") : s.type}`;
+    lines.push(`  --${s.name}${value}`);
+    const extra = [`env ${envName(s.name)}`];
+    if (s.default !== undefined && s.default !== "") extra.push(`default ${s.default}`);
+    lines.push(`      ${s.help} (${extra.join("; ")})`);
+  }
+  lines.push("  -h, --help", "      Show this help.");
+  return lines.join("\n");
+}

@@ -1,0 +1,96 @@
+/**
+ * `kinglet run`: connects, builds the manager with the chosen controllers,
+ * and runs it until SIGTERM/SIGINT (exit 0) or a lost Lease (exit 1, so the
+ * supervisor restarts it as a candidate).
+ *
+ * @example
+ * ```ts
+ * import { runOperator } from "./run.ts";
+ * import type { RunOptions } from "./run_flags.ts";
+ * declare const options: RunOptions;
+ * const stop = new AbortController();
+ * const exitCode = await runOperator(options, stop.signal);
+ * ```
+ *
+ * @module
+ */
+import { KubeClient } from "../kube/client.ts";
+import { loadConfig } from "../kube/config.ts";
+import { logger } from "../log.ts";
+import { databaseClusterController } from "../operators/database/reconcile.ts";
+import { inferenceServiceController } from "../operators/inference/reconcile.ts";
+import type { OperatorDeps } from "../operators/reconcile_support.ts";
+import { webAppController } from "../operators/webapp/reconcile.ts";
+import type { ControllerSpec } from "../runtime/controller.ts";
+import { EventRecorder, eventSink } from "../runtime/events.ts";
+import { LeaderElector, leaseApi } from "../runtime/leader.ts";
+import { leaseElection, Manager } from "../runtime/manager.ts";
+import { RuntimeMetrics } from "../runtime/metrics.ts";
+import type { KubeObject } from "../kube/types.ts";
+import { VERSION } from "./version.ts";
+import type { ControllerName, RunOptions } from "./run_flags.ts";
+
+const CONTROLLERS: Record<ControllerName, (deps: OperatorDeps) => ControllerSpec<KubeObject>> = {
+  webapp: webAppController,
+  databasecluster: databaseClusterController,
+  inferenceservice: inferenceServiceController,
+};
+
+/**
+ * Runs the operator until `signal` aborts; resolves to the process exit code.
+ *
+ * @throws {ConfigError} when the kubeconfig or in-cluster setup is unusable.
+ */
+export async function runOperator(options: RunOptions, signal: AbortSignal): Promise<number> {
+  const log = logger("main");
+  const config = await loadConfig({
+    ...(options.kubeconfig && { kubeconfig: options.kubeconfig }),
+    ...(options.context && { context: options.context }),
+  });
+  const metrics = new RuntimeMetrics();
+  const client = new KubeClient(config, { onRequest: (o) => metrics.observeRequest(o) });
+  const identity = options.leaderElectionId ??
+    `${Deno.hostname()}_${crypto.randomUUID().slice(0, 8)}`;
+  const recorder = new EventRecorder(eventSink(client), { reportingInstance: identity, signal });
+  const deps: OperatorDeps = { client, events: recorder };
+  const budget = options.cacheMaxObjects || options.cacheMaxBytes
+    ? {
+      ...(options.cacheMaxObjects && { maxObjects: options.cacheMaxObjects }),
+      ...(options.cacheMaxBytes && { maxBytes: options.cacheMaxBytes }),
+    }
+    : undefined;
+  const manager = new Manager({
+    client,
+    metrics,
+    maxConcurrentReconciles: options.maxConcurrentReconciles,
+    metricsAddress: options.metricsAddress,
+    healthAddress: options.healthAddress,
+    drainTimeoutMs: options.shutdownTimeoutMs,
+    ...(options.namespace && { namespace: options.namespace }),
+    ...(budget && { budget }),
+    ...(options.leaderElect && {
+      leaderElection: leaseElection(
+        new LeaderElector(leaseApi(client), {
+          namespace: options.leaderElectionNamespace,
+          name: options.leaseName,
+          identity,
+        }),
+      ),
+    }),
+  });
+  for (const name of options.controllers) manager.add(CONTROLLERS[name](deps));
+  log.info("kinglet {version} starting: {controllers} against {server} ({source}) as {identity}", {
+    version: VERSION,
+    controllers: options.controllers.join(","),
+    server: config.server,
+    source: config.source,
+    identity,
+  });
+  try {
+    const outcome = await manager.run(signal);
+    await recorder.flush(AbortSignal.timeout(2_000)).catch(() => {});
+    return outcome === "leadership-lost" ? 1 : 0;
+  } finally {
+    client.close();
+  }
+}

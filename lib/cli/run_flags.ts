@@ -1,0 +1,187 @@
+/**
+ * The flags of `kinglet run`, named as controller-runtime operators name
+ * them, and their conversion into typed options.
+ *
+ * @example
+ * ```ts
+ * import { RUN_FLAGS, runOptions } from "./run_flags.ts";
+ * import { parseFlags } from "./flags.ts";
+ * const options = runOptions(parseFlags(RUN_FLAGS, ["--leader-elect"], {}).values);
+ * options.leaderElect; // true
+ * ```
+ *
+ * @module
+ */
+import { LOG_LEVELS, type LogFormat } from "../log.ts";
+import { type FlagSpec, parseDuration, UsageError } from "./flags.ts";
+
+/** The controllers `--controllers` can name. */
+export const CONTROLLER_NAMES = ["webapp", "databasecluster", "inferenceservice"] as const;
+
+/** One of {@link CONTROLLER_NAMES}. */
+export type ControllerName = typeof CONTROLLER_NAMES[number];
+
+/** Flags shared by every command that talks to a cluster. */
+export const CONNECTION_FLAGS: readonly FlagSpec[] = [
+  {
+    name: "kubeconfig",
+    type: "string",
+    help: "Path to a kubeconfig. Else KUBECONFIG, else in-cluster, else ~/.kube/config.",
+  },
+  { name: "context", type: "string", help: "The kubeconfig context to use." },
+  {
+    name: "log-format",
+    type: "string",
+    default: "json",
+    choices: ["json", "text"],
+    help: "Log line format.",
+  },
+  {
+    name: "log-level",
+    type: "string",
+    default: "info",
+    choices: LOG_LEVELS,
+    help: "Lowest level logged.",
+  },
+];
+
+/** Flags of `kinglet run`. */
+export const RUN_FLAGS: readonly FlagSpec[] = [
+  ...CONNECTION_FLAGS,
+  {
+    name: "namespace",
+    type: "string",
+    default: "",
+    help: "Watch only this namespace; empty means all.",
+  },
+  {
+    name: "controllers",
+    type: "string",
+    default: CONTROLLER_NAMES.join(","),
+    help: `Comma-separated controllers to run, of ${CONTROLLER_NAMES.join(", ")}.`,
+  },
+  {
+    name: "leader-elect",
+    type: "boolean",
+    default: "false",
+    help: "Take a Lease so one instance reconciles.",
+  },
+  {
+    name: "leader-election-namespace",
+    type: "string",
+    default: "kinglet-system",
+    help: "Namespace of the leader Lease.",
+  },
+  {
+    name: "lease-name",
+    type: "string",
+    default: "kinglet-leader",
+    help: "Name of the leader Lease.",
+  },
+  {
+    name: "leader-election-id",
+    type: "string",
+    default: "",
+    help: "This instance's identity in the Lease; defaults to hostname_random.",
+  },
+  {
+    name: "metrics-bind-address",
+    type: "string",
+    default: ":8080",
+    help: "Address of /metrics and /debug/cache; 0 disables.",
+  },
+  {
+    name: "health-probe-bind-address",
+    type: "string",
+    default: ":8081",
+    help: "Address of /healthz and /readyz; 0 disables.",
+  },
+  {
+    name: "max-concurrent-reconciles",
+    type: "integer",
+    default: "8",
+    help: "Reconciles running at once, across all controllers.",
+  },
+  {
+    name: "cache-max-objects",
+    type: "integer",
+    default: "0",
+    help: "Full objects each primary cache keeps; the rest are indexed and read live. 0: no cap.",
+  },
+  {
+    name: "cache-max-bytes",
+    type: "integer",
+    default: "0",
+    help: "Estimated bytes each primary cache keeps in full objects. 0: no cap.",
+  },
+  {
+    name: "shutdown-timeout",
+    type: "duration",
+    default: "10s",
+    help: "How long SIGTERM waits for reconciles in flight.",
+  },
+];
+
+/** Typed options of `kinglet run`. */
+export interface RunOptions {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  controllers: ControllerName[];
+  leaderElect: boolean;
+  leaderElectionNamespace: string;
+  leaseName: string;
+  leaderElectionId?: string;
+  metricsAddress: string;
+  healthAddress: string;
+  maxConcurrentReconciles: number;
+  cacheMaxObjects?: number;
+  cacheMaxBytes?: number;
+  shutdownTimeoutMs: number;
+  logFormat: LogFormat;
+  logLevel: typeof LOG_LEVELS[number];
+}
+
+/**
+ * Converts parsed flag values to {@link RunOptions}.
+ *
+ * @throws {UsageError} when a value is out of range.
+ */
+export function runOptions(values: Record<string, string | undefined>): RunOptions {
+  const controllers = (values.controllers ?? "").split(",").map((c) => c.trim()).filter(Boolean);
+  for (const c of controllers) {
+    if (!CONTROLLER_NAMES.includes(c as ControllerName)) {
+      throw new UsageError(
+        `--controllers: unknown controller "${c}"; use ${CONTROLLER_NAMES.join(", ")}`,
+      );
+    }
+  }
+  if (controllers.length === 0) throw new UsageError("--controllers: name at least one controller");
+  const max = Number(values["max-concurrent-reconciles"]);
+  if (!(max >= 1)) {
+    throw new UsageError(`--max-concurrent-reconciles: must be at least 1, got ${max}`);
+  }
+  const positive = (name: string) => {
+    const n = Number(values[name] ?? 0);
+    return n > 0 ? n : undefined;
+  };
+  const optional = (name: string) => values[name] || undefined;
+  return {
+    ...(optional("kubeconfig") && { kubeconfig: values.kubeconfig }),
+    ...(optional("context") && { context: values.context }),
+    ...(optional("namespace") && { namespace: values.namespace }),
+    ...(optional("leader-election-id") && { leaderElectionId: values["leader-election-id"] }),
+    controllers: controllers as ControllerName[],
+    leaderElect: values["leader-elect"] === "true",
+    leaderElectionNamespace: values["leader-election-namespace"] ?? "kinglet-system",
+    leaseName: values["lease-name"] ?? "kinglet-leader",
+    metricsAddress: values["metrics-bind-address"] ?? ":8080",
+    healthAddress: values["health-probe-bind-address"] ?? ":8081",
+    maxConcurrentReconciles: max,
+    ...(positive("cache-max-objects") && { cacheMaxObjects: positive("cache-max-objects") }),
+    ...(positive("cache-max-bytes") && { cacheMaxBytes: positive("cache-max-bytes") }),
+    shutdownTimeoutMs: parseDuration(values["shutdown-timeout"] ?? "10s") ?? 10_000,
+    logFormat: (values["log-format"] ?? "json") as LogFormat,
+    logLevel: (values["log-level"] ?? "info") as RunOptions["logLevel"],
+  };
+}

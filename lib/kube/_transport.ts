@@ -1,0 +1,249 @@
+/**
+ * One HTTP exchange with the API server: credentials, user agent, timeout,
+ * one retry after a 401 with a fresh token, and every failure turned into a
+ * typed error. Response bodies are always read or cancelled, so no
+ * connection is left behind.
+ *
+ * @module
+ */
+import type { ClusterConfig } from "./config.ts";
+import { apiErrorFromResponse, ConfigError, TransportError } from "./errors.ts";
+
+/** One request, as the client describes it. */
+export interface RequestSpec {
+  /** Kubernetes verb for errors and metrics: get, list, watch, create, update, patch, delete. */
+  verb: string;
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  path: string;
+  query?: URLSearchParams;
+  body?: string;
+  contentType?: string;
+  accept?: string;
+  signal?: AbortSignal;
+}
+
+/** What is reported after each HTTP exchange (see `ClientOptions.onRequest`). */
+export interface RequestObservation {
+  verb: string;
+  method: string;
+  /** `"200"`, `"404"`, ... or `"<error>"` when no response arrived. */
+  code: string;
+  host: string;
+  seconds: number;
+}
+
+/** Settings of {@link Transport}. */
+export interface TransportOptions {
+  userAgent: string;
+  timeoutMs: number;
+  onRequest?: (o: RequestObservation) => void;
+}
+
+/** Sends requests to one API server over one pooled `Deno.HttpClient`. */
+export class Transport {
+  readonly #config: ClusterConfig;
+  readonly #options: TransportOptions;
+  readonly #http: Deno.HttpClient;
+  readonly #host: string;
+
+  /** @throws {ConfigError} when the proxy URL or TLS material is unusable. */
+  constructor(config: ClusterConfig, options: TransportOptions) {
+    this.#config = config;
+    this.#options = options;
+    this.#host = new URL(config.server).host;
+    const tls = config.clientCert && config.clientKey
+      ? { cert: config.clientCert, key: config.clientKey }
+      : {};
+    const proxy = config.proxyUrl ? { proxy: proxyOf(config.proxyUrl, config.source) } : {};
+    try {
+      this.#http = Deno.createHttpClient({
+        ...(config.caCert ? { caCerts: [config.caCert] } : {}),
+        ...proxy,
+        ...tls,
+      });
+    } catch (e) {
+      throw new ConfigError(
+        `Cannot set up TLS for ${config.server} from ${config.source}: ${message(e)}; ` +
+          "check the certificate authority and the client certificate and key",
+        { cause: e },
+      );
+    }
+  }
+
+  /** Sends the request and parses the JSON answer, all within the timeout. */
+  async json<T>(spec: RequestSpec): Promise<T> {
+    return await this.#withTimeout(spec, async (signal) => {
+      const response = await this.#send(spec, signal);
+      const text = await this.#read(response, spec, signal);
+      try {
+        return JSON.parse(text) as T;
+      } catch (e) {
+        const excerpt = text.length > 200 ? `${text.slice(0, 200)}...` : text;
+        throw new TransportError(
+          `${spec.verb} ${spec.path}: the answer (HTTP ${response.status}) is not JSON: ` +
+            JSON.stringify(excerpt),
+          { cause: e },
+        );
+      }
+    });
+  }
+
+  /** Sends the request and discards the answer's body. */
+  async discard(spec: RequestSpec): Promise<void> {
+    await this.#withTimeout(spec, async (signal) => {
+      await this.#read(await this.#send(spec, signal), spec, signal);
+    });
+  }
+
+  /**
+   * Sends the request and returns the body stream unread. The timeout covers
+   * only the wait for the response headers; the body lives until the server
+   * ends it, the caller cancels it, or `spec.signal` aborts.
+   */
+  async stream(spec: RequestSpec): Promise<ReadableStream<Uint8Array>> {
+    const response = await this.#withTimeout(spec, (signal) => this.#send(spec, signal));
+    if (!response.body) {
+      throw new TransportError(`${spec.verb} ${spec.path}: the answer has no body`);
+    }
+    return response.body;
+  }
+
+  close(): void {
+    this.#http.close();
+  }
+
+  async #withTimeout<T>(spec: RequestSpec, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), this.#options.timeoutMs);
+    const signal = spec.signal ? AbortSignal.any([spec.signal, timeout.signal]) : timeout.signal;
+    try {
+      return await run(signal);
+    } catch (e) {
+      spec.signal?.throwIfAborted();
+      if (timeout.signal.aborted) {
+        throw new TransportError(
+          `${spec.verb} ${spec.path}: no answer from ${this.#config.server} within ` +
+            `${this.#options.timeoutMs} ms`,
+          { cause: e },
+        );
+      }
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Returns a 2xx response with its body unread; anything else is thrown. */
+  async #send(spec: RequestSpec, signal: AbortSignal): Promise<Response> {
+    const url = this.#config.server + spec.path + (spec.query?.size ? `?${spec.query}` : "");
+    for (let attempt = 1;; attempt++) {
+      const token = await this.#config.auth.token(signal);
+      const headers = new Headers({
+        "accept": spec.accept ?? "application/json",
+        "user-agent": this.#options.userAgent,
+      });
+      if (token) headers.set("authorization", `Bearer ${token}`);
+      if (spec.contentType) headers.set("content-type", spec.contentType);
+      const started = performance.now();
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          method: spec.method,
+          headers,
+          body: spec.body ?? null,
+          signal,
+          client: this.#http,
+        });
+      } catch (e) {
+        this.#observe(spec, "<error>", started);
+        if (signal.aborted) throw e;
+        throw this.#connectError(spec, e);
+      }
+      this.#observe(spec, String(response.status), started);
+      if (response.ok) return response;
+      if (response.status === 401 && token && attempt === 1) {
+        // The token may have expired or rotated: ask the source for a fresh one, once.
+        await response.body?.cancel();
+        this.#config.auth.invalidate();
+        continue;
+      }
+      const text = await response.text();
+      throw apiErrorFromResponse(response, text, {
+        verb: spec.verb,
+        path: spec.path,
+        ...(response.status === 401 ? { hint: this.#unauthorizedHint(Boolean(token)) } : {}),
+      });
+    }
+  }
+
+  async #read(response: Response, spec: RequestSpec, signal: AbortSignal): Promise<string> {
+    try {
+      return await response.text();
+    } catch (e) {
+      if (signal.aborted) throw e;
+      throw new TransportError(
+        `${spec.verb} ${spec.path}: reading the answer failed: ${message(e)}`,
+        {
+          cause: e,
+        },
+      );
+    }
+  }
+
+  #connectError(spec: RequestSpec, e: unknown): Error {
+    const reason = message(e);
+    const where = `${spec.verb} ${spec.path}: cannot reach ${this.#config.server}`;
+    if (/certificate|tls|handshake/i.test(reason)) {
+      if (this.#config.insecureSkipTLSVerify) {
+        const host = new URL(this.#config.server).hostname;
+        return new ConfigError(
+          `${where}: ${reason}; ${this.#config.source} sets insecure-skip-tls-verify, but Deno ` +
+            "cannot skip certificate verification for one client: add the cluster's " +
+            `certificate-authority-data (preferred) or run with --unsafely-ignore-certificate-errors=${host}`,
+          { cause: e },
+        );
+      }
+      return new TransportError(
+        `${where}: TLS failed: ${reason}; check the certificate authority and client ` +
+          `certificate in ${this.#config.source}`,
+        { cause: e },
+      );
+    }
+    return new TransportError(`${where}: ${reason}`, { cause: e });
+  }
+
+  #unauthorizedHint(sentToken: boolean): string {
+    const context = this.#config.contextName ? ` (context "${this.#config.contextName}")` : "";
+    const what = sentToken
+      ? "the bearer token was rejected even after fetching it again"
+      : this.#config.clientCert
+      ? "the client certificate was rejected"
+      : "no credentials were sent";
+    return `${what}; check the user of ${this.#config.source}${context}`;
+  }
+
+  #observe(spec: RequestSpec, code: string, started: number): void {
+    this.#options.onRequest?.({
+      verb: spec.verb,
+      method: spec.method,
+      code,
+      host: this.#host,
+      seconds: (performance.now() - started) / 1000,
+    });
+  }
+}
+
+function proxyOf(url: string, source: string): Deno.Proxy {
+  const scheme = url.slice(0, url.indexOf(":")).toLowerCase();
+  if (scheme === "http" || scheme === "https") return { transport: scheme, url };
+  if (scheme === "socks5" || scheme === "socks5h") return { transport: "socks5", url };
+  throw new ConfigError(
+    `Invalid proxy-url ${
+      JSON.stringify(url)
+    } in ${source}: use an http://, https:// or socks5:// URL`,
+  );
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

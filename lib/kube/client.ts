@@ -1,0 +1,436 @@
+/**
+ * The Kubernetes API client: CRUD, pagination, patches (merge, JSON,
+ * strategic, server-side apply), status subresources and watches, over
+ * Deno's `fetch`.
+ *
+ * Namespaces: a single-object call on a namespaced resource uses
+ * `opts.namespace`, else the object's `metadata.namespace`, else the
+ * context's namespace ({@link KubeClient.namespace}). `list` and `watch`
+ * without a namespace span all namespaces.
+ *
+ * @example
+ * ```ts ignore
+ * import { KubeClient } from "./client.ts";
+ * import { loadConfig } from "./config.ts";
+ * import { NAMESPACES } from "./resources.ts";
+ * const client = new KubeClient(await loadConfig());
+ * const namespaces = await client.listAll(NAMESPACES);
+ * client.close();
+ * ```
+ *
+ * @module
+ */
+import denoJson from "../../deno.json" with { type: "json" };
+import type { ClusterConfig } from "./config.ts";
+import { resourcePath } from "./resources.ts";
+import { type RequestObservation, type RequestSpec, Transport } from "./_transport.ts";
+import type { KubeList, KubeObject, Resource, WatchEvent } from "./types.ts";
+import { decodeWatchStream } from "./watch.ts";
+
+export type { RequestObservation } from "./_transport.ts";
+
+/** Options of {@link KubeClient}. */
+export interface ClientOptions {
+  /** Defaults to `kinglet/<version> (deno <version>)`. */
+  userAgent?: string;
+  /** Per-request timeout in milliseconds, not applied to watch streams. Defaults to 30 000. */
+  timeoutMs?: number;
+  /** Called after every HTTP exchange, e.g. to count `rest_client_requests_total`. */
+  onRequest?: (o: RequestObservation) => void;
+}
+
+/** Options of {@link KubeClient.get}. */
+export interface GetOptions {
+  namespace?: string;
+  /** Fetch only `metadata` (a PartialObjectMetadata), a fraction of the bytes of a full object. */
+  metadataOnly?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Options of {@link KubeClient.list} and {@link KubeClient.listAll}. */
+export interface ListOptions {
+  /** Omit to list across all namespaces. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Page size; the server may return fewer and a `continue` token. */
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: "Exact" | "NotOlderThan";
+  /** Items are PartialObjectMetadata: apiVersion, kind and metadata only. */
+  metadataOnly?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Options of writes: {@link KubeClient.create} and {@link KubeClient.replace}. */
+export interface WriteOptions {
+  /** Defaults to `metadata.namespace` of the object, then the context's namespace. */
+  namespace?: string;
+  fieldManager?: string;
+  /** Validate and admit the request without persisting it. */
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Options of {@link KubeClient.patch}. */
+export interface PatchOptions {
+  /**
+   * `merge` (RFC 7386), `json` (RFC 6902, with `test` ops), `strategic`
+   * (built-in kinds only) or `apply` (server-side apply; needs `fieldManager`).
+   */
+  type: "merge" | "json" | "strategic" | "apply";
+  namespace?: string;
+  fieldManager?: string;
+  /** Server-side apply only: take ownership of fields other managers own. */
+  force?: boolean;
+  subresource?: "status";
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Options of {@link KubeClient.apply}. */
+export interface ApplyOptions {
+  fieldManager: string;
+  force?: boolean;
+  subresource?: "status";
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Options of {@link KubeClient.delete}. */
+export interface DeleteOptions {
+  namespace?: string;
+  /** Delete only if the object still has this uid / resourceVersion (else 409 Conflict). */
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: "Foreground" | "Background" | "Orphan";
+  gracePeriodSeconds?: number;
+  signal?: AbortSignal;
+}
+
+/** Options of {@link KubeClient.watch}. */
+export interface WatchOptions {
+  /** Omit to watch all namespaces. */
+  namespace?: string;
+  /** Start after this version; omit to start with synthetic ADDED events of the current state. */
+  resourceVersion?: string;
+  resourceVersionMatch?: "Exact" | "NotOlderThan";
+  /** Ask for BOOKMARK events carrying the latest resourceVersion. Defaults to true. */
+  allowWatchBookmarks?: boolean;
+  /** The server ends the watch after this long (it picks a randomised default otherwise). */
+  timeoutSeconds?: number;
+  /** Streaming list: initial state as ADDED events, ended by a bookmark. */
+  sendInitialEvents?: boolean;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Event objects are PartialObjectMetadata. */
+  metadataOnly?: boolean;
+  /** Aborting ends the iteration quietly and closes the connection. */
+  signal?: AbortSignal;
+}
+
+const JSON_TYPE = "application/json";
+const AS_META = `${JSON_TYPE};as=PartialObjectMetadata;g=meta.k8s.io;v=v1,${JSON_TYPE}`;
+const AS_META_LIST = `${JSON_TYPE};as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,${JSON_TYPE}`;
+const PATCH_TYPES = {
+  merge: "application/merge-patch+json",
+  json: "application/json-patch+json",
+  strategic: "application/strategic-merge-patch+json",
+  // The apply content type says YAML, but JSON is YAML and needs no YAML library.
+  apply: "application/apply-patch+yaml",
+} as const;
+
+/**
+ * A client for one API server. Holds one pooled HTTP client (HTTP/2 where
+ * the server offers it); call {@link close} when done.
+ *
+ * Errors: every method throws {@link ApiError} for an error answer,
+ * {@link TransportError} when no answer arrived, {@link ConfigError} when the
+ * configuration cannot work (e.g. an exec plugin is missing), and the
+ * signal's reason when the caller aborts. A 401 is retried once with a fresh
+ * token from the config's token source.
+ */
+export class KubeClient {
+  /** The default namespace of the context, `"default"` if it sets none. */
+  readonly namespace: string;
+  /** Base URL of the API server. */
+  readonly server: string;
+  readonly #transport: Transport;
+
+  /**
+   * @throws {RangeError} when `timeoutMs` is not a positive number.
+   * @throws {ConfigError} when the TLS material or proxy of `config` is unusable.
+   */
+  constructor(config: ClusterConfig, options: ClientOptions = {}) {
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    if (!(timeoutMs > 0)) {
+      throw new RangeError(
+        `Cannot create the client: 'timeoutMs' must be a positive number, got ${timeoutMs}`,
+      );
+    }
+    this.namespace = config.namespace || "default";
+    this.server = config.server.replace(/\/+$/, "");
+    this.#transport = new Transport({ ...config, server: this.server }, {
+      userAgent: options.userAgent ?? `kinglet/${denoJson.version} (deno ${Deno.version.deno})`,
+      timeoutMs,
+      ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+    });
+  }
+
+  /** Reads one object. */
+  get<T extends KubeObject>(res: Resource, name: string, opts: GetOptions = {}): Promise<T> {
+    return this.#transport.json<T>({
+      verb: "get",
+      method: "GET",
+      path: this.#objectPath(res, name, opts.namespace),
+      accept: opts.metadataOnly ? AS_META : JSON_TYPE,
+      ...signal(opts),
+    });
+  }
+
+  /** Reads one page of a collection; follow `metadata.continue` for the next. */
+  async list<T extends KubeObject>(res: Resource, opts: ListOptions = {}): Promise<KubeList<T>> {
+    const list = await this.#transport.json<KubeList<T>>({
+      verb: "list",
+      method: "GET",
+      path: resourcePath(res, opts.namespace === undefined ? {} : { namespace: opts.namespace }),
+      query: query({
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        limit: opts.limit,
+        continue: opts.continue,
+        resourceVersion: opts.resourceVersion,
+        resourceVersionMatch: opts.resourceVersionMatch,
+      }),
+      accept: opts.metadataOnly ? AS_META_LIST : JSON_TYPE,
+      ...signal(opts),
+    });
+    list.items ??= [];
+    list.metadata ??= {};
+    return list;
+  }
+
+  /**
+   * Reads a whole collection, page by page when `limit` is set. The result
+   * carries every item and the resourceVersion of the first page, which is
+   * the snapshot all pages come from.
+   *
+   * @throws {ApiError} 410 Gone when the continue token expired mid-way; list again.
+   */
+  async listAll<T extends KubeObject>(res: Resource, opts: ListOptions = {}): Promise<KubeList<T>> {
+    const first = await this.list<T>(res, opts);
+    const items = first.items;
+    for (let next = first.metadata.continue; next;) {
+      const page = await this.list<T>(res, { ...opts, continue: next });
+      for (const item of page.items) items.push(item);
+      next = page.metadata.continue;
+    }
+    const resourceVersion = first.metadata.resourceVersion;
+    return {
+      ...(first.apiVersion ? { apiVersion: first.apiVersion } : {}),
+      ...(first.kind ? { kind: first.kind } : {}),
+      metadata: resourceVersion === undefined ? {} : { resourceVersion },
+      items,
+    };
+  }
+
+  /** Creates an object; the answer is the object as stored. */
+  create<T extends KubeObject>(res: Resource, obj: T, opts: WriteOptions = {}): Promise<T> {
+    const namespace = this.#namespace(res, opts.namespace, obj.metadata?.namespace);
+    return this.#transport.json<T>({
+      verb: "create",
+      method: "POST",
+      path: resourcePath(res, namespace === undefined ? {} : { namespace }),
+      query: query({ fieldManager: opts.fieldManager, dryRun: opts.dryRun ? "All" : undefined }),
+      body: JSON.stringify(obj),
+      contentType: JSON_TYPE,
+      ...signal(opts),
+    });
+  }
+
+  /**
+   * Replaces an object (PUT). Set `metadata.resourceVersion` to fail with
+   * 409 Conflict if someone else wrote in between.
+   *
+   * @throws {TypeError} when the object has no `metadata.name`.
+   */
+  replace<T extends KubeObject>(
+    res: Resource,
+    obj: T,
+    opts: WriteOptions & { subresource?: "status" } = {},
+  ): Promise<T> {
+    const name = requireName(obj, res, "replace");
+    return this.#transport.json<T>({
+      verb: "update",
+      method: "PUT",
+      path: this.#objectPath(res, name, opts.namespace, obj.metadata?.namespace, opts.subresource),
+      query: query({ fieldManager: opts.fieldManager, dryRun: opts.dryRun ? "All" : undefined }),
+      body: JSON.stringify(obj),
+      contentType: JSON_TYPE,
+      ...signal(opts),
+    });
+  }
+
+  /**
+   * Patches an object. A JSON patch whose `test` op fails is rejected with
+   * an {@link ApiError} 422 Invalid and changes nothing.
+   *
+   * @throws {TypeError} for `apply` without `fieldManager`, or `force` with another type.
+   */
+  patch<T extends KubeObject>(
+    res: Resource,
+    name: string,
+    patch: unknown,
+    opts: PatchOptions,
+  ): Promise<T> {
+    const contentType = PATCH_TYPES[opts.type];
+    if (!contentType) {
+      throw new TypeError(
+        `Cannot patch ${res.plural} "${name}": 'type' must be merge, json, strategic or apply, ` +
+          `got ${JSON.stringify(opts.type)}`,
+      );
+    }
+    if (opts.type === "apply" && !opts.fieldManager) {
+      throw new TypeError(`Cannot apply ${res.plural} "${name}": 'fieldManager' is required`);
+    }
+    if (opts.force !== undefined && opts.type !== "apply") {
+      throw new TypeError(
+        `Cannot patch ${res.plural} "${name}": 'force' only applies to type "apply", got "${opts.type}"`,
+      );
+    }
+    return this.#transport.json<T>({
+      verb: "patch",
+      method: "PATCH",
+      path: this.#objectPath(res, name, opts.namespace, undefined, opts.subresource),
+      query: query({
+        fieldManager: opts.fieldManager,
+        force: opts.force,
+        dryRun: opts.dryRun ? "All" : undefined,
+      }),
+      body: JSON.stringify(patch),
+      contentType,
+      ...signal(opts),
+    });
+  }
+
+  /**
+   * Server-side apply: sends the fields this manager wants to own. Fields
+   * owned by another manager with a different value fail with 409 Conflict
+   * unless `force` is set.
+   *
+   * @throws {TypeError} when the object has no `metadata.name`.
+   */
+  apply<T extends KubeObject>(res: Resource, obj: T, opts: ApplyOptions): Promise<T> {
+    const name = requireName(obj, res, "apply");
+    const namespace = this.#namespace(res, undefined, obj.metadata?.namespace);
+    return this.patch<T>(res, name, obj, {
+      ...opts,
+      type: "apply",
+      ...(namespace === undefined ? {} : { namespace }),
+    });
+  }
+
+  /** Deletes an object. Resolves once the server accepted the deletion, not when it is gone. */
+  async delete(res: Resource, name: string, opts: DeleteOptions = {}): Promise<void> {
+    const { preconditions, propagationPolicy, gracePeriodSeconds } = opts;
+    const hasBody = preconditions || propagationPolicy || gracePeriodSeconds !== undefined;
+    const body = {
+      apiVersion: "v1",
+      kind: "DeleteOptions",
+      ...(preconditions ? { preconditions } : {}),
+      ...(propagationPolicy ? { propagationPolicy } : {}),
+      ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}),
+    };
+    await this.#transport.discard({
+      verb: "delete",
+      method: "DELETE",
+      path: this.#objectPath(res, name, opts.namespace),
+      ...(hasBody ? { body: JSON.stringify(body), contentType: JSON_TYPE } : {}),
+      ...signal(opts),
+    });
+  }
+
+  /**
+   * Watches a collection. Iterate with `for await`; the iteration ends when
+   * the server closes the stream (after `timeoutSeconds`) or the signal
+   * aborts. Leaving the loop early closes the connection.
+   *
+   * @throws {ApiError} for an ERROR event; 410 Gone means the resourceVersion is too old: relist.
+   * @throws {WatchDecodeError} when the stream carries something that is not an event.
+   */
+  async *watch<T extends KubeObject>(
+    res: Resource,
+    opts: WatchOptions = {},
+  ): AsyncGenerator<WatchEvent<T>, void, undefined> {
+    const path = resourcePath(
+      res,
+      opts.namespace === undefined ? {} : { namespace: opts.namespace },
+    );
+    let body: ReadableStream<Uint8Array>;
+    try {
+      body = await this.#transport.stream({
+        verb: "watch",
+        method: "GET",
+        path,
+        query: query({
+          watch: true,
+          allowWatchBookmarks: opts.allowWatchBookmarks ?? true,
+          resourceVersion: opts.resourceVersion,
+          resourceVersionMatch: opts.resourceVersionMatch,
+          timeoutSeconds: opts.timeoutSeconds,
+          sendInitialEvents: opts.sendInitialEvents,
+          labelSelector: opts.labelSelector,
+          fieldSelector: opts.fieldSelector,
+        }),
+        accept: opts.metadataOnly ? AS_META : JSON_TYPE,
+        ...signal(opts),
+      });
+    } catch (e) {
+      if (opts.signal?.aborted) return;
+      throw e;
+    }
+    yield* decodeWatchStream<T>(body, { path, ...signal(opts) });
+  }
+
+  /** Closes the pooled connections. The client must not be used afterwards. */
+  close(): void {
+    this.#transport.close();
+  }
+
+  #namespace(res: Resource, explicit?: string, fromObject?: string): string | undefined {
+    // A namespace given for a cluster-scoped resource is left for resourcePath to reject.
+    if (!res.namespaced) return explicit;
+    return explicit ?? fromObject ?? this.namespace;
+  }
+
+  #objectPath(
+    res: Resource,
+    name: string,
+    explicit?: string,
+    fromObject?: string,
+    subresource?: string,
+  ): string {
+    const namespace = this.#namespace(res, explicit, fromObject);
+    return resourcePath(res, {
+      name,
+      ...(namespace === undefined ? {} : { namespace }),
+      ...(subresource === undefined ? {} : { subresource }),
+    });
+  }
+}
+
+function requireName(obj: KubeObject, res: Resource, verb: string): string {
+  const name = obj.metadata?.name;
+  if (!name) throw new TypeError(`Cannot ${verb} a ${res.kind}: metadata.name is missing`);
+  return name;
+}
+
+function query(params: Record<string, string | number | boolean | undefined>): URLSearchParams {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== "") q.set(k, String(v));
+  return q;
+}
+
+function signal(opts: { signal?: AbortSignal }): Pick<RequestSpec, "signal"> {
+  return opts.signal ? { signal: opts.signal } : {};
+}

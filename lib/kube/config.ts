@@ -1,0 +1,128 @@
+/**
+ * Where the API server is and how to authenticate to it, from a kubeconfig
+ * (one file or several merged), or from the in-cluster service account.
+ *
+ * @example
+ * ```ts ignore
+ * import { loadConfig } from "./config.ts";
+ * const config = await loadConfig({ kubeconfig: "/etc/rancher/k3s/k3s.yaml" });
+ * config.server; // "https://127.0.0.1:6443"
+ * ```
+ *
+ * @module
+ */
+import { resolve } from "node:path";
+import type { Clock } from "../runtime/clock.ts";
+import { ConfigError } from "./errors.ts";
+import { inClusterConfig, SERVICE_ACCOUNT_DIR } from "./_in_cluster.ts";
+import { kubeconfigConfig } from "./_kubeconfig.ts";
+import type { TokenSource } from "./token_source.ts";
+
+export type { TokenSource } from "./token_source.ts";
+
+/** Everything a {@link KubeClient} needs to reach and authenticate to one API server. */
+export interface ClusterConfig {
+  /** Base URL, without a trailing slash, e.g. `https://10.0.0.1:6443`. */
+  server: string;
+  /** PEM of the CA that signed the server certificate, trusted besides the system roots. */
+  caCert?: string;
+  /**
+   * Set when the kubeconfig asks to skip server certificate verification.
+   * Deno can only do that process-wide (`--unsafely-ignore-certificate-errors`),
+   * so the client reports a certificate failure as a {@link ConfigError} that says so.
+   */
+  insecureSkipTLSVerify?: boolean;
+  /** PEM client certificate (chain) for mTLS. */
+  clientCert?: string;
+  /** PEM private key of {@link clientCert}. */
+  clientKey?: string;
+  /** `proxy-url` of the cluster: an http(s):// or socks5:// proxy. */
+  proxyUrl?: string;
+  auth: TokenSource;
+  /** The context's namespace, `"default"` when it sets none. */
+  namespace: string;
+  contextName?: string;
+  /** The kubeconfig path(s), separated as in `KUBECONFIG`, or `"in-cluster"`. */
+  source: string;
+}
+
+/** Options of {@link loadConfig}; everything but the first two exists for tests. */
+export interface LoadConfigOptions {
+  /** An explicit kubeconfig path (`--kubeconfig`); wins over everything else. */
+  kubeconfig?: string;
+  /** The context to use instead of `current-context` (`--context`). */
+  context?: string;
+  /** Defaults to the process environment. Exec plugins inherit it. */
+  env?: Record<string, string | undefined>;
+  /** The home folder holding `.kube/config`. Defaults to `HOME` (or `USERPROFILE`) of `env`. */
+  home?: string;
+  /** Defaults to `Deno.readTextFile`; must throw `Deno.errors.NotFound` for missing files. */
+  readTextFile?: (path: string) => Promise<string>;
+  /** Defaults to `/var/run/secrets/kubernetes.io/serviceaccount`. */
+  serviceAccountDir?: string;
+  /** Times token re-reads and exec credential expiry; must tell wall-clock time. */
+  clock?: Clock;
+}
+
+/**
+ * Finds and loads the configuration, in controller-runtime's order:
+ *
+ * 1. `opts.kubeconfig`;
+ * 2. the files listed in `KUBECONFIG`, merged as kubectl merges them (the
+ *    first file to define a cluster, user or context name wins; missing files
+ *    are skipped);
+ * 3. the in-cluster service account, when `KUBERNETES_SERVICE_HOST` is set
+ *    and no context was asked for;
+ * 4. `~/.kube/config`.
+ *
+ * Paths inside a kubeconfig are relative to the file that holds them.
+ *
+ * @throws {ConfigError} saying what is wrong, in which file, context, cluster
+ * or user, and what to do.
+ */
+export async function loadConfig(opts: LoadConfigOptions = {}): Promise<ClusterConfig> {
+  const env = opts.env ?? Deno.env.toObject();
+  const readTextFile = opts.readTextFile ?? ((path: string) => Deno.readTextFile(path));
+  const common = {
+    env,
+    readTextFile,
+    ...(opts.context ? { context: opts.context } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  };
+  if (opts.kubeconfig) {
+    return await kubeconfigConfig({
+      ...common,
+      paths: [resolve(opts.kubeconfig)],
+      skipMissing: false,
+    });
+  }
+  const separator = Deno.build.os === "windows" ? ";" : ":";
+  const listed = (env.KUBECONFIG ?? "").split(separator).filter((p) => p.trim() !== "");
+  if (listed.length > 0) {
+    const paths = [...new Set(listed.map((p) => resolve(p)))];
+    return await kubeconfigConfig({ ...common, paths, skipMissing: true });
+  }
+  if (env.KUBERNETES_SERVICE_HOST && !opts.context) {
+    return await inClusterConfig({
+      env,
+      readTextFile,
+      serviceAccountDir: opts.serviceAccountDir ?? SERVICE_ACCOUNT_DIR,
+      ...(opts.clock ? { clock: opts.clock } : {}),
+    });
+  }
+  const home = opts.home ?? env.HOME ?? env.USERPROFILE;
+  if (!home) {
+    throw new ConfigError(
+      "No kubeconfig to load: no --kubeconfig, KUBECONFIG is unset, not running in a cluster " +
+        "and HOME is unset, so ~/.kube/config cannot be found; pass a kubeconfig path",
+    );
+  }
+  const path = resolve(home, ".kube", "config");
+  return await kubeconfigConfig({
+    ...common,
+    paths: [path],
+    skipMissing: false,
+    missingHint: "KUBECONFIG is unset and KUBERNETES_SERVICE_HOST is unset (not in a cluster); " +
+      "pass a kubeconfig path",
+  });
+}

@@ -1,0 +1,154 @@
+/**
+ * The DatabaseCluster controller: a StatefulSet, a headless and a client
+ * Service, and a credentials Secret created once, driven through the
+ * lifecycle state machine of `state.ts` with an Event on every transition.
+ *
+ * The finalizer `kinglet.dev/cleanup` holds deletion until cleanup ran:
+ * with `deletionPolicy: Delete` the StatefulSet's PersistentVolumeClaims are
+ * deleted; with `Retain` (the default) they stay. The Secret's contents are
+ * never read back, logged or put in an Event: its cache holds metadata only.
+ *
+ * @example
+ * ```ts
+ * import { databaseClusterController } from "./reconcile.ts";
+ * import type { OperatorDeps } from "../reconcile_support.ts";
+ * declare const deps: OperatorDeps;
+ * databaseClusterController(deps).name; // "databasecluster"
+ * ```
+ *
+ * @module
+ */
+import type { V1StatefulSet } from "@kubernetes/client-node";
+import { isAlreadyExists, isNotFound } from "../../kube/errors.ts";
+import {
+  PERSISTENT_VOLUME_CLAIMS,
+  SECRETS,
+  SERVICES,
+  STATEFUL_SETS,
+} from "../../kube/resources.ts";
+import type { KubeObject } from "../../kube/types.ts";
+import type { ControllerSpec, ReconcileContext } from "../../runtime/controller.ts";
+import { finalizer } from "../../runtime/finalizer.ts";
+import { FINALIZER, labelSelector, selectorLabels } from "../labels.ts";
+import {
+  applyChild,
+  MANAGED_SELECTOR,
+  type OperatorDeps,
+  projectWorkload,
+  rejectSpec,
+  writeStatus,
+} from "../reconcile_support.ts";
+import { generatePassword } from "./password.ts";
+import { credentialsSecretName, renderCredentialsSecret, renderDatabaseCluster } from "./render.ts";
+import { DATABASE_CLUSTERS, type DatabaseCluster, validateDatabaseCluster } from "./schema.ts";
+import { databaseStatus, invalidDatabaseStatus } from "./status.ts";
+
+/** The DatabaseCluster controller over `deps`. */
+export function databaseClusterController(deps: OperatorDeps): ControllerSpec<KubeObject> {
+  const now = deps.now ?? (() => new Date());
+
+  async function apply(stored: DatabaseCluster, ctx: ReconcileContext): Promise<void> {
+    const { signal } = ctx;
+    const valid = validateDatabaseCluster(stored.spec);
+    if (!valid.ok) {
+      const status = invalidDatabaseStatus(stored, valid.message, now());
+      return await rejectSpec(deps, DATABASE_CLUSTERS, stored, valid.message, status, signal);
+    }
+    const cluster: DatabaseCluster = { ...stored, spec: valid.spec };
+    await ensureCredentials(cluster, ctx);
+    const children = renderDatabaseCluster(cluster);
+    const [statefulSet] = await Promise.all([
+      applyChild(deps, STATEFUL_SETS, children.statefulSet as KubeObject, signal),
+      applyChild(deps, SERVICES, children.headlessService as KubeObject, signal),
+      applyChild(deps, SERVICES, children.clientService as KubeObject, signal),
+    ]);
+    await record(stored, cluster, statefulSet as V1StatefulSet, signal);
+  }
+
+  /** Creates the Secret if it does not exist; never updates it, so the password is stable. */
+  async function ensureCredentials(cluster: DatabaseCluster, ctx: ReconcileContext) {
+    const key = `${cluster.metadata.namespace}/${credentialsSecretName(cluster)}`;
+    if (ctx.cache(SECRETS).has(key)) return;
+    const secret = renderCredentialsSecret(cluster, generatePassword());
+    try {
+      await deps.client.create(SECRETS, secret as KubeObject, { signal: ctx.signal });
+      deps.events.publish(cluster, {
+        type: "Normal",
+        reason: "CredentialsCreated",
+        action: "Create",
+        note: `created Secret ${credentialsSecretName(cluster)}`,
+      });
+    } catch (error) {
+      if (!isAlreadyExists(error)) throw error;
+    }
+  }
+
+  /** Writes status and publishes the lifecycle transition, if one happened. */
+  async function record(
+    stored: DatabaseCluster,
+    cluster: DatabaseCluster,
+    statefulSet: V1StatefulSet | undefined,
+    signal: AbortSignal,
+  ) {
+    const update = databaseStatus(cluster, statefulSet, now());
+    await writeStatus(deps, DATABASE_CLUSTERS, stored, update.status, signal);
+    const t = update.transition;
+    if (t) {
+      deps.events.publish(stored, {
+        type: t.to === "Degraded" ? "Warning" : "Normal",
+        reason: t.reason,
+        action: "Reconcile",
+        note: `${t.from} → ${t.to}: ${t.message}`,
+      });
+    }
+  }
+
+  async function cleanup(stored: DatabaseCluster, ctx: ReconcileContext): Promise<void> {
+    const { signal } = ctx;
+    const statefulSet = ctx.cache<V1StatefulSet & KubeObject>(STATEFUL_SETS).get(
+      `${stored.metadata.namespace}/${stored.metadata.name}`,
+    );
+    if (validateDatabaseCluster(stored.spec).ok) {
+      await record(stored, stored, statefulSet, signal);
+    }
+    if (stored.spec?.deletionPolicy !== "Delete") return;
+    const claims = await deps.client.list(PERSISTENT_VOLUME_CLAIMS, {
+      namespace: stored.metadata.namespace,
+      labelSelector: labelSelector(selectorLabels(stored)),
+      signal,
+    });
+    for (const claim of claims.items) {
+      try {
+        await deps.client.delete(PERSISTENT_VOLUME_CLAIMS, claim.metadata?.name ?? "", {
+          namespace: stored.metadata.namespace,
+          signal,
+        });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    }
+    deps.events.publish(stored, {
+      type: "Normal",
+      reason: "VolumesDeleted",
+      action: "Cleanup",
+      note: `deleted ${claims.items.length} PersistentVolumeClaims (deletionPolicy: Delete)`,
+    });
+  }
+
+  return {
+    name: "databasecluster",
+    resource: DATABASE_CLUSTERS,
+    owns: [
+      { resource: STATEFUL_SETS, transform: projectWorkload, labelSelector: MANAGED_SELECTOR },
+      { resource: SERVICES, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
+      { resource: SECRETS, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
+    ],
+    async reconcile(object, ctx) {
+      await finalizer(deps.client, DATABASE_CLUSTERS, FINALIZER, object, {
+        apply: (o) => apply(o as DatabaseCluster, ctx),
+        cleanup: (o) => cleanup(o as DatabaseCluster, ctx),
+      }, ctx.signal);
+      return {};
+    },
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * The `DatabaseCluster` kind (`dbc`): a database engine run as a StatefulSet
+ * with one volume per pod, a headless Service naming every pod, a client
+ * Service and a credentials Secret. Its zod schema is the TypeScript type,
+ * the semantic validation and the CRD.
+ *
+ * kinglet does not set up replication: each pod is a server with its own
+ * volume. The client Service routes to the first pod (`<name>-0`), which
+ * exists first and goes last; the headless Service (`<name>-headless`) gives
+ * every pod a stable DNS name for tools that do their own replication.
+ *
+ * `engine` and `storage` cannot change after creation (CEL rules in the CRD
+ * say so at admission): a StatefulSet's volume claim templates are immutable,
+ * and a different engine cannot read the existing data.
+ *
+ * @example
+ * ```ts
+ * import { validateDatabaseCluster } from "./schema.ts";
+ * const result = validateDatabaseCluster({ engine: "mysql", version: "5.7", storage: { size: "1Gi" } });
+ * if (!result.ok) result.message;
+ * // 'spec.version: "5.7" is not a supported mysql version; use 8.0 or 8.4, optionally with a patch (e.g. 8.4.3), or set spec.image'
+ * ```
+ *
+ * @module
+ */
+import type { V1ObjectMeta } from "@kubernetes/client-node";
+import { z } from "zod";
+import type { KubeObject, Resource } from "../../kube/types.ts";
+import { conditionsSchema } from "../conditions.ts";
+import { GROUP, type KindDefinition, VERSION } from "../crd.ts";
+import { checkResources, resourcesSchema } from "../pod_fields.ts";
+import { parseQuantity, quantitySchema } from "../quantity.ts";
+import { type Problem, type Validation, validateSpec } from "../validation.ts";
+import { ENGINE_NAMES, ENGINES, isSupportedVersion } from "./engines.ts";
+import { DATABASE_PHASES } from "./state.ts";
+
+/** The `databaseclusters.kinglet.dev` resource. */
+export const DATABASE_CLUSTERS: Resource = {
+  group: GROUP,
+  version: VERSION,
+  plural: "databaseclusters",
+  kind: "DatabaseCluster",
+  namespaced: true,
+};
+
+const immutable = (what: string) => ({
+  "x-kubernetes-validations": [{
+    rule: "self == oldSelf",
+    message: `${what} cannot be changed after creation`,
+  }],
+});
+
+/** Desired state of a DatabaseCluster. */
+export const databaseSpecSchema = z.object({
+  engine: z.enum(ENGINE_NAMES).meta(immutable("engine")).describe(
+    "Database engine: postgres or mysql. Immutable.",
+  ),
+  version: z.string().regex(/^\w[\w.-]{0,127}$/, {
+    error: "must be an image tag: letters, digits, '_', '.' or '-', at most 128 characters",
+  }).describe(
+    "Engine version, the tag of the official image: postgres 14 to 17, mysql 8.0 or 8.4, " +
+      "optionally with a minor or patch (e.g. 17.2, 8.4.3).",
+  ),
+  image: z.string().min(1).regex(/^\S+$/, { error: "must not contain whitespace" }).optional()
+    .describe(
+      "Image to run instead of the official one for engine and version; it must accept the " +
+        "official image's environment.",
+    ),
+  replicas: z.int32().min(1).default(1).describe(
+    "Number of database pods; each is a separate server with its own volume.",
+  ),
+  storage: z.object({
+    size: quantitySchema.describe("Size of each pod's volume, e.g. 10Gi."),
+    storageClassName: z.string().min(1).optional().describe(
+      "StorageClass of the volumes; the cluster's default class when unset.",
+    ),
+  }).meta(immutable("storage")).describe("Persistent volume of each pod. Immutable."),
+  resources: resourcesSchema.optional(),
+  deletionPolicy: z.enum(["Retain", "Delete"]).default("Retain").describe(
+    "What happens to the volumes when the DatabaseCluster is deleted: Retain keeps them " +
+      "(the default), Delete removes them with the StatefulSet.",
+  ),
+}).describe("Desired state of the DatabaseCluster.");
+
+/** A DatabaseCluster spec with defaults applied. */
+export type DatabaseSpec = z.output<typeof databaseSpecSchema>;
+
+/** Observed state of a DatabaseCluster. */
+export const databaseStatusSchema = z.object({
+  observedGeneration: z.int().min(0).optional().describe(
+    "The .metadata.generation this status describes.",
+  ),
+  phase: z.enum(DATABASE_PHASES).optional().describe(
+    "Lifecycle state: Creating, Scaling, Ready, Degraded or Terminating.",
+  ),
+  replicas: z.int32().min(0).optional().describe("Pods the StatefulSet has created."),
+  readyReplicas: z.int32().min(0).optional().describe("Pods that pass their readiness checks."),
+  secretName: z.string().optional().describe(
+    "Secret with username, password, host, port and uri of the superuser.",
+  ),
+  endpoint: z.string().optional().describe("host:port of the client Service."),
+  conditions: conditionsSchema.optional(),
+}).describe("Observed state, written by kinglet.");
+
+/** Observed state of a DatabaseCluster. */
+export type DatabaseStatus = z.infer<typeof databaseStatusSchema>;
+
+/** A DatabaseCluster object whose spec passed {@link validateDatabaseCluster}. */
+export interface DatabaseCluster extends KubeObject {
+  metadata: V1ObjectMeta;
+  spec: DatabaseSpec;
+  status?: DatabaseStatus;
+}
+
+/**
+ * Parses a stored spec and checks what the CRD schema cannot: a version
+ * kinglet supports for the engine (unless `image` overrides it), a non-zero
+ * volume size and requests within limits.
+ *
+ * @example
+ * ```ts
+ * import { validateDatabaseCluster } from "./schema.ts";
+ * validateDatabaseCluster({ engine: "postgres", version: "17", storage: { size: "10Gi" } }).ok; // true
+ * ```
+ */
+export function validateDatabaseCluster(spec: unknown): Validation<DatabaseSpec> {
+  return validateSpec(databaseSpecSchema, spec, (parsed) => {
+    const problems: Problem[] = [];
+    if (parsed.image === undefined && !isSupportedVersion(parsed.engine, parsed.version)) {
+      const engine = ENGINES[parsed.engine];
+      const majors = engine.versions.slice(0, -1).join(", ") + " or " + engine.versions.at(-1);
+      problems.push({
+        path: ["version"],
+        message: `${JSON.stringify(parsed.version)} is not a supported ${parsed.engine} ` +
+          `version; use ${majors}, optionally with a ${
+            parsed.engine === "mysql" ? "patch" : "minor"
+          } (e.g. ${engine.example}), or set spec.image`,
+      });
+    }
+    if (parseQuantity(parsed.storage.size) === 0) {
+      problems.push({ path: ["storage", "size"], message: "must be greater than zero" });
+    }
+    problems.push(...checkResources(parsed.resources, ["resources"]));
+    return problems;
+  });
+}
+
+/** The DatabaseCluster CRD's definition. */
+export const databaseClusterDefinition: KindDefinition = {
+  resource: DATABASE_CLUSTERS,
+  singular: "databasecluster",
+  shortNames: ["dbc"],
+  categories: ["kinglet"],
+  description: "DatabaseCluster runs postgres or mysql as a StatefulSet with persistent volumes, " +
+    "Services and a generated credentials Secret.",
+  spec: databaseSpecSchema,
+  status: databaseStatusSchema,
+  scale: false,
+  // The StatefulSet's pods carry a controller-revision-hash label of the
+  // name plus 11 characters, and label values stop at 63.
+  maxNameLength: 52,
+  printerColumns: [
+    { name: "Engine", type: "string", jsonPath: ".spec.engine" },
+    { name: "Version", type: "string", jsonPath: ".spec.version" },
+    { name: "Ready", type: "integer", jsonPath: ".status.readyReplicas" },
+    { name: "Desired", type: "integer", jsonPath: ".spec.replicas" },
+    { name: "Phase", type: "string", jsonPath: ".status.phase" },
+    { name: "Endpoint", type: "string", jsonPath: ".status.endpoint", priority: 1 },
+    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+  ],
+};

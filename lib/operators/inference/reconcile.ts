@@ -1,0 +1,33 @@
+/**
+ * The InferenceService controller: a GPU-aware Deployment and a Service per
+ * InferenceService; see `workload_controller.ts` for what it does.
+ *
+ * @example
+ * ```ts
+ * import { inferenceServiceController } from "./reconcile.ts";
+ * import type { OperatorDeps } from "../reconcile_support.ts";
+ * declare const deps: OperatorDeps;
+ * inferenceServiceController(deps).name; // "inferenceservice"
+ * ```
+ *
+ * @module
+ */
+import type { KubeObject } from "../../kube/types.ts";
+import type { ControllerSpec } from "../../runtime/controller.ts";
+import type { OperatorDeps } from "../reconcile_support.ts";
+import { workloadController } from "../workload_controller.ts";
+import { renderInferenceService } from "./render.ts";
+import { INFERENCE_SERVICES, validateInferenceService } from "./schema.ts";
+import { inferenceServiceStatus, invalidInferenceServiceStatus } from "./status.ts";
+
+/** The InferenceService controller over `deps`. */
+export function inferenceServiceController(deps: OperatorDeps): ControllerSpec<KubeObject> {
+  return workloadController(deps, {
+    name: "inferenceservice",
+    resource: INFERENCE_SERVICES,
+    validate: validateInferenceService,
+    render: renderInferenceService,
+    status: inferenceServiceStatus,
+    invalidStatus: invalidInferenceServiceStatus,
+  });
+}

@@ -1,0 +1,169 @@
+/**
+ * How kinglet marks what it manages: the recommended labels on every child,
+ * the label selectors that find a primary's pods, owner references, the field
+ * manager for server-side apply and the finalizer.
+ *
+ * Labels, after the Kubernetes recommended labels:
+ *
+ * | label | value |
+ * | --- | --- |
+ * | `app.kubernetes.io/name` | the kind's application: `webapp`, `databasecluster` or `inferenceservice` |
+ * | `app.kubernetes.io/instance` | the primary's `metadata.name`, e.g. `shop` |
+ * | `app.kubernetes.io/managed-by` | `kinglet` |
+ *
+ * Selectors (Deployment and StatefulSet `spec.selector`, Service selectors,
+ * `status.selector` for the scale subresource) use only `name` and
+ * `instance`: both are fixed for an object's lifetime, and a workload's
+ * selector cannot change after creation. Together they are unique per kind in
+ * a namespace, so a WebApp and an InferenceService that share a name never
+ * select each other's pods. `kubectl get pods -l app.kubernetes.io/instance=shop`
+ * lists a primary's pods.
+ *
+ * @example
+ * ```ts
+ * import { labelSelector, selectorLabels } from "./labels.ts";
+ * labelSelector(selectorLabels({ kind: "WebApp", metadata: { name: "shop" } }));
+ * // "app.kubernetes.io/instance=shop,app.kubernetes.io/name=webapp"
+ * ```
+ *
+ * @module
+ */
+import type { V1ObjectMeta, V1OwnerReference } from "@kubernetes/client-node";
+import type { KubeObject } from "../kube/types.ts";
+
+/** The field manager of every server-side apply kinglet sends. */
+export const FIELD_MANAGER = "kinglet";
+
+/** The finalizer kinglet puts on primaries whose deletion needs cleanup first. */
+export const FINALIZER = "kinglet.dev/cleanup";
+
+/** `app.kubernetes.io/name`: the kind's application, e.g. `webapp`. */
+export const NAME_LABEL = "app.kubernetes.io/name";
+/** `app.kubernetes.io/instance`: the primary's name. */
+export const INSTANCE_LABEL = "app.kubernetes.io/instance";
+/** `app.kubernetes.io/managed-by`: always {@link MANAGED_BY}. */
+export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
+/** The value of {@link MANAGED_BY_LABEL}. */
+export const MANAGED_BY = "kinglet";
+
+/**
+ * The immutable labels that select a primary's pods: the lower-cased kind and
+ * the primary's name.
+ *
+ * @throws {TypeError} when the primary has no `kind` or `metadata.name`.
+ * @example
+ * ```ts
+ * import { selectorLabels } from "./labels.ts";
+ * selectorLabels({ kind: "DatabaseCluster", metadata: { name: "orders" } });
+ * // { "app.kubernetes.io/name": "databasecluster", "app.kubernetes.io/instance": "orders" }
+ * ```
+ */
+export function selectorLabels(primary: KubeObject): Record<string, string> {
+  const name = primary.metadata?.name;
+  if (!primary.kind || !name) {
+    throw new TypeError(
+      `Cannot label children of ${primary.kind ?? "an object"} ${name ?? ""}: ` +
+        "it has no kind or metadata.name",
+    );
+  }
+  return { [NAME_LABEL]: primary.kind.toLowerCase(), [INSTANCE_LABEL]: name };
+}
+
+/**
+ * Every label kinglet sets on a child and its pod template.
+ *
+ * @throws {TypeError} as {@link selectorLabels}.
+ * @example
+ * ```ts
+ * import { recommendedLabels } from "./labels.ts";
+ * recommendedLabels({ kind: "WebApp", metadata: { name: "shop" } })["app.kubernetes.io/managed-by"];
+ * // "kinglet"
+ * ```
+ */
+export function recommendedLabels(primary: KubeObject): Record<string, string> {
+  return { ...selectorLabels(primary), [MANAGED_BY_LABEL]: MANAGED_BY };
+}
+
+/**
+ * Labels as a selector string (`k=v,k=v`, keys sorted), the form of a scale
+ * subresource's `status.selector` and of `?labelSelector=`.
+ *
+ * @example
+ * ```ts
+ * import { labelSelector } from "./labels.ts";
+ * labelSelector({ b: "2", a: "1" }); // "a=1,b=2"
+ * ```
+ */
+export function labelSelector(labels: Record<string, string>): string {
+  return Object.keys(labels).sort().map((key) => `${key}=${labels[key]}`).join(",");
+}
+
+/**
+ * The owner reference a child carries to its primary: `controller: true` so
+ * watches of the child map back to the primary, and `blockOwnerDeletion: true`
+ * so foreground deletion of the primary waits for the child.
+ *
+ * @throws {TypeError} when the owner lacks `apiVersion`, `kind`,
+ * `metadata.name` or `metadata.uid`: render only objects read from the API
+ * server.
+ * @example
+ * ```ts
+ * import { ownerReference } from "./labels.ts";
+ * ownerReference({
+ *   apiVersion: "kinglet.dev/v1alpha1",
+ *   kind: "WebApp",
+ *   metadata: { name: "shop", uid: "6f1c…" },
+ * }).controller; // true
+ * ```
+ */
+export function ownerReference(owner: KubeObject): V1OwnerReference {
+  const { apiVersion, kind } = owner;
+  const name = owner.metadata?.name;
+  const uid = owner.metadata?.uid;
+  if (!apiVersion || !kind || !name || !uid) {
+    const missing = [
+      !apiVersion && "apiVersion",
+      !kind && "kind",
+      !name && "metadata.name",
+      !uid && "metadata.uid",
+    ].filter(Boolean).join(", ");
+    throw new TypeError(
+      `Cannot reference the owner ${kind ?? "object"} ${name ?? ""}: it has no ${missing}; ` +
+        "render children only from objects read from the API server",
+    );
+  }
+  return { apiVersion, kind, name, uid, controller: true, blockOwnerDeletion: true };
+}
+
+/**
+ * Metadata of a child: named after the owner plus `suffix`, in the owner's
+ * namespace, with the recommended labels and the controller owner reference.
+ *
+ * @throws {TypeError} as {@link ownerReference}, or when the owner has no
+ * namespace.
+ * @example
+ * ```ts
+ * import { childMetadata } from "./labels.ts";
+ * const meta = childMetadata({
+ *   apiVersion: "kinglet.dev/v1alpha1",
+ *   kind: "DatabaseCluster",
+ *   metadata: { name: "orders", namespace: "default", uid: "6f1c…" },
+ * }, "-headless");
+ * meta.name; // "orders-headless"
+ * ```
+ */
+export function childMetadata(owner: KubeObject, suffix = ""): V1ObjectMeta & { name: string } {
+  const reference = ownerReference(owner);
+  const namespace = owner.metadata?.namespace;
+  if (!namespace) {
+    throw new TypeError(
+      `Cannot render children of ${reference.kind} ${reference.name}: it has no metadata.namespace`,
+    );
+  }
+  return {
+    name: reference.name + suffix,
+    namespace,
+    labels: recommendedLabels(owner),
+    ownerReferences: [reference],
+  };
+}

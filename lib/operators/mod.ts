@@ -1,0 +1,63 @@
+/**
+ * The pure parts of kinglet's three operators: schemas and validation,
+ * CustomResourceDefinitions, desired children, status and conditions, and
+ * the DatabaseCluster state machine. Nothing here does I/O; reconcilers
+ * combine these with the client and the runtime.
+ *
+ * A reconcile of a WebApp, in outline (InferenceService is the same with its
+ * own names; DatabaseCluster adds the credentials Secret and an Event per
+ * state transition):
+ *
+ * ```ts
+ * import {
+ *   invalidWebAppStatus, renderWebApp, validateWebApp, type WebApp, webAppStatus,
+ * } from "./mod.ts";
+ * import type { KubeObject } from "../kube/types.ts";
+ *
+ * function desiredStatus(object: KubeObject, now: Date) {
+ *   const result = validateWebApp(object.spec);
+ *   if (!result.ok) return invalidWebAppStatus(object, result.message, now);
+ *   const app = { ...object, spec: result.spec } as WebApp;
+ *   const { deployment } = renderWebApp(app); // apply both children with FIELD_MANAGER
+ *   return webAppStatus(app, deployment, now); // pass the observed Deployment instead
+ * }
+ * desiredStatus({
+ *   apiVersion: "kinglet.dev/v1alpha1", kind: "WebApp",
+ *   metadata: { name: "shop", namespace: "default", uid: "6f1c…", generation: 1 },
+ *   spec: { image: "nginx:1.27" },
+ * }, new Date());
+ * ```
+ *
+ * @module
+ */
+export * from "./conditions.ts";
+export * from "./crd.ts";
+export * from "./labels.ts";
+export * from "./pod_fields.ts";
+export * from "./quantity.ts";
+export * from "./validation.ts";
+export * from "./workload_status.ts";
+export * from "./webapp/schema.ts";
+export * from "./webapp/render.ts";
+export * from "./webapp/status.ts";
+export * from "./database/engines.ts";
+export * from "./database/password.ts";
+export * from "./database/schema.ts";
+export * from "./database/render.ts";
+export * from "./database/state.ts";
+export * from "./database/status.ts";
+export * from "./inference/schema.ts";
+export * from "./inference/render.ts";
+export * from "./inference/status.ts";
+
+import type { KindDefinition } from "./crd.ts";
+import { databaseClusterDefinition } from "./database/schema.ts";
+import { inferenceServiceDefinition } from "./inference/schema.ts";
+import { webAppDefinition } from "./webapp/schema.ts";
+
+/** The kinds kinglet serves, in the order their CRDs are listed. */
+export const KIND_DEFINITIONS: readonly KindDefinition[] = [
+  webAppDefinition,
+  databaseClusterDefinition,
+  inferenceServiceDefinition,
+];

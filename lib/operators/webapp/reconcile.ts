@@ -1,0 +1,33 @@
+/**
+ * The WebApp controller: a Deployment and a Service per WebApp; see
+ * `workload_controller.ts` for what it does.
+ *
+ * @example
+ * ```ts
+ * import { webAppController } from "./reconcile.ts";
+ * import type { OperatorDeps } from "../reconcile_support.ts";
+ * declare const deps: OperatorDeps;
+ * webAppController(deps).name; // "webapp"
+ * ```
+ *
+ * @module
+ */
+import type { KubeObject } from "../../kube/types.ts";
+import type { ControllerSpec } from "../../runtime/controller.ts";
+import type { OperatorDeps } from "../reconcile_support.ts";
+import { workloadController } from "../workload_controller.ts";
+import { renderWebApp } from "./render.ts";
+import { validateWebApp, WEB_APPS } from "./schema.ts";
+import { invalidWebAppStatus, webAppStatus } from "./status.ts";
+
+/** The WebApp controller over `deps`. */
+export function webAppController(deps: OperatorDeps): ControllerSpec<KubeObject> {
+  return workloadController(deps, {
+    name: "webapp",
+    resource: WEB_APPS,
+    validate: validateWebApp,
+    render: renderWebApp,
+    status: webAppStatus,
+    invalidStatus: invalidWebAppStatus,
+  });
+}

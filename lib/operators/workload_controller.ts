@@ -1,0 +1,95 @@
+/**
+ * The controller shape WebApp and InferenceService share: validate the spec,
+ * server-side apply a Deployment and a Service owned by the primary, and
+ * report status from the Deployment. Deleting the primary needs no
+ * finalizer: its children carry owner references and the garbage collector
+ * removes them.
+ *
+ * @example
+ * ```ts
+ * import { workloadController } from "./workload_controller.ts";
+ * import { renderWebApp } from "./webapp/render.ts";
+ * import { validateWebApp, WEB_APPS } from "./webapp/schema.ts";
+ * import { invalidWebAppStatus, webAppStatus } from "./webapp/status.ts";
+ * import type { OperatorDeps } from "./reconcile_support.ts";
+ * declare const deps: OperatorDeps;
+ * const spec = workloadController(deps, {
+ *   name: "webapp",
+ *   resource: WEB_APPS,
+ *   validate: validateWebApp,
+ *   render: renderWebApp,
+ *   status: webAppStatus,
+ *   invalidStatus: invalidWebAppStatus,
+ * });
+ * spec.owns?.length; // 2
+ * ```
+ *
+ * @module
+ */
+import type { V1Deployment, V1ObjectMeta, V1Service } from "@kubernetes/client-node";
+import { DEPLOYMENTS, SERVICES } from "../kube/resources.ts";
+import type { KubeObject, Resource } from "../kube/types.ts";
+import type { ControllerSpec } from "../runtime/controller.ts";
+import type { Validation } from "./validation.ts";
+import type { WorkloadStatus } from "./workload_status.ts";
+import {
+  announcePhase,
+  applyChild,
+  MANAGED_SELECTOR,
+  type OperatorDeps,
+  projectWorkload,
+  rejectSpec,
+  writeStatus,
+} from "./reconcile_support.ts";
+
+/** A primary with a validated spec. */
+export interface Workload<S> extends KubeObject {
+  metadata: V1ObjectMeta;
+  spec: S;
+  status?: WorkloadStatus;
+}
+
+/** What differs between the workload kinds. */
+export interface WorkloadKind<S, P extends Workload<S>> {
+  name: string;
+  resource: Resource;
+  validate(spec: unknown): Validation<S>;
+  render(primary: P): { deployment: V1Deployment; service: V1Service };
+  status(primary: P, deployment: V1Deployment | undefined, now: Date): WorkloadStatus;
+  invalidStatus(primary: P, message: string, now: Date): WorkloadStatus;
+}
+
+/** A controller for one workload kind over `deps`. */
+export function workloadController<S, P extends Workload<S>>(
+  deps: OperatorDeps,
+  kind: WorkloadKind<S, P>,
+): ControllerSpec<KubeObject> {
+  const now = deps.now ?? (() => new Date());
+  return {
+    name: kind.name,
+    resource: kind.resource,
+    owns: [
+      { resource: DEPLOYMENTS, transform: projectWorkload, labelSelector: MANAGED_SELECTOR },
+      { resource: SERVICES, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
+    ],
+    async reconcile(object, { signal }) {
+      if (object.metadata?.deletionTimestamp) return {};
+      const stored = object as P;
+      const valid = kind.validate(object.spec);
+      if (!valid.ok) {
+        const status = kind.invalidStatus(stored, valid.message, now());
+        return await rejectSpec(deps, kind.resource, stored, valid.message, status, signal);
+      }
+      const primary = { ...stored, spec: valid.spec } as P;
+      const children = kind.render(primary);
+      const [deployment] = await Promise.all([
+        applyChild(deps, DEPLOYMENTS, children.deployment as KubeObject, signal),
+        applyChild(deps, SERVICES, children.service as KubeObject, signal),
+      ]);
+      const status = kind.status(primary, deployment as V1Deployment, now());
+      announcePhase(deps, stored, status.phase, `${object.kind} is ${status.phase}`);
+      await writeStatus(deps, kind.resource, stored, status, signal);
+      return {};
+    },
+  };
+}

@@ -1,0 +1,210 @@
+/**
+ * Status of the Deployment-backed kinds (WebApp and InferenceService): the
+ * status schema they share, how a phase follows from the observed
+ * Deployment, and the status builders.
+ *
+ * The phase follows `kubectl rollout status`: a rollout is in progress until
+ * the Deployment controller has observed the latest generation, every replica
+ * is updated, old replicas are gone and the updated ones are available. Once
+ * a rollout has completed (the Deployment's `Progressing` condition has
+ * reason `NewReplicaSetAvailable`), losing available replicas is `Degraded`,
+ * as is a rollout past its progress deadline.
+ *
+ * @example
+ * ```ts
+ * import { assessDeployment } from "./workload_status.ts";
+ * assessDeployment(2, undefined).phase; // "Pending"
+ * ```
+ *
+ * @module
+ */
+import type { V1Deployment } from "@kubernetes/client-node";
+import { z } from "zod";
+import { conditionsSchema, type Health, setStandardConditions } from "./conditions.ts";
+import type { KubeObject } from "../kube/types.ts";
+
+/** Phases of a Deployment-backed kind. */
+export const workloadPhaseSchema = z.enum(["Pending", "Progressing", "Ready", "Degraded", "Invalid"])
+  .describe(
+    "Pending: the Deployment does not exist yet. Progressing: a rollout or scale is under way. " +
+      "Ready: every replica is updated and available. Degraded: replicas were lost or the " +
+      "rollout stalled. Invalid: the spec breaks a rule; see the InvalidSpec condition.",
+  );
+
+/** The phase of a Deployment-backed kind. */
+export type WorkloadPhase = z.infer<typeof workloadPhaseSchema>;
+
+const count = (what: string) => z.int32().min(0).optional().describe(what);
+
+/** Observed state of a Deployment-backed kind. */
+export const workloadStatusSchema = z.object({
+  observedGeneration: z.int().min(0).optional().describe(
+    "The .metadata.generation this status describes.",
+  ),
+  replicas: count("Pods of the Deployment, of any version and state."),
+  readyReplicas: count("Pods that pass their readiness checks."),
+  availableReplicas: count("Pods ready for at least the Deployment's minReadySeconds."),
+  url: z.string().optional().describe("In-cluster URL of the Service."),
+  selector: z.string().optional().describe(
+    "Label selector of the pods, for the scale subresource and autoscalers.",
+  ),
+  phase: workloadPhaseSchema.optional(),
+  conditions: conditionsSchema.optional(),
+}).describe("Observed state, written by kinglet.");
+
+/** Observed state of a Deployment-backed kind. */
+export type WorkloadStatus = z.infer<typeof workloadStatusSchema>;
+
+/** A phase with the reason and message that explain it. */
+export interface Assessment {
+  phase: Exclude<WorkloadPhase, "Invalid">;
+  reason: string;
+  message: string;
+}
+
+/**
+ * Where an observed Deployment stands relative to the desired replica count.
+ *
+ * @example
+ * ```ts
+ * import { assessDeployment } from "./workload_status.ts";
+ * assessDeployment(1, {
+ *   metadata: { generation: 1 },
+ *   spec: { replicas: 1, selector: {}, template: {} },
+ *   status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
+ * }).phase; // "Ready"
+ * ```
+ */
+export function assessDeployment(desired: number, deployment: V1Deployment | undefined): Assessment {
+  if (!deployment) {
+    return { phase: "Pending", reason: "Creating", message: "Waiting for the Deployment to exist" };
+  }
+  const status = deployment.status ?? {};
+  const generation = deployment.metadata?.generation ?? 0;
+  if ((status.observedGeneration ?? 0) < generation) {
+    return {
+      phase: "Progressing",
+      reason: "RolloutPending",
+      message: `Waiting for the Deployment controller to observe generation ${generation}`,
+    };
+  }
+  const progressing = status.conditions?.find((condition) => condition.type === "Progressing");
+  if (progressing?.status === "False" && progressing.reason === "ProgressDeadlineExceeded") {
+    return {
+      phase: "Degraded",
+      reason: "ProgressDeadlineExceeded",
+      message: `Rollout stalled: ${progressing.message ?? "progress deadline exceeded"}`,
+    };
+  }
+  const specReplicas = deployment.spec?.replicas ?? 1;
+  const updated = status.updatedReplicas ?? 0;
+  const current = status.replicas ?? 0;
+  const available = status.availableReplicas ?? 0;
+  const rolling = (message: string): Assessment => ({
+    phase: "Progressing",
+    reason: "RollingOut",
+    message,
+  });
+  if (specReplicas !== desired) {
+    return rolling(`Scaling the Deployment from ${specReplicas} to ${desired} replicas`);
+  }
+  if (updated < desired) return rolling(`${updated} of ${desired} replicas updated`);
+  if (current > updated) return rolling(`${current - updated} old replicas pending termination`);
+  if (available < desired) {
+    if (progressing?.reason === "NewReplicaSetAvailable") {
+      return {
+        phase: "Degraded",
+        reason: "ReplicasUnavailable",
+        message: `${available} of ${desired} replicas available`,
+      };
+    }
+    return rolling(`${available} of ${desired} updated replicas available`);
+  }
+  if (desired === 0) return { phase: "Ready", reason: "ScaledToZero", message: "Scaled to zero" };
+  return {
+    phase: "Ready",
+    reason: "Available",
+    message: `${available} of ${desired} replicas available`,
+  };
+}
+
+/** What the status builder needs besides the primary and its Deployment. */
+export interface WorkloadFacts {
+  desiredReplicas: number;
+  url: string;
+  selector: string;
+}
+
+/**
+ * The full status of a Deployment-backed primary with a valid spec.
+ *
+ * @throws {TypeError} as `setCondition`.
+ * @example
+ * ```ts
+ * import { workloadStatus } from "./workload_status.ts";
+ * const status = workloadStatus(
+ *   { metadata: { generation: 3 } },
+ *   { desiredReplicas: 1, url: "http://shop.default.svc.cluster.local:8080", selector: "" },
+ *   undefined,
+ *   new Date(),
+ * );
+ * status.phase; // "Pending"
+ * ```
+ */
+export function workloadStatus(
+  primary: KubeObject & { status?: WorkloadStatus },
+  facts: WorkloadFacts,
+  deployment: V1Deployment | undefined,
+  now: Date,
+): WorkloadStatus {
+  const assessment = assessDeployment(facts.desiredReplicas, deployment);
+  const observedGeneration = primary.metadata?.generation;
+  const health: Health = assessment.phase === "Pending" ? "Progressing" : assessment.phase;
+  return {
+    observedGeneration,
+    replicas: deployment?.status?.replicas ?? 0,
+    readyReplicas: deployment?.status?.readyReplicas ?? 0,
+    availableReplicas: deployment?.status?.availableReplicas ?? 0,
+    url: facts.url,
+    selector: facts.selector,
+    phase: assessment.phase,
+    conditions: setStandardConditions(primary.status?.conditions, {
+      health,
+      reason: assessment.reason,
+      message: assessment.message,
+      observedGeneration,
+    }, now),
+  };
+}
+
+/**
+ * The status of a primary whose spec failed validation: phase `Invalid`,
+ * `InvalidSpec` True with the validation message, and the replica counts
+ * kept from the previous status (the children are left as they were).
+ *
+ * @throws {TypeError} as `setCondition`.
+ * @example
+ * ```ts
+ * import { invalidWorkloadStatus } from "./workload_status.ts";
+ * invalidWorkloadStatus({ metadata: { generation: 2 } }, "spec.port: must be at most 65535, got 70000", new Date())
+ *   .phase; // "Invalid"
+ * ```
+ */
+export function invalidWorkloadStatus(
+  primary: KubeObject & { status?: WorkloadStatus },
+  message: string,
+  now: Date,
+): WorkloadStatus {
+  const observedGeneration = primary.metadata?.generation;
+  return {
+    ...primary.status,
+    observedGeneration,
+    phase: "Invalid",
+    conditions: setStandardConditions(primary.status?.conditions, {
+      health: "Invalid",
+      reason: "InvalidSpec",
+      message,
+      observedGeneration,
+    }, now),
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * The set of caches a manager shares between its controllers: one reflector
+ * (watch + store) per resource, however many controllers read it, so each
+ * kind is watched and held in memory once.
+ *
+ * Note: the first registration of a resource decides its transform, budget
+ * and metadata-only mode; later ones share it as it is.
+ *
+ * @example
+ * ```ts
+ * import { Caches } from "./caches.ts";
+ * import type { CacheClient } from "./caches.ts";
+ * import { DEPLOYMENTS } from "../kube/resources.ts";
+ * declare const client: CacheClient;
+ * const caches = new Caches({ client });
+ * const deployments = caches.reflector(DEPLOYMENTS);
+ * const stop = new AbortController();
+ * const running = caches.run(stop.signal);
+ * await caches.synced();
+ * deployments.store.size;
+ * stop.abort();
+ * await running;
+ * ```
+ *
+ * @module
+ */
+import { isNotFound } from "../kube/errors.ts";
+import type { KubeObject, Resource } from "../kube/types.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import { Reflector } from "./reflector.ts";
+import { Store, type StoreBudget } from "./store.ts";
+import { listerWatcher, type ListWatchClient, watcher, type WatcherOptions } from "./watcher.ts";
+
+/** The part of the client that caches use: list and watch, and GET for evicted reads. */
+export interface CacheClient extends ListWatchClient {
+  get<T extends KubeObject>(
+    resource: Resource,
+    name: string,
+    options?: { namespace?: string; signal?: AbortSignal },
+  ): Promise<T>;
+}
+
+/** Options of {@link Caches}. */
+export interface CachesOptions {
+  client: CacheClient;
+  /** Watch only this namespace (namespaced resources). Defaults to all. */
+  namespace?: string;
+  /** Defaults to {@link systemClock}. */
+  clock?: Clock;
+  /** Passed to every watcher. */
+  watcherOptions?: WatcherOptions;
+}
+
+/** How one resource is cached. */
+export interface CacheOptions<T extends KubeObject = KubeObject> {
+  /** Shapes cached objects. Defaults to the store's strip transform. */
+  transform?: (object: KubeObject) => T;
+  /** Watch `PartialObjectMetadata` only. Defaults to false. */
+  metadataOnly?: boolean;
+  /** Cache only objects with these labels, e.g. the children an operator manages. Defaults to all. */
+  labelSelector?: string;
+  /** Caps on full objects kept. Defaults to none. */
+  budget?: StoreBudget;
+}
+
+/** One reflector per resource, created on first use; see the module documentation. */
+export class Caches {
+  readonly #options: CachesOptions;
+  readonly #reflectors = new Map<string, { resource: Resource; reflector: Reflector }>();
+  #running: AbortSignal | undefined;
+  readonly #runs: Promise<void>[] = [];
+
+  constructor(options: CachesOptions) {
+    this.#options = options;
+  }
+
+  /** The reflector of `resource`, created (and started, if running) on first use. */
+  reflector<T extends KubeObject = KubeObject>(
+    resource: Resource,
+    options: CacheOptions<T> = {},
+  ): Reflector<T> {
+    const id = resourceId(resource);
+    const known = this.#reflectors.get(id);
+    if (known) return known.reflector as unknown as Reflector<T>;
+    const { client, namespace } = this.#options;
+    const scope = namespace !== undefined && resource.namespaced ? { namespace } : {};
+    const store = new Store<KubeObject>({
+      ...(options.transform && { transform: options.transform }),
+      ...(options.budget && { budget: options.budget }),
+      fetch: async (key, signal) => {
+        const slash = key.indexOf("/");
+        const name = slash < 0 ? key : key.slice(slash + 1);
+        const ns = slash < 0 ? {} : { namespace: key.slice(0, slash) };
+        try {
+          return await client.get(resource, name, { ...ns, ...(signal && { signal }) });
+        } catch (error) {
+          if (isNotFound(error)) return undefined;
+          throw error;
+        }
+      },
+    });
+    const lw = listerWatcher(client, resource, {
+      ...scope,
+      ...(options.metadataOnly && { metadataOnly: true }),
+      ...(options.labelSelector && { labelSelector: options.labelSelector }),
+    });
+    const reflector = new Reflector(
+      store,
+      watcher(lw, { ...this.#options.watcherOptions, clock: this.#options.clock ?? systemClock }),
+    );
+    this.#reflectors.set(id, { resource, reflector });
+    if (this.#running) this.#runs.push(reflector.run(this.#running));
+    return reflector as unknown as Reflector<T>;
+  }
+
+  /** The reflector of `resource`, if one was registered. */
+  get(resource: Resource): Reflector | undefined {
+    return this.#reflectors.get(resourceId(resource))?.reflector;
+  }
+
+  /** Every cache with its resource. */
+  entries(): { resource: Resource; reflector: Reflector }[] {
+    return [...this.#reflectors.values()];
+  }
+
+  /** Resolves when every registered cache has its first complete list. */
+  synced(): Promise<void> {
+    return Promise.all([...this.#reflectors.values()].map((r) => r.reflector.synced)).then(
+      () => {},
+    );
+  }
+
+  /**
+   * Runs every reflector (and any registered later) until `signal` aborts.
+   *
+   * @throws {TypeError} when already running.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.#running) throw new TypeError("Cannot run caches: they are already running");
+    this.#running = signal;
+    for (const { reflector } of this.#reflectors.values()) this.#runs.push(reflector.run(signal));
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    while (this.#runs.length) await Promise.allSettled(this.#runs.splice(0));
+  }
+}
+
+/** `group/version/plural`: the identity of a cache. */
+export function resourceId(resource: Resource): string {
+  return `${resource.group}/${resource.version}/${resource.plural}`;
+}

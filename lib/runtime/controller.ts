@@ -1,0 +1,443 @@
+/**
+ * A controller: the pipeline watcher → store → queue → reconciler (under the
+ * semaphore), wired for one primary resource and the resources it owns or
+ * watches.
+ *
+ * What the caller must know:
+ *
+ * - Reconciles are level-triggered: `reconcile` gets the current object by
+ *   key, never an event. A key is never reconciled twice at once; a key
+ *   changed while it is being reconciled runs once more afterwards.
+ * - Changes of the primary trigger a reconcile only when `metadata.generation`
+ *   or the deletion mark changed, so status writes do not loop. Changes of an
+ *   owned child reconcile its controller owner.
+ * - A thrown error is retried with the queue's rate limiter (or after the
+ *   server's Retry-After); a {@link TerminalError} is not retried until the
+ *   object's generation changes; a success forgets the key's failures. A
+ *   reconcile that throws never stops the controller.
+ * - Each reconcile gets an `AbortSignal` that fires on its timeout and when
+ *   a shutdown's drain deadline passes.
+ *
+ * @example
+ * ```ts
+ * import { Controller } from "./controller.ts";
+ * import { Semaphore } from "./semaphore.ts";
+ * import type { CacheClient } from "./caches.ts";
+ * import { CONFIG_MAPS } from "../kube/resources.ts";
+ * declare const client: CacheClient;
+ * const controller = new Controller({
+ *   name: "configmaps",
+ *   resource: CONFIG_MAPS,
+ *   reconcile: (cm) => Promise.resolve(cm.metadata?.name ? {} : { requeueAfterMs: 1000 }),
+ * }, { client, semaphore: new Semaphore(4) });
+ * const stop = new AbortController();
+ * const running = controller.run(stop.signal);
+ * await controller.synced;
+ * stop.abort();
+ * await running;
+ * ```
+ *
+ * @module
+ */
+import { ApiError } from "../kube/errors.ts";
+import type { KubeObject, ObjectKey, Resource } from "../kube/types.ts";
+import { logger } from "../log.ts";
+import { type CacheClient, type CacheOptions, Caches } from "./caches.ts";
+import { type Clock, systemClock } from "./clock.ts";
+import type { ControllerMetrics } from "./metrics.ts";
+import type { QueueMetrics } from "./queue.ts";
+import { WorkQueue } from "./queue.ts";
+import type { RateLimiter } from "./rate_limiter.ts";
+import type { Reflector } from "./reflector.ts";
+import type { Semaphore } from "./semaphore.ts";
+import type { Store, StoreBudget, StoreChange } from "./store.ts";
+
+/** What a reconcile asks for next. `{}` means done until something changes. */
+export interface Action {
+  /** Reconcile this key again after this many milliseconds. */
+  requeueAfterMs?: number;
+}
+
+/**
+ * An error that retrying cannot fix, such as an invalid spec. The key is not
+ * retried until the object's generation changes.
+ */
+export class TerminalError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "TerminalError";
+  }
+}
+
+/** What a reconcile function receives besides the object. */
+export interface ReconcileContext {
+  /** Fires on the reconcile timeout and on shutdown; pass it to every request. */
+  signal: AbortSignal;
+  /** `namespace/name` of the object. */
+  key: ObjectKey;
+  /** The cache of an owned or watched resource, to read children without a request. */
+  cache<C extends KubeObject = KubeObject>(resource: Resource): Store<C>;
+}
+
+/** A resource the controller caches and maps to primary keys. */
+export interface Watch extends CacheOptions {
+  resource: Resource;
+  /**
+   * Primary keys to reconcile when an object of this resource changes.
+   * Defaults to the controller owner, when its kind is the primary's.
+   */
+  map?: (object: KubeObject) => ObjectKey[];
+}
+
+/** What a controller does; see the module documentation for the semantics. */
+export interface ControllerSpec<T extends KubeObject = KubeObject> {
+  /** Names the controller in logs and metrics. */
+  name: string;
+  /** The primary resource. */
+  resource: Resource;
+  reconcile(object: T, context: ReconcileContext): Promise<Action>;
+  /** Children whose controller owner is a primary object. */
+  owns?: Watch[];
+  /** Other resources, each with a `map` to primary keys. */
+  watches?: Watch[];
+  /** Shapes cached primaries; defaults to the store's strip transform. */
+  transform?: (object: KubeObject) => T;
+  /** Longest a reconcile may take before its signal aborts. Defaults to 60 000 ms. */
+  reconcileTimeoutMs?: number;
+}
+
+/** What the manager lends a controller. */
+export interface ControllerDeps {
+  client: CacheClient;
+  /** Caps concurrent reconciles across all controllers. */
+  semaphore: Semaphore;
+  /**
+   * Caches shared with other controllers, run by their owner. Defaults to a
+   * private set that {@link Controller.run} runs.
+   */
+  caches?: Caches;
+  /** Caps on the primary's cache. Defaults to none. */
+  budget?: StoreBudget;
+  /** Defaults to {@link systemClock}. */
+  clock?: Clock;
+  /** Defaults to the queue's default (max of exponential and token bucket). */
+  rateLimiter?: RateLimiter<ObjectKey>;
+  metrics?: { queue: QueueMetrics; controller: ControllerMetrics };
+}
+
+type Outcome =
+  | { kind: "success"; action: Action }
+  | { kind: "error"; error: unknown }
+  | { kind: "terminal"; error: TerminalError; generation: number | undefined }
+  | { kind: "gone" };
+
+const DEFAULT_RECONCILE_TIMEOUT_MS = 60_000;
+
+/** Runs one {@link ControllerSpec}; see the module documentation. */
+export class Controller<T extends KubeObject = KubeObject> {
+  readonly spec: ControllerSpec<T>;
+  readonly queue: WorkQueue<ObjectKey>;
+  readonly #deps: ControllerDeps;
+  readonly #clock: Clock;
+  readonly #log;
+  readonly #caches: Caches;
+  /** Whether this controller runs its caches itself (nobody shares them). */
+  readonly #ownsCaches: boolean;
+  readonly #primary: Reflector<T>;
+  /** Every reflector this controller reads, the primary's first. */
+  readonly #reflectors: Reflector[] = [];
+  /** Generation at which a key failed terminally; cleared when the generation moves. */
+  readonly #terminal = new Map<ObjectKey, number | undefined>();
+  readonly #inFlight = new Set<Promise<void>>();
+  /** Aborts every reconcile still running once the drain deadline passes. */
+  readonly #abort = new AbortController();
+
+  /** @throws {RangeError} when `reconcileTimeoutMs` is not positive. */
+  constructor(spec: ControllerSpec<T>, deps: ControllerDeps) {
+    const timeout = spec.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS;
+    if (!(timeout > 0)) {
+      throw new RangeError(
+        `Cannot create controller '${spec.name}': 'reconcileTimeoutMs' must be positive, got ${timeout}`,
+      );
+    }
+    this.spec = spec;
+    this.#deps = deps;
+    this.#clock = deps.clock ?? systemClock;
+    this.#log = logger("controller", spec.name);
+    this.queue = new WorkQueue<ObjectKey>({
+      clock: this.#clock,
+      ...(deps.rateLimiter && { rateLimiter: deps.rateLimiter }),
+      ...(deps.metrics && { metrics: deps.metrics.queue }),
+    });
+    this.#ownsCaches = !deps.caches;
+    this.#caches = deps.caches ?? new Caches({ client: deps.client, clock: this.#clock });
+    this.#primary = this.#reflector(spec.resource, {
+      ...(spec.transform && { transform: spec.transform }),
+      ...(deps.budget && { budget: deps.budget }),
+    }) as unknown as Reflector<T>;
+    this.#primary.store.subscribe((change) => this.#onPrimary(change));
+    for (const owned of spec.owns ?? []) {
+      const map = owned.map ?? ((o: KubeObject) => this.#controllerOwner(o));
+      this.#reflector(owned.resource, owned).store.subscribe((c) => this.#onRelated(c, map));
+    }
+    for (const watched of spec.watches ?? []) {
+      if (!watched.map) {
+        throw new TypeError(
+          `Cannot create controller '${spec.name}': the watch of ${watched.resource.plural} needs a 'map' function`,
+        );
+      }
+      const map = watched.map;
+      this.#reflector(watched.resource, watched).store.subscribe((c) => this.#onRelated(c, map));
+    }
+  }
+
+  /** The primary's cache. */
+  get store(): Store<T> {
+    return this.#primary.store;
+  }
+
+  /** Resolves when every cache this controller reads has its first complete list. */
+  get synced(): Promise<void> {
+    return Promise.all(this.#reflectors.map((r) => r.synced)).then(() => {});
+  }
+
+  /** The reflectors this controller reads, for readiness and `/debug/cache`. */
+  get reflectors(): readonly Reflector[] {
+    return this.#reflectors;
+  }
+
+  /**
+   * Runs the watches and, once they are synced, the reconcile loop, until
+   * `signal` aborts. Then it takes no new keys, lets reconciles in flight
+   * finish for up to `drainMs` (default 0; a function is asked at that
+   * moment), aborts the signals of those still
+   * running, and resolves once they have all returned.
+   */
+  async run(
+    signal: AbortSignal,
+    options: { drainMs?: number | (() => number) } = {},
+  ): Promise<void> {
+    const watches = this.#ownsCaches ? this.#caches.run(signal) : Promise.resolve();
+    const stopQueue = () => this.queue.shutDown();
+    signal.addEventListener("abort", stopQueue, { once: true });
+    try {
+      await Promise.race([this.synced, aborted(signal)]);
+      if (!signal.aborted) {
+        this.#log.info("caches synced; starting reconciles", { controller: this.spec.name });
+        await this.#loop(signal);
+      }
+    } finally {
+      signal.removeEventListener("abort", stopQueue);
+      this.queue.shutDown();
+      const drainMs = options.drainMs ?? 0;
+      await this.#drain(typeof drainMs === "number" ? drainMs : drainMs());
+      await watches;
+    }
+  }
+
+  async #drain(drainMs: number): Promise<void> {
+    if (this.#inFlight.size && drainMs > 0) {
+      const deadline = new AbortController();
+      await Promise.race([
+        Promise.allSettled([...this.#inFlight]),
+        this.#clock.sleep(drainMs, deadline.signal).catch(() => {}),
+      ]);
+      deadline.abort();
+    }
+    if (this.#inFlight.size) {
+      this.#log.warn("aborting {count} reconciles still running at shutdown", {
+        count: this.#inFlight.size,
+      });
+    }
+    this.#abort.abort(new DOMException("The controller is stopping", "AbortError"));
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /** Reconciles in flight right now. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  async #loop(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      let permit;
+      try {
+        permit = await this.#deps.semaphore.acquire(signal);
+      } catch {
+        this.queue.done(key);
+        return;
+      }
+      const task = this.#process(key).finally(() => {
+        permit.release();
+        this.#inFlight.delete(task);
+      });
+      this.#inFlight.add(task);
+    }
+  }
+
+  async #process(key: ObjectKey): Promise<void> {
+    const started = this.#clock.now();
+    const signal = AbortSignal.any([
+      this.#abort.signal,
+      AbortSignal.timeout(this.spec.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS),
+    ]);
+    this.#deps.metrics?.controller.activeWorkers(1);
+    let outcome: Outcome;
+    try {
+      outcome = await this.#reconcile(key, signal);
+    } catch (error) {
+      outcome = { kind: "error", error };
+    }
+    this.#deps.metrics?.controller.activeWorkers(-1);
+    this.#settle(key, outcome, (this.#clock.now() - started) / 1000);
+  }
+
+  async #reconcile(key: ObjectKey, signal: AbortSignal): Promise<Outcome> {
+    const object = await this.#primary.store.getOrFetch(key, signal);
+    if (!object) return { kind: "gone" };
+    const generation = object.metadata?.generation;
+    if (this.#terminal.has(key) && this.#terminal.get(key) === generation) {
+      return { kind: "success", action: {} };
+    }
+    try {
+      const action = await this.spec.reconcile(object, {
+        signal,
+        key,
+        cache: (resource) => this.#cache(resource),
+      });
+      return { kind: "success", action };
+    } catch (error) {
+      if (error instanceof TerminalError) return { kind: "terminal", error, generation };
+      return { kind: "error", error };
+    }
+  }
+
+  /** The one place that maps a reconcile outcome to a queue operation. */
+  #settle(key: ObjectKey, outcome: Outcome, seconds: number): void {
+    const metrics = this.#deps.metrics?.controller;
+    switch (outcome.kind) {
+      case "gone":
+        this.#terminal.delete(key);
+        this.queue.forget(key);
+        metrics?.reconciled("success", seconds);
+        break;
+      case "success": {
+        this.#terminal.delete(key);
+        this.queue.forget(key);
+        const after = outcome.action.requeueAfterMs;
+        if (after !== undefined) this.queue.addAfter(key, after);
+        metrics?.reconciled(after === undefined ? "success" : "requeue_after", seconds);
+        break;
+      }
+      case "terminal":
+        this.#terminal.set(key, outcome.generation);
+        this.queue.forget(key);
+        this.#log.warn(
+          "reconcile of {key} failed terminally, not retried until it changes: {error}",
+          {
+            key,
+            error: outcome.error.message,
+          },
+        );
+        metrics?.reconciled("error", seconds);
+        break;
+      case "error": {
+        const retryAfter = outcome.error instanceof ApiError
+          ? outcome.error.retryAfterSeconds
+          : undefined;
+        if (retryAfter !== undefined) this.queue.addAfter(key, retryAfter * 1000);
+        else this.queue.addRateLimited(key);
+        this.#log.error("reconcile of {key} failed, retry {retries}: {error}", {
+          key,
+          retries: this.queue.numRequeues(key),
+          error: describe(outcome.error),
+        });
+        metrics?.reconciled("error", seconds);
+        break;
+      }
+    }
+    this.queue.done(key);
+  }
+
+  #onPrimary(change: StoreChange<T>): void {
+    if (change.type === "replace") return;
+    if (change.type === "delete") {
+      this.#terminal.delete(change.key);
+      this.queue.add(change.key);
+      return;
+    }
+    const before = change.previous;
+    const meta = change.object.metadata;
+    if (
+      !before || before.generation !== meta?.generation ||
+      before.deleting !== (meta?.deletionTimestamp !== undefined)
+    ) {
+      this.queue.add(change.key);
+    }
+  }
+
+  #onRelated(change: StoreChange<KubeObject>, map: (o: KubeObject) => ObjectKey[]): void {
+    if (change.type === "replace") return;
+    if (change.type === "upsert") {
+      const rv = change.object.metadata?.resourceVersion;
+      if (change.previous && rv !== undefined && change.previous.resourceVersion === rv) return;
+    }
+    const object = change.object;
+    if (!object) return;
+    let keys: ObjectKey[];
+    try {
+      keys = map(object);
+    } catch (error) {
+      this.#log.error("mapping {key} to primaries failed: {error}", {
+        key: change.key,
+        error: describe(error),
+      });
+      return;
+    }
+    for (const key of keys) this.queue.add(key);
+  }
+
+  #controllerOwner(object: KubeObject): ObjectKey[] {
+    const { group, kind } = this.spec.resource;
+    const owner = object.metadata?.ownerReferences?.find((o) =>
+      o.controller && o.kind === kind && apiGroup(o.apiVersion) === group
+    );
+    if (!owner) return [];
+    const ns = object.metadata?.namespace;
+    return [ns ? `${ns}/${owner.name}` : owner.name];
+  }
+
+  #reflector(resource: Resource, options: CacheOptions): Reflector {
+    const reflector = this.#caches.reflector(resource, options);
+    if (!this.#reflectors.includes(reflector)) this.#reflectors.push(reflector);
+    return reflector;
+  }
+
+  #cache<C extends KubeObject>(resource: Resource): Store<C> {
+    const reflector = this.#caches.get(resource);
+    if (!reflector || !this.#reflectors.includes(reflector)) {
+      throw new TypeError(
+        `Controller '${this.spec.name}' has no cache of ${resource.plural}: add it to 'owns' or 'watches'`,
+      );
+    }
+    return reflector.store as unknown as Store<C>;
+  }
+}
+
+function apiGroup(apiVersion: string): string {
+  const slash = apiVersion.indexOf("/");
+  return slash < 0 ? "" : apiVersion.slice(0, slash);
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,149 @@
+/**
+ * kinglet's command line: `run` (the default), `install`, `crds`,
+ * `version`. Exit codes: 0 done, 1 failed, 2 bad flags.
+ *
+ * @module
+ */
+import { formatHelp, parseFlags, UsageError } from "./lib/cli/flags.ts";
+import { crdsYaml, installCrds } from "./lib/cli/install.ts";
+import { explainPermissionError } from "./lib/cli/permissions.ts";
+import { runOperator } from "./lib/cli/run.ts";
+import { CONNECTION_FLAGS, RUN_FLAGS, runOptions } from "./lib/cli/run_flags.ts";
+import { VERSION } from "./lib/cli/version.ts";
+import { KubeClient } from "./lib/kube/client.ts";
+import { loadConfig } from "./lib/kube/config.ts";
+import { ConfigError } from "./lib/kube/errors.ts";
+import { type LogFormat, logger, setupLogging } from "./lib/log.ts";
+import type { LogLevel } from "@logtape/logtape";
+
+const USAGE =
+  `kinglet ${VERSION}: a lean Kubernetes operator for WebApp, DatabaseCluster and InferenceService.
+
+Usage:
+  kinglet [run] [flags]     run the operator
+  kinglet install [flags]   server-side apply the CRDs and wait until Established
+  kinglet crds              print the CRDs as YAML
+  kinglet version           print the version
+
+Run 'kinglet <command> --help' for the flags of a command.`;
+
+const INSTALL_FLAGS = [
+  ...CONNECTION_FLAGS,
+  {
+    name: "leader-election-namespace",
+    type: "string" as const,
+    default: "kinglet-system",
+    help: "Namespace to create for the leader Lease; empty creates none.",
+  },
+];
+
+async function main(args: string[]): Promise<number> {
+  const [first, ...rest] = args;
+  const command = first && !first.startsWith("-") ? first : "run";
+  const commandArgs = command === first ? rest : args;
+  const env = Deno.env.toObject();
+  switch (command) {
+    case "version":
+      console.log(VERSION);
+      return 0;
+    case "crds":
+      if (commandArgs.includes("--help") || commandArgs.includes("-h")) {
+        console.log(
+          "kinglet crds: print the CRDs as YAML (pipe to kubectl apply --server-side -f -)",
+        );
+        return 0;
+      }
+      if (commandArgs.length) {
+        throw new UsageError(`kinglet crds takes no arguments, got ${commandArgs.join(" ")}`);
+      }
+      console.log(crdsYaml());
+      return 0;
+    case "install": {
+      const flags = parseFlags(INSTALL_FLAGS, commandArgs, env);
+      if (flags.help) return help("kinglet install [flags]", INSTALL_FLAGS);
+      await logging(flags.values);
+      const config = await loadConfig({
+        ...(flags.values.kubeconfig && { kubeconfig: flags.values.kubeconfig }),
+        ...(flags.values.context && { context: flags.values.context }),
+      });
+      const client = new KubeClient(config);
+      try {
+        const names = await installCrds(client, {
+          ...(flags.values["leader-election-namespace"] &&
+            { namespace: flags.values["leader-election-namespace"] }),
+        });
+        console.log(`installed and Established: ${names.join(", ")}`);
+      } finally {
+        client.close();
+      }
+      return 0;
+    }
+    case "run": {
+      if (commandArgs.includes("--version")) {
+        console.log(VERSION);
+        return 0;
+      }
+      const flags = parseFlags(RUN_FLAGS, commandArgs, env);
+      if (flags.help) return help("kinglet run [flags]", RUN_FLAGS);
+      if (flags.positionals.length) {
+        throw new UsageError(`unexpected argument ${flags.positionals[0]}`);
+      }
+      const options = runOptions(flags.values);
+      await logging(flags.values);
+      const stop = new AbortController();
+      const onSignal = () => stop.abort();
+      for (const s of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(s, onSignal);
+      try {
+        return await runOperator(options, stop.signal);
+      } finally {
+        for (const s of ["SIGTERM", "SIGINT"] as const) Deno.removeSignalListener(s, onSignal);
+      }
+    }
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+function help(usage: string, specs: Parameters<typeof formatHelp>[1]): number {
+  console.log(formatHelp(usage, specs));
+  return 0;
+}
+
+async function logging(values: Record<string, string | undefined>): Promise<void> {
+  await setupLogging({
+    format: (values["log-format"] ?? "json") as LogFormat,
+    level: (values["log-level"] ?? "info") as LogLevel,
+  });
+}
+
+if (import.meta.main) {
+  globalThis.addEventListener("unhandledrejection", (event) => {
+    event.preventDefault();
+    logger("main").error("unhandled rejection: {error}", { error: String(event.reason) });
+  });
+  let code: number;
+  try {
+    code = await main(Deno.args);
+  } catch (error) {
+    code = report(error);
+  }
+  Deno.exit(code);
+}
+
+function report(error: unknown): number {
+  if (error instanceof UsageError) {
+    console.error(`kinglet: ${error.message}\nRun 'kinglet --help' for usage.`);
+    return 2;
+  }
+  const permission = explainPermissionError(error);
+  if (permission) {
+    console.error(`kinglet: ${permission}`);
+    return 1;
+  }
+  if (error instanceof ConfigError) {
+    console.error(`kinglet: ${error.message}`);
+    return 1;
+  }
+  console.error(`kinglet: ${error instanceof Error ? error.message : String(error)}`);
+  return 1;
+}

@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { compareCrds, crdFiles, CRDS_DIR } from "../../hack/gen_crds.ts";
+import { buildCrd, KIND_DEFINITIONS } from "../../lib/operators/mod.ts";
+
+Deno.test("the committed CRDs match the zod schemas (run `deno task crds` if this fails)", async () => {
+  assert.deepEqual(await compareCrds(CRDS_DIR), []);
+});
+
+Deno.test("each generated CRD file parses back to the CRD built from its schema", () => {
+  const files = crdFiles();
+  assert.equal(files.size, KIND_DEFINITIONS.length);
+  for (const definition of KIND_DEFINITIONS) {
+    const crd = buildCrd(definition);
+    const content = files.get(`${crd.metadata.name}.yaml`);
+    assert.ok(content, `no file for ${crd.metadata.name}`);
+    assert.deepEqual(parse(content), crd);
+  }
+});
+
+Deno.test("drift detection reports an edited, a missing and a stale CRD file", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kinglet-crds-" });
+  try {
+    const files = [...crdFiles()];
+    const [edited, missing, kept] = files;
+    await Deno.writeTextFile(join(dir, edited![0]), edited![1].replace("shortNames", "shortnames"));
+    await Deno.writeTextFile(join(dir, kept![0]), kept![1]);
+    await Deno.writeTextFile(
+      join(dir, "gadgets.kinglet.dev.yaml"),
+      "kind: CustomResourceDefinition\n",
+    );
+    const problems = await compareCrds(dir);
+    assert.equal(problems.length, 3);
+    assert.match(
+      problems[0]!,
+      new RegExp(
+        `${
+          edited![0]
+        }: differs from line \\d+: expected "    shortNames:", found "    shortnames:"`,
+      ),
+    );
+    assert.equal(problems[1], `${join(dir, missing![0])}: missing`);
+    assert.equal(
+      problems[2],
+      `${join(dir, "gadgets.kinglet.dev.yaml")}: no kind generates it any more`,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+const GEN_CRDS = new URL("../../hack/gen_crds.ts", import.meta.url).pathname;
+
+async function runCheck(dir: string) {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-read", GEN_CRDS, "--check", `--dir=${dir}`],
+  }).output();
+  const decoder = new TextDecoder();
+  return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
+}
+
+Deno.test("gen_crds --check exits 0 on the committed CRDs and 1 with a hint on stale ones", async () => {
+  const current = await runCheck(CRDS_DIR);
+  assert.equal(current.code, 0, current.stderr);
+  const dir = await Deno.makeTempDir({ prefix: "kinglet-crds-" });
+  try {
+    const stale = await runCheck(dir);
+    assert.equal(stale.code, 1);
+    assert.match(stale.stderr, /webapps\.kinglet\.dev\.yaml: missing/);
+    assert.match(stale.stderr, /run `deno task crds` and commit crds\//);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

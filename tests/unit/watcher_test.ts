@@ -1,0 +1,586 @@
+import assert from "node:assert/strict";
+import { ApiError } from "../../lib/kube/errors.ts";
+import { CONFIG_MAPS, NODES } from "../../lib/kube/resources.ts";
+import type { KubeList, KubeObject, WatchEvent, WatchEventType } from "../../lib/kube/types.ts";
+import { Backoff } from "../../lib/runtime/backoff.ts";
+import { FakeClock, flushMicrotasks } from "../../lib/runtime/clock.ts";
+import {
+  type ListerWatcher,
+  listerWatcher,
+  type ListPageOptions,
+  type ListWatchClient,
+  watcher,
+  type WatcherEvent,
+  type WatcherOptions,
+  type WatchStreamOptions,
+} from "../../lib/runtime/watcher.ts";
+
+type Item = { event: WatchEvent } | { error: unknown } | { end: true };
+
+/** One watch request whose events the test feeds by hand. */
+class FakeStream {
+  readonly options: WatchStreamOptions;
+  #items: Item[] = [];
+  #wake: (() => void) | undefined;
+
+  constructor(options: WatchStreamOptions) {
+    this.options = options;
+    options.signal?.addEventListener("abort", () => this.#notify());
+  }
+
+  get aborted(): boolean {
+    return this.options.signal?.aborted ?? false;
+  }
+
+  push(type: WatchEventType, object: KubeObject): this {
+    return this.#add({ event: { type, object } });
+  }
+
+  fail(error: unknown): this {
+    return this.#add({ error });
+  }
+
+  end(): this {
+    return this.#add({ end: true });
+  }
+
+  async *iterate(): AsyncGenerator<WatchEvent> {
+    for (;;) {
+      if (this.aborted) return;
+      const item = this.#items.shift();
+      if (!item) {
+        await new Promise<void>((resolve) => this.#wake = resolve);
+        continue;
+      }
+      if ("end" in item) return;
+      if ("error" in item) throw item.error;
+      yield item.event;
+    }
+  }
+
+  #add(item: Item): this {
+    this.#items.push(item);
+    this.#notify();
+    return this;
+  }
+
+  #notify(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+}
+
+/** Answers lists from a script and records every request. */
+class FakeListerWatcher implements ListerWatcher<KubeObject> {
+  readonly description = "configmaps (fake)";
+  readonly lists: ListPageOptions[] = [];
+  readonly answers: (KubeList | Error)[] = [];
+  readonly streams: FakeStream[] = [];
+  onWatch: ((stream: FakeStream) => void) | undefined;
+
+  list(options: ListPageOptions): Promise<KubeList> {
+    this.lists.push(options);
+    const answer = this.answers.shift();
+    if (answer instanceof Error) return Promise.reject(answer);
+    if (answer) return Promise.resolve(answer);
+    return new Promise((_, reject) => {
+      options.signal?.addEventListener("abort", () => reject(options.signal?.reason));
+    });
+  }
+
+  watch(options: WatchStreamOptions): AsyncIterable<WatchEvent> {
+    const stream = new FakeStream(options);
+    this.streams.push(stream);
+    this.onWatch?.(stream);
+    return stream.iterate();
+  }
+
+  stream(index: number): FakeStream {
+    const stream = this.streams[index];
+    assert.ok(stream, `watch request #${index} was never made`);
+    return stream;
+  }
+}
+
+function cm(name: string, resourceVersion: string): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name, namespace: "default", uid: `uid-${name}`, resourceVersion },
+  };
+}
+
+function page(items: KubeObject[], resourceVersion: string, next?: string): KubeList {
+  return { metadata: { resourceVersion, ...(next ? { continue: next } : {}) }, items };
+}
+
+function bookmark(resourceVersion: string, initialEventsEnd = false): KubeObject {
+  return {
+    kind: "ConfigMap",
+    metadata: {
+      resourceVersion,
+      ...(initialEventsEnd ? { annotations: { "k8s.io/initial-events-end": "true" } } : {}),
+    },
+  };
+}
+
+const serverError = () =>
+  new ApiError({
+    status: 500,
+    message: "etcd unavailable",
+    verb: "watch",
+    path: "/api/v1/configmaps",
+  });
+const gone = () =>
+  new ApiError({
+    status: 410,
+    message: "too old resource version",
+    verb: "watch",
+    path: "/api/v1/configmaps",
+  });
+
+function setUp(options: WatcherOptions = {}) {
+  const clock = new FakeClock();
+  const lw = new FakeListerWatcher();
+  const abort = new AbortController();
+  const w = watcher(lw, {
+    clock,
+    backoff: new Backoff({ initialMs: 100, maxMs: 1000, jitter: 0 }),
+    stallTimeoutMs: 3_600_000,
+    streamingList: "off",
+    ...options,
+  });
+  const events = w.events(abort.signal);
+  const next = async (): Promise<WatcherEvent> => {
+    const result = await events.next();
+    assert.ok(!result.done, "the watcher ended");
+    return result.value;
+  };
+  return { clock, lw, abort, w, events, next };
+}
+
+Deno.test("a paginated list is delivered as one restarted event, then the watch starts from its resourceVersion", async () => {
+  const { lw, next, abort } = setUp({ pageSize: 2 });
+  lw.answers.push(page([cm("a", "5"), cm("b", "6")], "", "token-1"), page([cm("c", "7")], "9"));
+  assert.deepEqual(await next(), {
+    type: "restarted",
+    objects: [cm("a", "5"), cm("b", "6"), cm("c", "7")],
+    resourceVersion: "9",
+  });
+  assert.deepEqual(lw.lists.map((l) => [l.limit, l.continue]), [[2, undefined], [2, "token-1"]]);
+  const watching = next();
+  await flushMicrotasks();
+  const stream = lw.stream(0);
+  assert.deepEqual(stream.options.resourceVersion, "9");
+  assert.deepEqual(stream.options.allowWatchBookmarks, true);
+  assert.deepEqual(stream.options.sendInitialEvents, undefined);
+  stream.push("ADDED", cm("d", "10")).push("MODIFIED", cm("a", "11")).push(
+    "DELETED",
+    cm("b", "12"),
+  );
+  stream.push("BOOKMARK", bookmark("13"));
+  assert.deepEqual(await watching, { type: "applied", object: cm("d", "10") });
+  assert.deepEqual(await next(), { type: "applied", object: cm("a", "11") });
+  assert.deepEqual(await next(), { type: "deleted", object: cm("b", "12") });
+  assert.deepEqual(await next(), { type: "bookmark", resourceVersion: "13" });
+  abort.abort();
+});
+
+Deno.test("the server-side watch timeout is randomized between 5 and 10 minutes unless set", async () => {
+  const random = setUp();
+  random.lw.answers.push(page([], "1"));
+  await random.next();
+  const pending = random.next();
+  await flushMicrotasks();
+  const timeout = random.lw.stream(0).options.timeoutSeconds ?? 0;
+  assert.ok(timeout >= 300 && timeout < 600, `timeout ${timeout} s`);
+  random.abort.abort();
+  assert.deepEqual(await pending.catch(() => "ended"), "ended");
+
+  const fixed = setUp({ timeoutSeconds: 42 });
+  fixed.lw.answers.push(page([], "1"));
+  await fixed.next();
+  const pendingFixed = fixed.next();
+  await flushMicrotasks();
+  assert.deepEqual(fixed.lw.stream(0).options.timeoutSeconds, 42);
+  fixed.abort.abort();
+  await pendingFixed.catch(() => {});
+});
+
+Deno.test("a streaming list buffers initial events until the end bookmark and keeps watching on the same stream", async () => {
+  const { lw, next, w, abort } = setUp({ streamingList: "auto" });
+  lw.onWatch = (stream) => {
+    stream.push("ADDED", cm("a", "3")).push("ADDED", cm("b", "4"));
+    stream.push("BOOKMARK", bookmark("4")).push("BOOKMARK", bookmark("8", true));
+    stream.push("MODIFIED", cm("a", "9"));
+  };
+  assert.deepEqual(await next(), {
+    type: "restarted",
+    objects: [cm("a", "3"), cm("b", "4")],
+    resourceVersion: "8",
+  });
+  assert.deepEqual(w.freshness.synced, true);
+  const opened = lw.stream(0).options;
+  assert.deepEqual([
+    opened.sendInitialEvents,
+    opened.resourceVersionMatch,
+    opened.allowWatchBookmarks,
+  ], [
+    true,
+    "NotOlderThan",
+    true,
+  ]);
+  assert.deepEqual(opened.resourceVersion, undefined);
+  assert.deepEqual(await next(), { type: "applied", object: cm("a", "9") });
+  assert.deepEqual(lw.lists, []);
+  assert.deepEqual(lw.streams.length, 1);
+  abort.abort();
+});
+
+Deno.test("a rejected streaming list falls back to pages for good", async () => {
+  const { lw, next, clock, abort } = setUp({ streamingList: "auto" });
+  lw.onWatch = (stream) => {
+    if (stream.options.sendInitialEvents) {
+      stream.fail(
+        new ApiError({
+          status: 422,
+          message: "sendInitialEvents is forbidden",
+          verb: "watch",
+          path: "/",
+        }),
+      );
+    }
+  };
+  lw.answers.push(page([cm("a", "2")], "2"));
+  assert.deepEqual(await next(), {
+    type: "restarted",
+    objects: [cm("a", "2")],
+    resourceVersion: "2",
+  });
+  const relisted = next();
+  await flushMicrotasks();
+  lw.stream(1).fail(gone());
+  lw.answers.push(page([cm("b", "30")], "31"));
+  await clock.advance(100);
+  assert.deepEqual(await relisted, {
+    type: "restarted",
+    objects: [cm("b", "30")],
+    resourceVersion: "31",
+  });
+  assert.deepEqual(lw.streams.map((s) => s.options.sendInitialEvents ?? false), [true, false]);
+  assert.deepEqual(lw.lists.length, 2);
+  abort.abort();
+});
+
+Deno.test("a server that ignores sendInitialEvents is detected by a change before the end marker", async () => {
+  const { lw, next, abort } = setUp({ streamingList: "auto" });
+  lw.onWatch = (stream) => {
+    if (stream.options.sendInitialEvents) {
+      stream.push("ADDED", cm("a", "1")).push("MODIFIED", cm("a", "2"));
+    }
+  };
+  lw.answers.push(page([cm("a", "2")], "2"));
+  assert.deepEqual(await next(), {
+    type: "restarted",
+    objects: [cm("a", "2")],
+    resourceVersion: "2",
+  });
+  assert.deepEqual(lw.stream(0).aborted, true);
+  abort.abort();
+});
+
+Deno.test("a failed watch backs off, then resumes from the last resourceVersion seen without relisting", async () => {
+  const { lw, next, clock, w, abort } = setUp();
+  lw.answers.push(page([cm("a", "1")], "1"));
+  await next();
+  const first = next();
+  await flushMicrotasks();
+  lw.stream(0).push("MODIFIED", cm("a", "7"));
+  assert.deepEqual(await first, { type: "applied", object: cm("a", "7") });
+  const second = next();
+  await flushMicrotasks();
+  lw.stream(0).fail(serverError());
+  await clock.advance(99);
+  assert.deepEqual(lw.streams.length, 1, "retried before the backoff elapsed");
+  await clock.advance(1);
+  assert.deepEqual(lw.stream(1).options.resourceVersion, "7");
+  lw.stream(1).push("DELETED", cm("a", "8"));
+  assert.deepEqual(await second, { type: "deleted", object: cm("a", "8") });
+  assert.deepEqual(lw.lists.length, 1);
+  assert.deepEqual(w.freshness.restarts, 1);
+  assert.deepEqual(w.freshness.resourceVersion, "8");
+  abort.abort();
+});
+
+Deno.test("repeated failures back off longer each time and a success resets the backoff", async () => {
+  const { lw, next, clock, abort } = setUp();
+  lw.answers.push(page([], "1"));
+  await next();
+  lw.onWatch = (stream) => stream.fail(serverError());
+  const pending = next();
+  await flushMicrotasks();
+  await clock.advance(100);
+  assert.deepEqual(lw.streams.length, 2);
+  await clock.advance(199);
+  assert.deepEqual(lw.streams.length, 2);
+  await clock.advance(1);
+  assert.deepEqual(lw.streams.length, 3);
+  lw.onWatch = undefined;
+  await clock.advance(400);
+  lw.stream(3).push("ADDED", cm("x", "2"));
+  await pending;
+  const after = next();
+  await flushMicrotasks();
+  lw.stream(3).fail(serverError());
+  await clock.advance(100);
+  assert.deepEqual(lw.streams.length, 5, "the backoff did not start again from its initial delay");
+  abort.abort();
+  await after.catch(() => {});
+});
+
+Deno.test("410 Gone on the watch relists from scratch", async () => {
+  const { lw, next, clock, abort } = setUp();
+  lw.answers.push(page([cm("a", "1"), cm("b", "1")], "1"));
+  await next();
+  const relisted = next();
+  await flushMicrotasks();
+  lw.stream(0).fail(gone());
+  lw.answers.push(page([cm("b", "20")], "21"));
+  await clock.advance(100);
+  assert.deepEqual(await relisted, {
+    type: "restarted",
+    objects: [cm("b", "20")],
+    resourceVersion: "21",
+  });
+  assert.deepEqual(lw.lists.map((l) => l.resourceVersion), [undefined, undefined]);
+  const resumed = next();
+  await flushMicrotasks();
+  assert.deepEqual(lw.stream(1).options.resourceVersion, "21");
+  abort.abort();
+  await resumed.catch(() => {});
+});
+
+Deno.test("a failed page is retried with its continue token and the pages already read are kept", async () => {
+  const { lw, next, clock, abort } = setUp({ pageSize: 1 });
+  lw.answers.push(page([cm("a", "1")], "", "t1"), serverError(), page([cm("b", "1")], "5"));
+  const listed = next();
+  await flushMicrotasks();
+  await clock.advance(100);
+  assert.deepEqual(await listed, {
+    type: "restarted",
+    objects: [cm("a", "1"), cm("b", "1")],
+    resourceVersion: "5",
+  });
+  assert.deepEqual(lw.lists.map((l) => l.continue), [undefined, "t1", "t1"]);
+  abort.abort();
+});
+
+Deno.test("an expired continue token restarts the list from its first page", async () => {
+  const { lw, next, clock, abort } = setUp({ pageSize: 1 });
+  lw.answers.push(page([cm("a", "1")], "", "t1"), gone(), page([cm("a", "9")], "9"));
+  const listed = next();
+  await flushMicrotasks();
+  await clock.advance(100);
+  assert.deepEqual(await listed, {
+    type: "restarted",
+    objects: [cm("a", "9")],
+    resourceVersion: "9",
+  });
+  assert.deepEqual(lw.lists.map((l) => l.continue), [undefined, "t1", undefined]);
+  abort.abort();
+});
+
+Deno.test("a watch the server closes normally is resumed at once from the last resourceVersion", async () => {
+  const { lw, next, abort } = setUp();
+  lw.answers.push(page([], "1"));
+  await next();
+  const first = next();
+  await flushMicrotasks();
+  lw.stream(0).push("ADDED", cm("a", "4")).end();
+  await first;
+  const second = next();
+  await flushMicrotasks();
+  assert.deepEqual(lw.stream(1).options.resourceVersion, "4");
+  lw.stream(1).push("ADDED", cm("b", "5"));
+  assert.deepEqual(await second, { type: "applied", object: cm("b", "5") });
+  abort.abort();
+});
+
+Deno.test("a watch closed as soon as it opened, with nothing sent, is retried after a backoff", async () => {
+  const { lw, next, clock, w, abort } = setUp();
+  lw.answers.push(page([], "1"));
+  await next();
+  lw.onWatch = (stream) => stream.end();
+  const pending = next();
+  await flushMicrotasks();
+  assert.deepEqual(lw.streams.length, 1);
+  await clock.advance(100);
+  assert.deepEqual(lw.streams.length, 2);
+  assert.deepEqual(w.freshness.restarts, 2);
+  abort.abort();
+  await pending.catch(() => {});
+});
+
+Deno.test("a silent watch is torn down after the stall timeout and resumed from the last resourceVersion", async () => {
+  const { lw, next, clock, w, abort } = setUp({ stallTimeoutMs: 60_000 });
+  lw.answers.push(page([], "3"));
+  await next();
+  const pending = next();
+  await flushMicrotasks();
+  await clock.advance(59_999);
+  assert.deepEqual(lw.stream(0).aborted, false);
+  await clock.advance(1);
+  assert.deepEqual(lw.stream(0).aborted, true, "the stalled request was not cancelled");
+  await clock.advance(100);
+  assert.deepEqual(lw.stream(1).options.resourceVersion, "3");
+  assert.deepEqual(w.freshness.restarts, 1);
+  lw.stream(1).push("BOOKMARK", bookmark("4"));
+  assert.deepEqual(await pending, { type: "bookmark", resourceVersion: "4" });
+  abort.abort();
+});
+
+Deno.test("freshness tracks sync and the time of the last sign of life", async () => {
+  const { lw, next, clock, w, abort } = setUp();
+  assert.deepEqual(w.freshness, {
+    synced: false,
+    lastActivityAt: undefined,
+    restarts: 0,
+    resourceVersion: undefined,
+  });
+  await clock.advance(1000);
+  lw.answers.push(page([], "1"));
+  await next();
+  assert.deepEqual(w.freshness, {
+    synced: true,
+    lastActivityAt: 1000,
+    restarts: 0,
+    resourceVersion: "1",
+  });
+  const pending = next();
+  await clock.advance(5000);
+  lw.stream(0).push("BOOKMARK", bookmark("2"));
+  await pending;
+  assert.deepEqual(w.freshness, {
+    synced: true,
+    lastActivityAt: 6000,
+    restarts: 0,
+    resourceVersion: "2",
+  });
+  abort.abort();
+});
+
+Deno.test("aborting ends the iteration cleanly and cancels the request in flight", async () => {
+  const { lw, next, events, abort } = setUp();
+  lw.answers.push(page([], "1"));
+  await next();
+  const pending = events.next();
+  await flushMicrotasks();
+  abort.abort();
+  assert.deepEqual(await pending, { done: true, value: undefined });
+  assert.deepEqual(lw.stream(0).aborted, true);
+});
+
+Deno.test("aborting during a backoff or a list ends the iteration cleanly", async () => {
+  const listing = setUp();
+  const pendingList = listing.events.next();
+  await flushMicrotasks();
+  listing.abort.abort();
+  assert.deepEqual(await pendingList, { done: true, value: undefined });
+  assert.deepEqual(listing.lw.lists[0]?.signal?.aborted, true);
+
+  const backingOff = setUp();
+  backingOff.lw.answers.push(serverError());
+  const pendingBackoff = backingOff.events.next();
+  await flushMicrotasks();
+  backingOff.abort.abort();
+  assert.deepEqual(await pendingBackoff, { done: true, value: undefined });
+});
+
+Deno.test("a caller that stops iterating closes the open watch", async () => {
+  const { lw, next, events } = setUp();
+  lw.answers.push(page([], "1"));
+  await next();
+  const pending = next();
+  await flushMicrotasks();
+  lw.stream(0).push("ADDED", cm("a", "2"));
+  await pending;
+  await events.return();
+  assert.deepEqual(lw.stream(0).aborted, true);
+});
+
+Deno.test("a watcher cannot be iterated twice at once", async () => {
+  const { w, lw, next, abort } = setUp();
+  lw.answers.push(page([], "1"));
+  await next();
+  await assert.rejects(() => w.events().next(), {
+    name: "TypeError",
+    message: /already being iterated/,
+  });
+  abort.abort();
+});
+
+Deno.test("options out of range are rejected with what was given", () => {
+  const lw = new FakeListerWatcher();
+  assert.throws(
+    () => watcher(lw, { pageSize: 0 }),
+    /RangeError: .*'pageSize' must be a positive integer, got 0/,
+  );
+  assert.throws(
+    () => watcher(lw, { stallTimeoutMs: -1 }),
+    /RangeError: .*'stallTimeoutMs' must be positive/,
+  );
+  assert.throws(() => watcher(lw, { timeoutSeconds: 1.5 }), /RangeError: .*'timeoutSeconds'/);
+  assert.throws(
+    // @ts-expect-error: an invalid mode from untyped configuration
+    () => watcher(lw, { streamingList: "on" }),
+    /RangeError: .*'streamingList' must be "auto" or "off", got "on"/,
+  );
+});
+
+Deno.test("listerWatcher narrows every request to its namespace and selectors", async () => {
+  const calls: { verb: string; plural: string; options: unknown }[] = [];
+  const client: ListWatchClient = {
+    list: (resource, options) => {
+      calls.push({ verb: "list", plural: resource.plural, options });
+      return Promise.resolve({ metadata: { resourceVersion: "1" }, items: [] });
+    },
+    watch: (resource, options) => {
+      calls.push({ verb: "watch", plural: resource.plural, options });
+      return (async function* () {})();
+    },
+  };
+  const lw = listerWatcher(client, CONFIG_MAPS, {
+    namespace: "shop",
+    labelSelector: "app=web",
+    metadataOnly: true,
+  });
+  assert.deepEqual(
+    lw.description,
+    'configmaps in namespace "shop" with labels app=web (metadata only)',
+  );
+  await lw.list({ limit: 10 });
+  lw.watch({ resourceVersion: "1", allowWatchBookmarks: true });
+  assert.deepEqual(calls, [
+    {
+      verb: "list",
+      plural: "configmaps",
+      options: { namespace: "shop", labelSelector: "app=web", metadataOnly: true, limit: 10 },
+    },
+    {
+      verb: "watch",
+      plural: "configmaps",
+      options: {
+        namespace: "shop",
+        labelSelector: "app=web",
+        metadataOnly: true,
+        resourceVersion: "1",
+        allowWatchBookmarks: true,
+      },
+    },
+  ]);
+  assert.throws(
+    () => listerWatcher(client, NODES, { namespace: "x" }),
+    /TypeError: .*cluster-scoped/,
+  );
+});
