@@ -23,6 +23,10 @@ import {
 import { etcdHealthy } from "./_etcd.ts";
 import { writeKubeconfig } from "./_kubeconfig.ts";
 import { FAKE_NODE_SELECTOR, fakeNodes, nodeReady } from "./_nodes.ts";
+import { storageClass, volumePool } from "./_storage.ts";
+
+/** PersistentVolumes in the pool: enough for the e2e suite and the samples. */
+const VOLUMES = 24;
 import { generatePki } from "./_pki.ts";
 import { Component, freePorts } from "./_process.ts";
 
@@ -155,16 +159,18 @@ export class Boot {
     await this.#spawn("kube-scheduler", schedulerArgs(layout));
     const kwok = await this.#spawn("kwok", kwokArgs(layout));
     const nodes = fakeNodes(gpuNodes);
-    for (const node of nodes) {
-      const created = await api.request("POST", "/api/v1/nodes", {
-        body: node,
-        signal: this.#signal,
-      });
+    const objects: [string, { metadata?: { name?: string } }][] = [
+      ...nodes.map((n) => ["/api/v1/nodes", n] as [string, typeof n]),
+      ["/apis/storage.k8s.io/v1/storageclasses", storageClass()],
+      ...volumePool(VOLUMES).map((v) => ["/api/v1/persistentvolumes", v] as [string, typeof v]),
+    ];
+    for (const [path, object] of objects) {
+      const created = await api.request("POST", path, { body: object, signal: this.#signal });
       if (created.status !== 201) {
         const body = JSON.stringify(created.body);
         throw new StartFailure(
           apiserver,
-          `creating node ${node.metadata?.name} answered ${created.status}: ${body}`,
+          `creating ${path} ${object.metadata?.name} answered ${created.status}: ${body}`,
         );
       }
     }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { V1Node } from "@kubernetes/client-node";
+import type { V1Node, V1Taint } from "@kubernetes/client-node";
 
 /** Annotation that hands a node to kwok (its `--manage-nodes-with-annotation-selector`). */
 export const KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node";
@@ -28,6 +28,8 @@ export function fakeNodes(gpuNodes: boolean): V1Node[] {
         name: `kwok-gpu-${type.toLowerCase()}`,
         labels: { "kinglet.dev/gpu-type": type },
         extraCapacity: { "nvidia.com/gpu": "8" },
+        // As GPU operators taint GPU nodes: only pods that ask for a GPU land there.
+        taints: [{ key: "nvidia.com/gpu", value: "present", effect: "NoSchedule" }],
       });
     }
   }
@@ -44,9 +46,13 @@ interface NodeSpec {
   name: string;
   labels?: Record<string, string>;
   extraCapacity?: Record<string, string>;
+  taints?: V1Taint[];
 }
 
-function fakeNode({ name, labels = {}, extraCapacity = {} }: NodeSpec, ip: string): V1Node {
+function fakeNode(
+  { name, labels = {}, extraCapacity = {}, taints }: NodeSpec,
+  ip: string,
+): V1Node {
   const capacity = { cpu: "32", memory: "128Gi", pods: "110", ...extraCapacity };
   return {
     apiVersion: "v1",
@@ -63,6 +69,7 @@ function fakeNode({ name, labels = {}, extraCapacity = {} }: NodeSpec, ip: strin
         ...labels,
       },
     },
+    ...(taints && { spec: { taints } }),
     status: {
       capacity,
       allocatable: capacity,
