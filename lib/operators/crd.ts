@@ -195,7 +195,9 @@ function ordered(node: JsonSchema): JsonSchema {
 function adjustChild(key: string, value: unknown, path: string): unknown {
   if (key === "properties" && isSchema(value)) {
     return Object.fromEntries(
-      Object.entries(value).map(([name, child]) => [name, adjust(child as JsonSchema, `${path}.${name}`)]),
+      Object.entries(value).map((
+        [name, child],
+      ) => [name, adjust(child as JsonSchema, `${path}.${name}`)]),
     );
   }
   if ((key === "items" || key === "additionalProperties") && isSchema(value)) {
@@ -274,7 +276,9 @@ export function structuralProblems(schema: JsonSchema, path = ""): string[] {
       problems.push(`${at}: has no type (set one, or x-kubernetes-preserve-unknown-fields)`);
     }
   } else if (typeof type !== "string" || !TYPES.has(type)) {
-    problems.push(`${at}: type must be one of ${[...TYPES].join(", ")}, got ${JSON.stringify(type)}`);
+    problems.push(
+      `${at}: type must be one of ${[...TYPES].join(", ")}, got ${JSON.stringify(type)}`,
+    );
   }
   const properties = schema.properties;
   const additional = schema.additionalProperties;
@@ -282,7 +286,9 @@ export function structuralProblems(schema: JsonSchema, path = ""): string[] {
     problems.push(`${at}: sets both properties and additionalProperties`);
   }
   if (additional !== undefined && !isSchema(additional)) {
-    problems.push(`${at}: additionalProperties must be a schema, not ${JSON.stringify(additional)}`);
+    problems.push(
+      `${at}: additionalProperties must be a schema, not ${JSON.stringify(additional)}`,
+    );
   }
   if (isSchema(properties)) {
     for (const [name, child] of Object.entries(properties)) {
@@ -348,12 +354,14 @@ export function buildCrd(definition: KindDefinition): CustomResourceDefinition {
       status: toKubernetesSchema(definition.status),
     },
     required: ["spec"],
-    "x-kubernetes-validations": [{
-      rule: `self.metadata.name.size() <= ${maxNameLength} && ` +
-        `self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')`,
-      message: `metadata.name must be a DNS label of at most ${maxNameLength} characters ` +
-        "starting with a letter, because it names the Services kinglet creates",
-    } satisfies CelRule],
+    "x-kubernetes-validations": [
+      {
+        rule: `self.metadata.name.size() <= ${maxNameLength} && ` +
+          `self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')`,
+        message: `metadata.name must be a DNS label of at most ${maxNameLength} characters ` +
+          "starting with a letter, because it names the Services kinglet creates",
+      } satisfies CelRule,
+    ],
   };
   const problems = structuralProblems(root);
   if (problems.length > 0) {

@@ -14,11 +14,7 @@
  *
  * @module
  */
-import type {
-  V1EnvVar,
-  V1ResourceRequirements,
-  V1Toleration,
-} from "@kubernetes/client-node";
+import type { V1EnvVar, V1ResourceRequirements, V1Toleration } from "@kubernetes/client-node";
 import { z } from "zod";
 import { type FieldPath, formatPath, type Problem } from "./validation.ts";
 import { parseQuantity, type Quantity, quantitySchema, quantityString } from "./quantity.ts";
@@ -27,7 +23,9 @@ const keyRef = (what: string) =>
   z.object({
     name: z.string().min(1).describe(`Name of the ${what} in the object's namespace.`),
     key: z.string().min(1).describe(`Key within the ${what}.`),
-    optional: z.boolean().optional().describe(`Start the pod even if the ${what} or key is missing.`),
+    optional: z.boolean().optional().describe(
+      `Start the pod even if the ${what} or key is missing.`,
+    ),
   });
 
 /** One environment variable: a literal value or a reference to a Secret or ConfigMap key. */
@@ -68,7 +66,9 @@ export type Resources = z.infer<typeof resourcesSchema>;
 /** A toleration: the structural subset of `corev1.Toleration`. */
 export const tolerationSchema = z.object({
   key: z.string().optional().describe("Taint key; empty with operator Exists matches every taint."),
-  operator: z.enum(["Exists", "Equal"]).optional().describe("How key and value match; Equal by default."),
+  operator: z.enum(["Exists", "Equal"]).optional().describe(
+    "How key and value match; Equal by default.",
+  ),
   value: z.string().optional().describe("Taint value to match with operator Equal."),
   effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional().describe(
     "Taint effect to match; empty matches all effects.",
@@ -177,7 +177,10 @@ export function checkTolerations(
   tolerations?.forEach((toleration, i) => {
     const exists = toleration.operator === "Exists";
     if (exists && toleration.value) {
-      problems.push({ path: [...at, i, "value"], message: "must be empty when operator is Exists" });
+      problems.push({
+        path: [...at, i, "value"],
+        message: "must be empty when operator is Exists",
+      });
     }
     if (!toleration.key && !exists) {
       problems.push({

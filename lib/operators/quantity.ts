@@ -56,7 +56,16 @@ export const quantitySchema = z
         `${JSON.stringify(issue.input)} is not a quantity; use a number with an optional ` +
         `suffix, such as 500m, 2, 256Mi or 1Gi`,
     }),
-  ])
+  ], {
+    error: (issue) => {
+      if (issue.code !== "invalid_union") return undefined;
+      // YAML reads `cpu: 0.5` as a number, which an int-or-string field cannot hold.
+      if (typeof issue.input === "number") {
+        return `${issue.input} must be written as a string, e.g. "${issue.input}"`;
+      }
+      return "must be a quantity: an integer or a string such as 500m, 2, 256Mi or 1Gi";
+    },
+  })
   .meta({ "x-kubernetes-int-or-string": true, pattern: QUANTITY_PATTERN.source });
 
 /** A quantity as written in a spec. */

@@ -24,7 +24,13 @@ import { conditionsSchema, type Health, setStandardConditions } from "./conditio
 import type { KubeObject } from "../kube/types.ts";
 
 /** Phases of a Deployment-backed kind. */
-export const workloadPhaseSchema = z.enum(["Pending", "Progressing", "Ready", "Degraded", "Invalid"])
+export const workloadPhaseSchema = z.enum([
+  "Pending",
+  "Progressing",
+  "Ready",
+  "Degraded",
+  "Invalid",
+])
   .describe(
     "Pending: the Deployment does not exist yet. Progressing: a rollout or scale is under way. " +
       "Ready: every replica is updated and available. Degraded: replicas were lost or the " +
@@ -75,7 +81,10 @@ export interface Assessment {
  * }).phase; // "Ready"
  * ```
  */
-export function assessDeployment(desired: number, deployment: V1Deployment | undefined): Assessment {
+export function assessDeployment(
+  desired: number,
+  deployment: V1Deployment | undefined,
+): Assessment {
   if (!deployment) {
     return { phase: "Pending", reason: "Creating", message: "Waiting for the Deployment to exist" };
   }

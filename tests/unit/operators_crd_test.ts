@@ -13,7 +13,9 @@ import { quantitySchema } from "../../lib/operators/quantity.ts";
 function* nodes(node: JsonSchema, path = ""): Generator<[string, JsonSchema]> {
   yield [path || "(root)", node];
   const properties = node.properties as Record<string, JsonSchema> | undefined;
-  for (const [name, child] of Object.entries(properties ?? {})) yield* nodes(child, `${path}.${name}`);
+  for (const [name, child] of Object.entries(properties ?? {})) {
+    yield* nodes(child, `${path}.${name}`);
+  }
   if (typeof node.items === "object") yield* nodes(node.items as JsonSchema, `${path}[]`);
   if (typeof node.additionalProperties === "object") {
     yield* nodes(node.additionalProperties as JsonSchema, `${path}{}`);
@@ -35,7 +37,9 @@ for (const definition of KIND_DEFINITIONS) {
       const typed = typeof node.type === "string";
       const intOrString = node["x-kubernetes-int-or-string"] === true;
       assert.ok(typed !== intOrString, `${path} must have exactly one of type and int-or-string`);
-      for (const keyword of ["$ref", "$schema", "oneOf", "allOf", "not", "const", "propertyNames"]) {
+      for (
+        const keyword of ["$ref", "$schema", "oneOf", "allOf", "not", "const", "propertyNames"]
+      ) {
         assert.ok(!(keyword in node), `${path} uses ${keyword}`);
       }
       if ("anyOf" in node) assert.ok(intOrString, `${path} uses anyOf outside int-or-string`);
@@ -55,7 +59,9 @@ for (const definition of KIND_DEFINITIONS) {
     assert.deepEqual(crd.spec.names.categories, ["kinglet"]);
     assert.equal(crd.spec.names.listKind, `${kind}List`);
     const columns = version.additionalPrinterColumns.map((column) => column.name);
-    for (const name of ["Ready", "Desired", "Phase", "Age"]) assert.ok(columns.includes(name), name);
+    for (const name of ["Ready", "Desired", "Phase", "Age"]) {
+      assert.ok(columns.includes(name), name);
+    }
     assert.deepEqual(version.schema.openAPIV3Schema.required, ["spec"]);
   });
 }
@@ -135,7 +141,12 @@ Deno.test("toKubernetesSchema turns integer range bounds into formats", () => {
   const properties = node.properties as Record<string, JsonSchema>;
   assert.deepEqual(properties.small, { type: "integer", format: "int32", minimum: 0 });
   assert.deepEqual(properties.big, { type: "integer", format: "int64" });
-  assert.deepEqual(properties.port, { type: "integer", format: "int32", minimum: 1, maximum: 65535 });
+  assert.deepEqual(properties.port, {
+    type: "integer",
+    format: "int32",
+    minimum: 1,
+    maximum: 65535,
+  });
 });
 
 Deno.test("toKubernetesSchema keeps Kubernetes extensions set with meta", () => {
@@ -148,7 +159,11 @@ Deno.test("toKubernetesSchema keeps Kubernetes extensions set with meta", () => 
 });
 
 Deno.test("toKubernetesSchema refuses a recursive schema with a clear error", () => {
-  const tree: z.ZodType = z.object({ get children() { return z.array(tree); } });
+  const tree: z.ZodType = z.object({
+    get children() {
+      return z.array(tree);
+    },
+  });
   assert.throws(() => toKubernetesSchema(tree), (error: Error) => {
     assert.ok(error instanceof TypeError);
     assert.match(error.message, /structural schemas cannot express references/);

@@ -110,6 +110,12 @@ Deno.test("quantities accept integers and suffixed strings and reject the rest",
   for (const bad of ["", "-1", "1GB", "1 Gi", "one", "1.5.5"]) {
     assert.ok(!QUANTITY_PATTERN.test(bad), bad);
   }
+  const fractional = validateSpec(z.object({ cpu: quantitySchema }), { cpu: 0.5 });
+  assert.deepEqual(problems(fractional), ['spec.cpu: 0.5 must be written as a string, e.g. "0.5"']);
+  const flag = validateSpec(z.object({ cpu: quantitySchema }), { cpu: true });
+  assert.deepEqual(problems(flag), [
+    "spec.cpu: must be a quantity: an integer or a string such as 500m, 2, 256Mi or 1Gi",
+  ]);
   const result = validateSpec(z.object({ cpu: quantitySchema }), { cpu: "1GB" });
   assert.deepEqual(problems(result), [
     'spec.cpu: "1GB" is not a quantity; use a number with an optional suffix, such as 500m, 2, 256Mi or 1Gi',

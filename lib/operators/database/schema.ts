@@ -30,7 +30,7 @@ import { conditionsSchema } from "../conditions.ts";
 import { GROUP, type KindDefinition, VERSION } from "../crd.ts";
 import { checkResources, resourcesSchema } from "../pod_fields.ts";
 import { parseQuantity, quantitySchema } from "../quantity.ts";
-import { type Problem, type Validation, validateSpec } from "../validation.ts";
+import { type Problem, validateSpec, type Validation } from "../validation.ts";
 import { ENGINE_NAMES, ENGINES, isSupportedVersion } from "./engines.ts";
 import { DATABASE_PHASES } from "./state.ts";
 

@@ -122,7 +122,9 @@ export const TRANSITIONS: readonly TransitionRule[] = [
 export function nextState(current: DatabasePhase, observation: Observation): Step {
   if (!DATABASE_PHASES.includes(current)) {
     throw new RangeError(
-      `Cannot advance the DatabaseCluster state machine: unknown state ${JSON.stringify(current)}; ` +
+      `Cannot advance the DatabaseCluster state machine: unknown state ${
+        JSON.stringify(current)
+      }; ` +
         `expected one of ${DATABASE_PHASES.join(", ")}`,
     );
   }

@@ -74,7 +74,10 @@ export interface DatabaseStatusUpdate {
  * ```
  */
 export function observeDatabase(
-  cluster: { metadata: DatabaseCluster["metadata"]; spec: Pick<DatabaseCluster["spec"], "replicas"> },
+  cluster: {
+    metadata: DatabaseCluster["metadata"];
+    spec: Pick<DatabaseCluster["spec"], "replicas">;
+  },
   statefulSet: V1StatefulSet | undefined,
 ): Observation {
   return {

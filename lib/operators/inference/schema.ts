@@ -27,7 +27,7 @@ import { z } from "zod";
 import type { KubeObject, Resource } from "../../kube/types.ts";
 import { GROUP, type KindDefinition, VERSION } from "../crd.ts";
 import { checkResources, resourcesSchema } from "../pod_fields.ts";
-import { type Problem, type Validation, validateSpec } from "../validation.ts";
+import { type Problem, validateSpec, type Validation } from "../validation.ts";
 import { type WorkloadStatus, workloadStatusSchema } from "../workload_status.ts";
 
 /** The `inferenceservices.kinglet.dev` resource. */

@@ -49,11 +49,16 @@ export function inferenceServiceStatus(
   deployment: V1Deployment | undefined,
   now: Date,
 ): WorkloadStatus {
-  return workloadStatus(isvc, {
-    desiredReplicas: isvc.spec.replicas,
-    url: inferenceServiceUrl(isvc),
-    selector: labelSelector(selectorLabels(isvc)),
-  }, deployment, now);
+  return workloadStatus(
+    isvc,
+    {
+      desiredReplicas: isvc.spec.replicas,
+      url: inferenceServiceUrl(isvc),
+      selector: labelSelector(selectorLabels(isvc)),
+    },
+    deployment,
+    now,
+  );
 }
 
 /**

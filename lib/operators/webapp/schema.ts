@@ -31,7 +31,7 @@ import {
   resourcesSchema,
   tolerationsSchema,
 } from "../pod_fields.ts";
-import { type Validation, validateSpec } from "../validation.ts";
+import { validateSpec, type Validation } from "../validation.ts";
 import { type WorkloadStatus, workloadStatusSchema } from "../workload_status.ts";
 
 /** The `webapps.kinglet.dev` resource. */

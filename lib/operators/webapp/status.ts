@@ -44,11 +44,16 @@ export function webAppStatus(
   deployment: V1Deployment | undefined,
   now: Date,
 ): WorkloadStatus {
-  return workloadStatus(app, {
-    desiredReplicas: app.spec.replicas,
-    url: webAppUrl(app),
-    selector: labelSelector(selectorLabels(app)),
-  }, deployment, now);
+  return workloadStatus(
+    app,
+    {
+      desiredReplicas: app.spec.replicas,
+      url: webAppUrl(app),
+      selector: labelSelector(selectorLabels(app)),
+    },
+    deployment,
+    now,
+  );
 }
 
 /**
