@@ -30,24 +30,26 @@
  *
  * @example
  * ```ts
- * import { listerWatcher, watcher } from "./watcher.ts";
- * import type { ListWatchClient } from "./watcher.ts";
- * import { CONFIG_MAPS } from "../kube/resources.ts";
- * declare const client: ListWatchClient;
- * const configMaps = watcher(listerWatcher(client, CONFIG_MAPS, { namespace: "default" }));
+ * import { watcher } from "./watcher.ts";
+ * // Usually `listerWatcher(client, CONFIG_MAPS)`; here, an empty collection.
+ * const configMaps = watcher({
+ *   list: () => Promise.resolve({ metadata: { resourceVersion: "1" }, items: [] }),
+ *   watch: async function* () {},
+ * }, { streamingList: "off" });
  * const stop = new AbortController();
  * for await (const event of configMaps.events(stop.signal)) {
- *   if (event.type === "restarted") stop.abort();
+ *   if (event.type === "restarted") stop.abort(); // event.objects holds the whole list
  * }
  * ```
  *
  * @module
  */
 import { ApiError, isForbidden, isGone, isUnauthorized } from "../kube/errors.ts";
-import type { KubeList, KubeObject, WatchEvent } from "../kube/types.ts";
+import type { KubeList, KubeObject } from "../kube/types.ts";
 import { logger } from "../log.ts";
 import { Backoff } from "./backoff.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import { type Pull, WatchStream } from "./_watch_stream.ts";
 
 export {
   type ListerWatcher,
@@ -125,33 +127,21 @@ const MIN_WATCH_TIMEOUT_SECONDS = 300;
 /** A watch the server closes sooner than this, having sent nothing, is treated as a failure. */
 const QUICK_CLOSE_MS = 1_000;
 const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
-
-interface OpenWatch<T extends KubeObject> {
-  iterator: AsyncIterator<WatchEvent<T>>;
-  /** Cancels this request only; the watcher's signal cancels all of them. */
-  abort: AbortController;
-  openedAt: number;
-  delivered: boolean;
-}
+/** Failed watches in a row, resumed at the same resourceVersion, before a relist instead. */
+const RELIST_AFTER_FAILURES = 5;
 
 type State<T extends KubeObject> =
   | { kind: "empty" }
   | { kind: "initListing"; continueToken: string | undefined; objects: T[] }
-  | { kind: "initStreaming"; stream: OpenWatch<T>; objects: T[] }
+  | { kind: "initStreaming"; stream: WatchStream<T>; objects: T[] }
   | { kind: "initListed"; resourceVersion: string }
-  | { kind: "watching"; resourceVersion: string; stream: OpenWatch<T> }
+  | { kind: "watching"; resourceVersion: string; stream: WatchStream<T> }
   | { kind: "backingOff"; delayMs: number; then: State<T> };
 
 interface Step<T extends KubeObject> {
   event?: WatcherEvent<T>;
   next: State<T>;
 }
-
-type Pull<T extends KubeObject> =
-  | { kind: "event"; event: WatchEvent<T> }
-  | { kind: "end" }
-  | { kind: "error"; error: unknown }
-  | { kind: "stall" };
 
 const EMPTY = { kind: "empty" } as const;
 
@@ -241,7 +231,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
         if (step.event) yield step.event;
       }
     } finally {
-      if (state.kind === "watching" || state.kind === "initStreaming") close(state.stream);
+      if (state.kind === "watching" || state.kind === "initStreaming") state.stream.close();
       this.#running = false;
     }
   }
@@ -313,7 +303,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
   ): Promise<Step<T>> {
     const pull = await this.#pull(state.stream, signal);
     if (pull.kind !== "event") {
-      close(state.stream);
+      state.stream.close();
       if (pull.kind === "error" && rejectsStreamingList(pull.error)) {
         return this.#fallBackToPages(errorText(pull.error));
       }
@@ -338,7 +328,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
       }
     }
     // A server that ignores `sendInitialEvents` streams live changes without the end marker.
-    close(state.stream);
+    state.stream.close();
     return this.#fallBackToPages(`a ${type} event came before the end of the initial events`);
   }
 
@@ -361,7 +351,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
         return { event: { type: "applied", object }, next };
       }
       case "end":
-        close(stream);
+        stream.close();
         if (!stream.delivered && this.#clock.now() - stream.openedAt < QUICK_CLOSE_MS) {
           const error = new Error("the API server closed the watch as soon as it opened");
           return this.#retry(
@@ -377,13 +367,18 @@ export class Watcher<T extends KubeObject = KubeObject> {
         });
         return { next: resume };
       case "error":
-        close(stream);
+        stream.close();
         if (isGone(pull.error)) {
           return this.#retry(pull.error, EMPTY, `relisting, since ${resourceVersion} is too old`);
         }
+        if (this.#backoff.attempts + 1 >= RELIST_AFTER_FAILURES) {
+          // Some failures recur at the same resourceVersion (the API server answers a watch
+          // resumed at a compaction boundary with 500 "PrevKv=nil"): a relist gets past them.
+          return this.#retry(pull.error, EMPTY, `relisting after repeated failures`);
+        }
         return this.#retry(pull.error, resume, `resuming from resourceVersion ${resourceVersion}`);
       case "stall": {
-        close(stream);
+        stream.close();
         const error = new Error(`no event nor bookmark for ${this.#stallTimeoutMs} ms`);
         return this.#retry(error, resume, `restarting the watch from ${resourceVersion}`);
       }
@@ -433,43 +428,20 @@ export class Watcher<T extends KubeObject = KubeObject> {
     return { next: { kind: "backingOff", delayMs, then } };
   }
 
-  #open(options: Omit<WatchStreamOptions, "signal">, signal: AbortSignal): OpenWatch<T> {
-    const abort = new AbortController();
+  #open(options: Omit<WatchStreamOptions, "signal">, signal: AbortSignal): WatchStream<T> {
     const timeoutSeconds = this.#timeoutSeconds ??
       Math.floor(MIN_WATCH_TIMEOUT_SECONDS * (1 + Math.random()));
-    let iterator: AsyncIterator<WatchEvent<T>>;
-    try {
-      iterator = this.#lw.watch({
-        ...options,
-        timeoutSeconds,
-        signal: AbortSignal.any([signal, abort.signal]),
-      })[Symbol.asyncIterator]();
-    } catch (error) {
-      iterator = { next: () => Promise.reject(error) };
-    }
-    return { iterator, abort, openedAt: this.#clock.now(), delivered: false };
+    return new WatchStream(
+      (bounded) => this.#lw.watch({ ...options, timeoutSeconds, signal: bounded }),
+      signal,
+      this.#clock,
+    );
   }
 
-  /** The stream's next event, its end or error, or a stall if none comes in time. */
-  async #pull(stream: OpenWatch<T>, signal: AbortSignal): Promise<Pull<T>> {
-    const timer = new AbortController();
-    const stall = this.#clock.sleep(this.#stallTimeoutMs, AbortSignal.any([signal, timer.signal]))
-      .then((): Pull<T> => ({ kind: "stall" }));
-    const next = stream.iterator.next().then(
-      (r): Pull<T> => (r.done ? { kind: "end" } : { kind: "event", event: r.value }),
-      (error): Pull<T> => ({ kind: "error", error }),
-    );
-    try {
-      const pull = await Promise.race([next, stall]);
-      signal.throwIfAborted();
-      if (pull.kind === "event") {
-        stream.delivered = true;
-        this.#lastActivityAt = this.#clock.now();
-      }
-      return pull;
-    } finally {
-      timer.abort();
-    }
+  async #pull(stream: WatchStream<T>, signal: AbortSignal): Promise<Pull<T>> {
+    const pull = await stream.pull(this.#stallTimeoutMs, signal);
+    if (pull.kind === "event") this.#lastActivityAt = this.#clock.now();
+    return pull;
   }
 }
 
@@ -479,11 +451,18 @@ export class Watcher<T extends KubeObject = KubeObject> {
  * @example
  * ```ts
  * import { listerWatcher, watcher } from "./watcher.ts";
- * import type { ListWatchClient } from "./watcher.ts";
  * import { SECRETS } from "../kube/resources.ts";
- * declare const client: ListWatchClient;
+ * import { KubeClient } from "../kube/client.ts";
+ * import { staticToken } from "../kube/token_source.ts";
+ * const client = new KubeClient({
+ *   server: "https://127.0.0.1:6443",
+ *   auth: staticToken("example"),
+ *   namespace: "default",
+ *   source: "example",
+ * });
  * const secrets = watcher(listerWatcher(client, SECRETS, { metadataOnly: true }), { pageSize: 100 });
  * secrets.freshness.synced; // false until the first list is delivered
+ * client.close();
  * ```
  *
  * @throws {RangeError} when an option is out of range.
@@ -493,12 +472,6 @@ export function watcher<T extends KubeObject>(
   options: WatcherOptions = {},
 ): Watcher<T> {
   return new Watcher(lw, options);
-}
-
-/** Ends a watch request: cancels it and lets the stream's cleanup run. */
-function close<T extends KubeObject>(stream: OpenWatch<T>): void {
-  stream.abort.abort();
-  stream.iterator.return?.().catch(() => {});
 }
 
 /** True when the server refuses `sendInitialEvents` (feature off, or a server too old). */

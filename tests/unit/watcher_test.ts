@@ -584,3 +584,24 @@ Deno.test("listerWatcher narrows every request to its namespace and selectors", 
     /TypeError: .*cluster-scoped/,
   );
 });
+
+Deno.test("a watch that fails five times in a row at the same resourceVersion relists", async () => {
+  const { lw, next, clock, abort } = setUp();
+  lw.answers.push(page([cm("a", "1")], "1"));
+  await next();
+  lw.onWatch = (stream) => stream.fail(serverError());
+  lw.answers.push(page([cm("a", "3")], "3"));
+  const relisted = next();
+  await flushMicrotasks();
+  await clock.advance(100 + 200 + 400 + 800);
+  assert.deepEqual(lw.streams.length, 5, "five watches tried before giving up on the version");
+  assert.deepEqual(lw.lists.length, 1);
+  await clock.advance(1000);
+  assert.deepEqual(await relisted, {
+    type: "restarted",
+    objects: [cm("a", "3")],
+    resourceVersion: "3",
+  });
+  assert.deepEqual(lw.lists.length, 2);
+  abort.abort();
+});

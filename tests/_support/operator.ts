@@ -1,0 +1,130 @@
+/**
+ * Starts kinglet as users run it: a separate `deno run` process of main.ts
+ * with the permissions and V8 flags of `deno task start`, on free loopback
+ * ports, its log in a file. Tests stop it with SIGTERM or kill it.
+ *
+ * @module
+ */
+import { startCommand } from "../../hack/_permissions.ts";
+
+/** A running operator process. */
+export interface OperatorProcess extends AsyncDisposable {
+  pid: number;
+  metricsUrl: string;
+  healthUrl: string;
+  logFile: string;
+  /** Resolves to the exit code. */
+  status: Promise<number>;
+  /** Sends `signal` (SIGTERM by default) and resolves to the exit code. */
+  stop(signal?: Deno.Signal): Promise<number>;
+  /** The log so far. */
+  log(): Promise<string>;
+  /** Resolves when /readyz answers 200. */
+  ready(timeoutMs?: number): Promise<void>;
+  /** A metric's value, summed over the series whose labels contain `labels`. */
+  metric(name: string, labels?: Record<string, string>): Promise<number>;
+}
+
+/** Options of {@link startOperator}. */
+export interface OperatorOptions {
+  kubeconfig: string;
+  /** More flags for `kinglet run`. */
+  args?: string[];
+  env?: Record<string, string>;
+}
+
+/** Starts the operator; see the module documentation. */
+export async function startOperator(options: OperatorOptions): Promise<OperatorProcess> {
+  const [metricsPort, healthPort] = [freePort(), freePort()];
+  const logFile = await Deno.makeTempFile({ prefix: "kinglet-operator-", suffix: ".log" });
+  const log = await Deno.open(logFile, { write: true, append: true });
+  const { command, args } = startCommand([
+    "--kubeconfig",
+    options.kubeconfig,
+    `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+    `--health-probe-bind-address=127.0.0.1:${healthPort}`,
+    "--log-format=json",
+    ...(options.args ?? []),
+  ]);
+  const child = new Deno.Command(command, {
+    args,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: options.env ?? {},
+  }).spawn();
+  const pumps = Promise.all([
+    child.stdout.pipeTo(log.writable, { preventClose: true }),
+    child.stderr.pipeTo(log.writable, { preventClose: true }),
+  ]).finally(() => log.close());
+  const status = child.status.then(async (s) => {
+    await pumps.catch(() => {});
+    return s.code;
+  });
+  const metricsUrl = `http://127.0.0.1:${metricsPort}`;
+  const healthUrl = `http://127.0.0.1:${healthPort}`;
+  let exited = false;
+  status.then(() => (exited = true));
+  const operator: OperatorProcess = {
+    pid: child.pid,
+    metricsUrl,
+    healthUrl,
+    logFile,
+    status,
+    async stop(signal: Deno.Signal = "SIGTERM") {
+      if (!exited) {
+        try {
+          child.kill(signal);
+        } catch { /* already gone */ }
+      }
+      return await status;
+    },
+    log: () => Deno.readTextFile(logFile),
+    async ready(timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        if (exited) {
+          throw new Error(`operator exited with ${await status}:\n${await operator.log()}`);
+        }
+        try {
+          const response = await fetch(`${healthUrl}/readyz`);
+          await response.body?.cancel();
+          if (response.ok) return;
+        } catch { /* not listening yet */ }
+        if (Date.now() > deadline) {
+          throw new Error(`operator not ready after ${timeoutMs} ms:\n${await operator.log()}`);
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    },
+    async metric(name, labels = {}) {
+      const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+      let sum = 0;
+      for (const line of text.split("\n")) {
+        if (!line.startsWith(name + "{") && !line.startsWith(name + " ")) continue;
+        const matches = Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`));
+        if (matches) sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+      }
+      return sum;
+    },
+    async [Symbol.asyncDispose]() {
+      await operator.stop("SIGKILL");
+      await Deno.remove(logFile).catch(() => {});
+    },
+  };
+  return operator;
+}
+
+/** Resident memory of a process in bytes, from /proc. */
+export async function rssBytes(pid: number): Promise<number> {
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
+  return Number(kb) * 1024;
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
