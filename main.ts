@@ -4,14 +4,14 @@
  *
  * @module
  */
-import { formatHelp, parseFlags, UsageError } from "./lib/cli/flags.ts";
+import { envName, type FlagSpec, formatHelp, parseFlags, UsageError } from "./lib/cli/flags.ts";
 import { crdsYaml, installCrds } from "./lib/cli/install.ts";
 import { explainPermissionError } from "./lib/cli/permissions.ts";
 import { runOperator } from "./lib/cli/run.ts";
 import { CONNECTION_FLAGS, RUN_FLAGS, runOptions } from "./lib/cli/run_flags.ts";
 import { VERSION } from "./lib/cli/version.ts";
 import { KubeClient } from "./lib/kube/client.ts";
-import { loadConfig } from "./lib/kube/config.ts";
+import { loadConfig, readEnv } from "./lib/kube/config.ts";
 import { ConfigError } from "./lib/kube/errors.ts";
 import { type LogFormat, logger, setupLogging } from "./lib/log.ts";
 import type { LogLevel } from "@logtape/logtape";
@@ -41,7 +41,6 @@ async function main(args: string[]): Promise<number> {
   const [first, ...rest] = args;
   const command = first && !first.startsWith("-") ? first : "run";
   const commandArgs = command === first ? rest : args;
-  const env = Deno.env.toObject();
   switch (command) {
     case "version":
       console.log(VERSION);
@@ -59,7 +58,7 @@ async function main(args: string[]): Promise<number> {
       console.log(crdsYaml());
       return 0;
     case "install": {
-      const flags = parseFlags(INSTALL_FLAGS, commandArgs, env);
+      const flags = parseFlags(INSTALL_FLAGS, commandArgs, flagEnv(INSTALL_FLAGS));
       if (flags.help) return help("kinglet install [flags]", INSTALL_FLAGS);
       await logging(flags.values);
       const config = await loadConfig({
@@ -83,7 +82,7 @@ async function main(args: string[]): Promise<number> {
         console.log(VERSION);
         return 0;
       }
-      const flags = parseFlags(RUN_FLAGS, commandArgs, env);
+      const flags = parseFlags(RUN_FLAGS, commandArgs, flagEnv(RUN_FLAGS));
       if (flags.help) return help("kinglet run [flags]", RUN_FLAGS);
       if (flags.positionals.length) {
         throw new UsageError(`unexpected argument ${flags.positionals[0]}`);
@@ -102,6 +101,11 @@ async function main(args: string[]): Promise<number> {
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+/** The `KINGLET_*` variables of `specs`, read one by one (no blanket env permission needed). */
+function flagEnv(specs: readonly FlagSpec[]): Record<string, string | undefined> {
+  return readEnv(specs.map((s) => envName(s.name)));
 }
 
 function help(usage: string, specs: Parameters<typeof formatHelp>[1]): number {

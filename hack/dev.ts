@@ -19,7 +19,7 @@ import { KubeClient } from "../lib/kube/client.ts";
 import { loadConfig } from "../lib/kube/config.ts";
 import { systemClock } from "../lib/runtime/clock.ts";
 import { startCluster } from "./cluster.ts";
-import { startCommand } from "./_permissions.ts";
+import { denoFlags, grantsFromEnv } from "./_permissions.ts";
 
 const SAMPLES = new URL("../deploy/samples/", import.meta.url).pathname;
 const log = (message: string) => console.error(`[dev] ${message}`);
@@ -42,13 +42,19 @@ async function main(args: string[]): Promise<number> {
   } finally {
     client.close();
   }
-  const { command, args: runArgs } = startCommand([
+  const grants = grantsFromEnv({ ...Deno.env.toObject(), KINGLET_ALLOW_READ: cluster.kubeconfig });
+  const command = Deno.execPath();
+  const runArgs = [
+    "run",
+    ...denoFlags(grants),
+    new URL("../main.ts", import.meta.url).pathname,
+    "run",
     "--kubeconfig",
     cluster.kubeconfig,
     "--log-format=text",
     "--metrics-bind-address=127.0.0.1:8080",
     "--health-probe-bind-address=127.0.0.1:8081",
-  ]);
+  ];
   const operator = new Deno.Command(command, { args: runArgs, stdin: "null" }).spawn();
   log(`operator running (pid ${operator.pid}); metrics on http://127.0.0.1:8080/metrics`);
   if (!args.includes("--no-samples")) {

@@ -51,7 +51,12 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
   const client = new KubeClient(config, { onRequest: (o) => metrics.observeRequest(o) });
   const identity = options.leaderElectionId ??
     `${Deno.hostname()}_${crypto.randomUUID().slice(0, 8)}`;
-  const recorder = new EventRecorder(eventSink(client), { reportingInstance: identity, signal });
+  // Ends after the final flush, not at SIGTERM, so Events of the drain are still written.
+  const recorderLife = new AbortController();
+  const recorder = new EventRecorder(eventSink(client), {
+    reportingInstance: identity,
+    signal: recorderLife.signal,
+  });
   const deps: OperatorDeps = { client, events: recorder };
   const budget = options.cacheMaxObjects || options.cacheMaxBytes
     ? {
@@ -91,6 +96,7 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     await recorder.flush(AbortSignal.timeout(2_000)).catch(() => {});
     return outcome === "leadership-lost" ? 1 : 0;
   } finally {
+    recorderLife.abort();
     client.close();
   }
 }

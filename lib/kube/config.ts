@@ -81,7 +81,7 @@ export interface LoadConfigOptions {
  * or user, and what to do.
  */
 export async function loadConfig(opts: LoadConfigOptions = {}): Promise<ClusterConfig> {
-  const env = opts.env ?? Deno.env.toObject();
+  const env = opts.env ?? readEnv(CONFIG_VARIABLES);
   const readTextFile = opts.readTextFile ?? ((path: string) => Deno.readTextFile(path));
   const common = {
     env,
@@ -125,4 +125,30 @@ export async function loadConfig(opts: LoadConfigOptions = {}): Promise<ClusterC
     missingHint: "KUBECONFIG is unset and KUBERNETES_SERVICE_HOST is unset (not in a cluster); " +
       "pass a kubeconfig path",
   });
+}
+
+/** The variables {@link loadConfig} reads; only these need `--allow-env`. */
+export const CONFIG_VARIABLES: readonly string[] = [
+  "KUBECONFIG",
+  "HOME",
+  "USERPROFILE",
+  "KUBERNETES_SERVICE_HOST",
+  "KUBERNETES_SERVICE_PORT",
+  "POD_NAMESPACE",
+];
+
+/**
+ * The named variables of this process; one that is unset, or that Deno's
+ * `--allow-env` list does not grant, reads as undefined.
+ */
+export function readEnv(names: readonly string[]): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const name of names) {
+    try {
+      env[name] = Deno.env.get(name);
+    } catch {
+      env[name] = undefined;
+    }
+  }
+  return env;
 }

@@ -58,11 +58,18 @@ export type ListWatchClient = Pick<KubeClient, "list" | "watch">;
  * @example
  * ```ts
  * import { listerWatcher } from "./watcher.ts";
- * import type { ListWatchClient } from "./watcher.ts";
  * import { PODS } from "../kube/resources.ts";
- * declare const client: ListWatchClient;
+ * import { KubeClient } from "../kube/client.ts";
+ * import { staticToken } from "../kube/token_source.ts";
+ * const client = new KubeClient({
+ *   server: "https://127.0.0.1:6443",
+ *   auth: staticToken("example"),
+ *   namespace: "default",
+ *   source: "example",
+ * });
  * const lw = listerWatcher(client, PODS, { namespace: "shop", labelSelector: "app=web" });
  * lw.description; // 'pods in namespace "shop" with labels app=web'
+ * client.close();
  * ```
  *
  * @throws {TypeError} when a namespace is given for a cluster-scoped resource.

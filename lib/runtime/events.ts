@@ -23,22 +23,25 @@
  *
  * @example
  * ```ts
- * import { EventRecorder, eventSink } from "./events.ts";
- * import type { EventClient } from "./events.ts";
- * declare const client: EventClient;
- * const recorder = new EventRecorder(eventSink(client), { reportingInstance: "kinglet-7f9c" });
- * recorder.publish(
- *   { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "web", namespace: "shop", uid: "4b1c" } },
- *   { type: "Normal", reason: "Created", action: "Create", note: "Created Deployment shop/web" },
- * );
+ * import { EventRecorder } from "./events.ts";
+ * // Usually `eventSink(client)`; here, a sink that keeps what it is given.
+ * const written: unknown[] = [];
+ * const recorder = new EventRecorder({
+ *   create: (event) => Promise.resolve(written.push(event)),
+ *   patch: (_namespace, _name, patch) => Promise.resolve(written.push(patch)),
+ * }, { reportingInstance: "node-a" });
+ * const web = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "web", namespace: "shop", uid: "4b1c" } };
+ * const event = { type: "Warning", reason: "InvalidSpec", action: "Reconcile", note: "replicas < 0" } as const;
+ * recorder.publish(web, event);
+ * await recorder.flush();
+ * recorder.publish(web, event);
  * await recorder.flush(AbortSignal.timeout(5_000));
+ * written.length; // 2: the Event, then a patch of its series to count 2
  * ```
  *
  * @module
  */
-import type { KubeClient } from "../kube/client.ts";
 import { ApiError, isAlreadyExists, isNotFound, TransportError } from "../kube/errors.ts";
-import { EVENTS } from "../kube/resources.ts";
 import type { KubeObject } from "../kube/types.ts";
 import { logger } from "../log.ts";
 import { Backoff } from "./backoff.ts";
@@ -48,51 +51,19 @@ import {
   buildEvent,
   describe,
   type EventInit,
-  type EventSeries,
   FIELD_LIMIT,
   type KubeEvent,
   reference,
   utf8Length,
 } from "./_event_object.ts";
+import type { EventSink } from "./_event_sink.ts";
 import { microTime } from "./_micro_time.ts";
+
+export { type EventClient, type EventSink, eventSink } from "./_event_sink.ts";
 
 export type { EventInit, EventSeries, KubeEvent, ObjectReference } from "./_event_object.ts";
 
 const log = logger("events");
-
-/** Where Events are written; the seam tests replace. */
-export interface EventSink {
-  create(event: KubeEvent, signal?: AbortSignal): Promise<unknown>;
-  patch(
-    namespace: string,
-    name: string,
-    patch: { series: EventSeries },
-    signal?: AbortSignal,
-  ): Promise<unknown>;
-}
-
-/** The part of {@link KubeClient} an {@link eventSink} uses. */
-export type EventClient = Pick<KubeClient, "create" | "patch">;
-
-/**
- * An {@link EventSink} over the Kubernetes client; series updates are merge
- * patches.
- *
- * @example
- * ```ts
- * import { eventSink } from "./events.ts";
- * import type { EventClient } from "./events.ts";
- * declare const client: EventClient;
- * const sink = eventSink(client);
- * ```
- */
-export function eventSink(client: EventClient): EventSink {
-  return {
-    create: (event, signal) => client.create(EVENTS, event, { signal }),
-    patch: (namespace, name, patch, signal) =>
-      client.patch(EVENTS, name, patch, { type: "merge", namespace, signal }),
-  };
-}
 
 /** Options of {@link EventRecorder}. */
 export interface EventRecorderOptions {

@@ -14,13 +14,11 @@
  * removes the finalizer only once cleanup succeeded.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { finalizer } from "./finalizer.ts";
- * import type { FinalizerClient } from "./finalizer.ts";
- * import { CONFIG_MAPS } from "../kube/resources.ts";
- * import type { KubeObject } from "../kube/types.ts";
- * declare const client: FinalizerClient;
- * declare const obj: KubeObject;
+ * import { CONFIG_MAPS, KubeClient, loadConfig } from "../kube/mod.ts";
+ * const client = new KubeClient(await loadConfig());
+ * const obj = await client.get(CONFIG_MAPS, "settings", { namespace: "shop" });
  * await finalizer(client, CONFIG_MAPS, "kinglet.dev/cleanup", obj, {
  *   apply: async (current) => current.metadata?.name,
  *   cleanup: async (current) => current.metadata?.name,
@@ -59,13 +57,11 @@ type Operation =
  * name or (with no finalizers yet) a resourceVersion.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { addFinalizer } from "./finalizer.ts";
- * import type { FinalizerClient } from "./finalizer.ts";
- * import { CONFIG_MAPS } from "../kube/resources.ts";
- * import type { KubeObject } from "../kube/types.ts";
- * declare const client: FinalizerClient;
- * declare const obj: KubeObject;
+ * import { CONFIG_MAPS, KubeClient, loadConfig } from "../kube/mod.ts";
+ * const client = new KubeClient(await loadConfig());
+ * const obj = await client.get(CONFIG_MAPS, "settings", { namespace: "shop" });
  * const updated = await addFinalizer(client, CONFIG_MAPS, obj, "kinglet.dev/cleanup");
  * ```
  */
@@ -112,13 +108,11 @@ export async function addFinalizer<T extends KubeObject>(
  * @throws {TypeError} when `obj` has no name.
  *
  * @example
- * ```ts
+ * ```ts ignore
  * import { removeFinalizer } from "./finalizer.ts";
- * import type { FinalizerClient } from "./finalizer.ts";
- * import { CONFIG_MAPS } from "../kube/resources.ts";
- * import type { KubeObject } from "../kube/types.ts";
- * declare const client: FinalizerClient;
- * declare const obj: KubeObject;
+ * import { CONFIG_MAPS, KubeClient, loadConfig } from "../kube/mod.ts";
+ * const client = new KubeClient(await loadConfig());
+ * const obj = await client.get(CONFIG_MAPS, "settings", { namespace: "shop" });
  * await removeFinalizer(client, CONFIG_MAPS, obj, "kinglet.dev/cleanup");
  * ```
  */
@@ -196,8 +190,8 @@ async function send<T extends KubeObject>(
     throw new ApiError({
       status: 409,
       reason: "Conflict",
-      message: `cannot ${what}: the finalizers of ${describe(resource, obj)} changed since it ` +
-        `was read (${testFailure(error)})`,
+      message: `cannot ${what}: ${describe(resource, obj)} changed since it was read, ` +
+        "so the precondition (a JSON patch test) failed",
       verb: error.verb,
       path: error.path,
       hint: "re-read the object and try again",
@@ -205,14 +199,13 @@ async function send<T extends KubeObject>(
   }
 }
 
-/** The API server answers a failed `test` op with 422 and the patch library's message. */
+/**
+ * The API server answers a failed `test` op with a bare 422 ("the server
+ * rejected our request due to an error in our request"), without the field
+ * causes that every validation error of the patched object carries.
+ */
 function failedTest(error: unknown): error is ApiError {
-  return error instanceof ApiError && error.status === 422 && testFailure(error) !== undefined;
-}
-
-function testFailure(error: ApiError): string | undefined {
-  const messages = [...error.causes.map((c) => c.message ?? ""), error.message];
-  return messages.find((m) => /testing value|test operation|test failed/i.test(m));
+  return error instanceof ApiError && error.status === 422 && !error.causes.some((c) => c.field);
 }
 
 /** Kubernetes' qualified name: an optional DNS subdomain prefix and "/", then up to 63 characters. */

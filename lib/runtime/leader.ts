@@ -20,88 +20,36 @@
  *
  * @example
  * ```ts
- * import { LeaderElector, leaseApi } from "./leader.ts";
- * import type { LeaseClient } from "./leader.ts";
- * declare const client: LeaseClient;
- * const elector = new LeaderElector(leaseApi(client), {
- *   namespace: "kube-system",
- *   name: "kinglet",
- *   identity: Deno.hostname(),
- * });
+ * import { type Lease, LeaderElector } from "./leader.ts";
+ * // Usually `leaseApi(client)`; here, a Lease kept in memory.
+ * let stored: Lease | undefined;
+ * const api = {
+ *   get: () => Promise.resolve(stored),
+ *   create: (lease: Lease) => Promise.resolve(stored = { ...lease, metadata: { ...lease.metadata, resourceVersion: "1" } }),
+ *   replace: (lease: Lease) => Promise.resolve(stored = lease),
+ * };
+ * const elector = new LeaderElector(api, { namespace: "kube-system", name: "kinglet", identity: "node-a" });
  * const shutdown = new AbortController();
  * await elector.run(shutdown.signal, {
  *   onStartedLeading: (leading) => {
- *     // start the controllers; stop them when `leading` aborts
- *     leading.addEventListener("abort", () => shutdown.abort());
+ *     // Start the controllers here, and stop them when `leading` aborts.
+ *     shutdown.abort();
  *   },
- *   onNewLeader: (identity) => identity,
  * });
+ * stored?.spec?.holderIdentity; // "": released on the way out
  * ```
  *
  * @module
  */
-import type { KubeClient } from "../kube/client.ts";
-import { isAlreadyExists, isConflict, isNotFound } from "../kube/errors.ts";
-import { LEASES } from "../kube/resources.ts";
-import type { KubeObject } from "../kube/types.ts";
+import { isAlreadyExists, isConflict } from "../kube/errors.ts";
 import { logger } from "../log.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import type { Lease, LeaseApi } from "./_lease_api.ts";
 import { microTime } from "./_micro_time.ts";
 
+export { type Lease, type LeaseApi, leaseApi, type LeaseClient } from "./_lease_api.ts";
+
 const log = logger("leader");
-
-/** A `coordination.k8s.io/v1` Lease as it travels over JSON. */
-export interface Lease extends KubeObject {
-  spec?: {
-    holderIdentity?: string;
-    leaseDurationSeconds?: number;
-    /** RFC 3339 with microseconds. */
-    acquireTime?: string;
-    /** RFC 3339 with microseconds. */
-    renewTime?: string;
-    leaseTransitions?: number;
-  };
-}
-
-/** Reads and writes one kind of object, Leases; the seam tests replace. */
-export interface LeaseApi {
-  /** The Lease, or undefined when it does not exist. */
-  get(namespace: string, name: string, signal?: AbortSignal): Promise<Lease | undefined>;
-  /** @throws an error recognised by `isAlreadyExists` when the Lease exists. */
-  create(lease: Lease, signal?: AbortSignal): Promise<Lease>;
-  /** @throws an error recognised by `isConflict` when `metadata.resourceVersion` is stale. */
-  replace(lease: Lease, signal?: AbortSignal): Promise<Lease>;
-}
-
-/** The part of {@link KubeClient} a {@link leaseApi} uses. */
-export type LeaseClient = Pick<KubeClient, "get" | "create" | "replace">;
-
-/**
- * A {@link LeaseApi} over the Kubernetes client.
- *
- * @example
- * ```ts
- * import { leaseApi } from "./leader.ts";
- * import type { LeaseClient } from "./leader.ts";
- * declare const client: LeaseClient;
- * const lease = await leaseApi(client).get("kube-system", "kinglet");
- * lease?.spec?.holderIdentity;
- * ```
- */
-export function leaseApi(client: LeaseClient): LeaseApi {
-  return {
-    async get(namespace, name, signal) {
-      try {
-        return await client.get<Lease>(LEASES, name, { namespace, signal });
-      } catch (error) {
-        if (isNotFound(error)) return undefined;
-        throw error;
-      }
-    },
-    create: (lease, signal) => client.create(LEASES, lease, { signal }),
-    replace: (lease, signal) => client.replace(LEASES, lease, { signal }),
-  };
-}
 
 /** Options of {@link LeaderElector}. */
 export interface LeaderElectorOptions {

@@ -20,8 +20,9 @@
  *   it lasts.
  * - It never gives up. Errors are logged with the resource and what happens
  *   next, then retried after a backoff with jitter: a failed watch resumes from
- *   the last resourceVersion seen, a 410 Gone relists from scratch (the
- *   objects deleted meanwhile are those missing from the new `restarted`).
+ *   the last resourceVersion seen (after five failures in a row, it relists),
+ *   a 410 Gone relists from scratch (the objects deleted meanwhile are those
+ *   missing from the new `restarted`).
  * - A watch that delivers neither an event nor a bookmark within
  *   `stallTimeoutMs` is torn down and resumed: half-open connections and
  *   proxies that swallow streams do not freeze the cache.

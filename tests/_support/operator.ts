@@ -5,7 +5,10 @@
  *
  * @module
  */
-import { startCommand } from "../../hack/_permissions.ts";
+import { fileURLToPath } from "node:url";
+import { denoFlags, grantsFromEnv } from "../../hack/_permissions.ts";
+
+const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 
 /** A running operator process. */
 export interface OperatorProcess extends AsyncDisposable {
@@ -38,14 +41,21 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorP
   const [metricsPort, healthPort] = [freePort(), freePort()];
   const logFile = await Deno.makeTempFile({ prefix: "kinglet-operator-", suffix: ".log" });
   const log = await Deno.open(logFile, { write: true, append: true });
-  const { command, args } = startCommand([
+  // Exactly `deno task start`: its grants, widened as users widen them, by KINGLET_ALLOW_READ.
+  const grants = grantsFromEnv({ KINGLET_ALLOW_READ: options.kubeconfig, ...options.env });
+  const command = Deno.execPath();
+  const args = [
+    "run",
+    ...denoFlags(grants),
+    MAIN,
+    "run",
     "--kubeconfig",
     options.kubeconfig,
     `--metrics-bind-address=127.0.0.1:${metricsPort}`,
     `--health-probe-bind-address=127.0.0.1:${healthPort}`,
     "--log-format=json",
     ...(options.args ?? []),
-  ]);
+  ];
   const child = new Deno.Command(command, {
     args,
     stdin: "null",

@@ -151,7 +151,7 @@ Deno.test("a finalizer list changed since the read makes the add a Conflict, and
   const error = await addFinalizer(asClient(fake), CONFIG_MAPS, stale, ours).catch((e) => e);
   assert.ok(isConflict(error), String(error));
   assert.equal(error.status, 409);
-  assert.match(error.message, /finalizers of ConfigMap shop\/settings changed since it was read/);
+  assert.match(error.message, /ConfigMap shop\/settings changed since it was read/);
   assert.deepEqual(fake.finalizers(), ["a.io/x", "b.io/y"]);
 });
 
@@ -197,7 +197,12 @@ Deno.test("removing a finalizer that is not there sends nothing", async () => {
 Deno.test("a 422 that is not a failed test passes through unchanged", async () => {
   const invalid = new ApiError({
     status: 422,
-    message: "metadata.finalizers: Forbidden",
+    message: 'ConfigMap "settings" is invalid',
+    causes: [{
+      field: "metadata.finalizers",
+      reason: "FieldValueForbidden",
+      message: "no new finalizers",
+    }],
     verb: "patch",
     path: "/",
   });
