@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- the CLI's output is its interface
 /**
  * kinglet's command line: `run` (the default), `install`, `crds`,
  * `version`. Exit codes: 0 done, 1 failed, 2 bad flags.
@@ -41,6 +42,12 @@ async function main(args: string[]): Promise<number> {
   const [first, ...rest] = args;
   const command = first && !first.startsWith("-") ? first : "run";
   const commandArgs = command === first ? rest : args;
+  if (
+    first === "help" || (command === "run" && first !== "run" && /^(-h|--help)$/.test(first ?? ""))
+  ) {
+    console.log(`${USAGE}\n\n${formatHelp("Flags of kinglet run:", RUN_FLAGS)}`);
+    return 0;
+  }
   switch (command) {
     case "version":
       console.log(VERSION);

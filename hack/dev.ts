@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a terminal program
 /**
  * The dev loop (`deno task dev`): starts the local control plane, installs
  * the CRDs, applies `deploy/samples/`, runs the operator as `deno task start`

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- prints the figures it measured
 /**
  * A hundred WebApps at once: every one converges to Ready, each reconciled a
  * bounded number of times. Prints the time it took and the operator's RSS
