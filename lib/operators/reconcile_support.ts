@@ -13,6 +13,7 @@
  * @module
  */
 import type { KubeClient } from "../kube/client.ts";
+import { isNotFound } from "../kube/errors.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
 import { TerminalError } from "../runtime/controller.ts";
 import type { EventInit } from "../runtime/events.ts";
@@ -42,7 +43,7 @@ export function applyChild<T extends KubeObject>(
 
 /**
  * Applies `status` to the primary's status subresource unless it already
- * reads the same. Returns whether it wrote.
+ * reads the same. Returns whether it wrote (not when the primary is gone).
  */
 export async function writeStatus(
   deps: OperatorDeps,
@@ -53,12 +54,18 @@ export async function writeStatus(
 ): Promise<boolean> {
   if (sameJson(primary.status, status)) return false;
   const { name, namespace } = primary.metadata ?? {};
-  await deps.client.apply(resource, {
-    apiVersion: primary.apiVersion,
-    kind: primary.kind,
-    metadata: { name, namespace },
-    status,
-  }, { fieldManager: FIELD_MANAGER, force: true, subresource: "status", signal });
+  try {
+    await deps.client.apply(resource, {
+      apiVersion: primary.apiVersion,
+      kind: primary.kind,
+      metadata: { name, namespace },
+      status,
+    }, { fieldManager: FIELD_MANAGER, force: true, subresource: "status", signal });
+  } catch (error) {
+    // Deleted while we reconciled: there is no status left to write.
+    if (isNotFound(error)) return false;
+    throw error;
+  }
   return true;
 }
 

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- tells where a kept log is
 /**
  * Starts kinglet as users run it: a separate `deno run` process of main.ts
  * with the permissions and V8 flags of `deno task start`, on free loopback
@@ -40,7 +41,6 @@ export interface OperatorOptions {
 export async function startOperator(options: OperatorOptions): Promise<OperatorProcess> {
   const [metricsPort, healthPort] = [freePort(), freePort()];
   const logFile = await Deno.makeTempFile({ prefix: "kinglet-operator-", suffix: ".log" });
-  const log = await Deno.open(logFile, { write: true, append: true });
   // Exactly `deno task start`: its grants, widened as users widen them, by KINGLET_ALLOW_READ.
   const grants = grantsFromEnv({ KINGLET_ALLOW_READ: options.kubeconfig, ...options.env });
   const command = Deno.execPath();
@@ -63,10 +63,12 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorP
     stderr: "piped",
     env: options.env ?? {},
   }).spawn();
+  // One append-mode handle per stream: a writable can only be piped to once.
+  const sinks = await Promise.all([0, 1].map(() => Deno.open(logFile, { append: true })));
   const pumps = Promise.all([
-    child.stdout.pipeTo(log.writable, { preventClose: true }),
-    child.stderr.pipeTo(log.writable, { preventClose: true }),
-  ]).finally(() => log.close());
+    child.stdout.pipeTo(sinks[0]!.writable),
+    child.stderr.pipeTo(sinks[1]!.writable),
+  ]);
   const status = child.status.then(async (s) => {
     await pumps.catch(() => {});
     return s.code;
@@ -119,7 +121,8 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorP
     },
     async [Symbol.asyncDispose]() {
       await operator.stop("SIGKILL");
-      await Deno.remove(logFile).catch(() => {});
+      if (Deno.env.get("KINGLET_TEST_KEEP_LOGS")) console.error(`operator log kept: ${logFile}`);
+      else await Deno.remove(logFile).catch(() => {});
     },
   };
   return operator;

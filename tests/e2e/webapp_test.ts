@@ -93,13 +93,17 @@ Deno.test("webapp lifecycle: create, scale, update, invalid spec, drift repair, 
     await t.step(
       "an invalid spec gets InvalidSpec and one Warning Event, a fix recovers",
       async () => {
-        const env = [{ name: "A", value: "1" }, { name: "A", value: "2" }];
-        await client.patch(WEB_APPS, name, { spec: { env } }, { type: "merge", namespace: ns });
+        // Passes the CRD schema, fails semantic validation: requests above limits.
+        const resources = { requests: { cpu: "2" }, limits: { cpu: "1" } };
+        await client.patch(WEB_APPS, name, { spec: { resources } }, {
+          type: "merge",
+          namespace: ns,
+        });
         const app = await waitFor("InvalidSpec True", async () => {
           const app = await client.get(WEB_APPS, name, { namespace: ns });
           return condition(app, "InvalidSpec")?.status === "True" && app;
         });
-        assert.match(condition(app, "InvalidSpec")?.message ?? "", /spec\.env/);
+        assert.match(condition(app, "InvalidSpec")?.message ?? "", /spec\.resources/);
         assert.equal((app.status as { phase?: string }).phase, "Invalid");
         const events = await waitFor("the InvalidSpec Event", async () => {
           const events = await eventsFor(client, ns, name, "InvalidSpec");
@@ -118,7 +122,7 @@ Deno.test("webapp lifecycle: create, scale, update, invalid spec, drift repair, 
           errorsAfter - errorsBefore <= 1,
           `no retry storm: ${errorsAfter - errorsBefore} reconciles in 2 s`,
         );
-        await client.patch(WEB_APPS, name, { spec: { env: [{ name: "A", value: "1" }] } }, {
+        await client.patch(WEB_APPS, name, { spec: { resources: { limits: { cpu: "2" } } } }, {
           type: "merge",
           namespace: ns,
         });
