@@ -26,6 +26,7 @@
  */
 import { isNotFound } from "../kube/errors.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
+import { Backoff, type BackoffOptions } from "./backoff.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { Reflector } from "./reflector.ts";
 import { Store, type StoreBudget } from "./store.ts";
@@ -48,7 +49,9 @@ export interface CachesOptions {
   /** Defaults to {@link systemClock}. */
   clock?: Clock;
   /** Passed to every watcher. */
-  watcherOptions?: WatcherOptions;
+  watcherOptions?: Omit<WatcherOptions, "backoff">;
+  /** Each watcher gets its own backoff with these options, so one failing watch does not slow the others. */
+  backoff?: BackoffOptions;
 }
 
 /** How one resource is cached. */
@@ -106,7 +109,11 @@ export class Caches {
     });
     const reflector = new Reflector(
       store,
-      watcher(lw, { ...this.#options.watcherOptions, clock: this.#options.clock ?? systemClock }),
+      watcher(lw, {
+        ...this.#options.watcherOptions,
+        backoff: new Backoff(this.#options.backoff),
+        clock: this.#options.clock ?? systemClock,
+      }),
     );
     this.#reflectors.set(id, { resource, reflector });
     if (this.#running) this.#runs.push(reflector.run(this.#running));

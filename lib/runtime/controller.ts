@@ -9,12 +9,14 @@
  *   key, never an event. A key is never reconciled twice at once; a key
  *   changed while it is being reconciled runs once more afterwards.
  * - Changes of the primary trigger a reconcile only when `metadata.generation`
- *   or the deletion mark changed, so status writes do not loop. Changes of an
- *   owned child reconcile its controller owner.
+ *   or the deletion mark changed, so status writes do not loop. Kinds without
+ *   a generation (ConfigMaps, Secrets) count any new resourceVersion as a
+ *   change. Changes of an owned child reconcile its controller owner.
  * - A thrown error is retried with the queue's rate limiter (or after the
  *   server's Retry-After); a {@link TerminalError} is not retried until the
- *   object's generation changes; a success forgets the key's failures. A
- *   reconcile that throws never stops the controller.
+ *   object changes as above, whatever else triggers its key meanwhile; a
+ *   success forgets the key's failures. A reconcile that throws never stops
+ *   the controller.
  * - Each reconcile gets an `AbortSignal` that fires on its timeout and when
  *   a shutdown's drain deadline passes.
  *
@@ -60,7 +62,8 @@ export interface Action {
 
 /**
  * An error that retrying cannot fix, such as an invalid spec. The key is not
- * retried until the object's generation changes.
+ * retried until the object's generation changes (its resourceVersion, for
+ * kinds without a generation).
  */
 export class TerminalError extends Error {
   constructor(message: string, options?: ErrorOptions) {
@@ -128,7 +131,9 @@ export interface ControllerDeps {
 type Outcome =
   | { kind: "success"; action: Action }
   | { kind: "error"; error: unknown }
-  | { kind: "terminal"; error: TerminalError; generation: number | undefined }
+  | { kind: "terminal"; error: TerminalError; revision: Revision }
+  /** The object failed terminally at this revision already; its reconcile was not called. */
+  | { kind: "skipped" }
   | { kind: "gone" };
 
 const DEFAULT_RECONCILE_TIMEOUT_MS = 60_000;
@@ -146,8 +151,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #primary: Reflector<T>;
   /** Every reflector this controller reads, the primary's first. */
   readonly #reflectors: Reflector[] = [];
-  /** Generation at which a key failed terminally; cleared when the generation moves. */
-  readonly #terminal = new Map<ObjectKey, number | undefined>();
+  /** Revision at which a key failed terminally; cleared when the revision moves. */
+  readonly #terminal = new Map<ObjectKey, Revision>();
   readonly #inFlight = new Set<Promise<void>>();
   /** Aborts every reconcile still running once the drain deadline passes. */
   readonly #abort = new AbortController();
@@ -297,10 +302,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   async #reconcile(key: ObjectKey, signal: AbortSignal): Promise<Outcome> {
     const object = await this.#primary.store.getOrFetch(key, signal);
     if (!object) return { kind: "gone" };
-    const generation = object.metadata?.generation;
-    if (this.#terminal.has(key) && this.#terminal.get(key) === generation) {
-      return { kind: "success", action: {} };
-    }
+    const current = revision(object.metadata);
+    if (this.#terminal.has(key) && this.#terminal.get(key) === current) return { kind: "skipped" };
     try {
       const action = await this.spec.reconcile(object, {
         signal,
@@ -309,7 +312,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       });
       return { kind: "success", action };
     } catch (error) {
-      if (error instanceof TerminalError) return { kind: "terminal", error, generation };
+      if (error instanceof TerminalError) return { kind: "terminal", error, revision: current };
       return { kind: "error", error };
     }
   }
@@ -331,8 +334,11 @@ export class Controller<T extends KubeObject = KubeObject> {
         metrics?.reconciled(after === undefined ? "success" : "requeue_after", seconds);
         break;
       }
+      case "skipped":
+        this.queue.forget(key);
+        break;
       case "terminal":
-        this.#terminal.set(key, outcome.generation);
+        this.#terminal.set(key, outcome.revision);
         this.queue.forget(key);
         this.#log.warn(
           "reconcile of {key} failed terminally, not retried until it changes: {error}",
@@ -371,7 +377,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const before = change.previous;
     const meta = change.object.metadata;
     if (
-      !before || before.generation !== meta?.generation ||
+      !before || revision(before) !== revision(meta) ||
       before.deleting !== (meta?.deletionTimestamp !== undefined)
     ) {
       this.queue.add(change.key);
@@ -424,6 +430,15 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
     return reflector.store as unknown as Store<C>;
   }
+}
+
+/** What must move for an object to count as changed; see the module documentation. */
+type Revision = number | string | undefined;
+
+function revision(
+  meta: { generation?: number | undefined; resourceVersion?: string | undefined } | undefined,
+): Revision {
+  return meta?.generation ?? meta?.resourceVersion;
 }
 
 function apiGroup(apiVersion: string): string {

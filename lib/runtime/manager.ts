@@ -96,7 +96,7 @@ export interface ManagerOptions {
   /** A watch silent for longer makes `/readyz` fail. Defaults to 300 000 ms. */
   staleAfterMs?: number;
   metrics?: RuntimeMetrics;
-  watcherOptions?: WatcherOptions;
+  watcherOptions?: Omit<WatcherOptions, "backoff">;
   /** Defaults to {@link systemClock}. */
   clock?: Clock;
 }
@@ -151,8 +151,12 @@ export class Manager {
         controller: this.metrics.controller(spec.name, max),
       },
     });
-    const reflector = this.caches.get(spec.resource);
-    if (reflector) this.metrics.trackStore(spec.resource.kind, reflector.store);
+    // Every cache the controller reads, owned and watched kinds too: those are often the largest.
+    for (const { resource, reflector } of this.caches.entries()) {
+      if (controller.reflectors.includes(reflector)) {
+        this.metrics.trackStore(resource.kind, reflector.store);
+      }
+    }
     this.#controllers.push(controller as unknown as Controller<KubeObject>);
     return controller;
   }
