@@ -148,7 +148,7 @@ function report(error: unknown): number {
   }
   const permission = explainPermissionError(error);
   if (permission) {
-    console.error(`kinglet: ${permission}`);
+    console.error(permission);
     return 1;
   }
   if (error instanceof ConfigError) {

@@ -32,11 +32,13 @@ export class Component {
   readonly pid: number;
   /** Resolves when the process has exited and its output is flushed to the log. */
   readonly exited: Promise<Deno.CommandStatus>;
+  readonly #spec: ComponentSpec;
   #child: Deno.ChildProcess;
   #status: Deno.CommandStatus | undefined;
   #stopping: Promise<void> | undefined;
 
   private constructor(spec: ComponentSpec, child: Deno.ChildProcess, log: Deno.FsFile) {
+    this.#spec = spec;
     this.name = spec.name;
     this.logFile = join(spec.logDir, `${spec.name}.log`);
     this.pid = child.pid;
@@ -87,6 +89,17 @@ export class Component {
   stop(graceMs = 5_000): Promise<void> {
     this.#stopping ??= this.#terminate(graceMs);
     return this.#stopping;
+  }
+
+  /**
+   * Stops the process as {@link stop} does, then starts it again with the
+   * same command line, its output appended to the same log.
+   *
+   * @throws {Error} when the executable cannot be started again.
+   */
+  async restart(graceMs = 5_000): Promise<Component> {
+    await this.stop(graceMs);
+    return await Component.spawn(this.#spec);
   }
 
   async #terminate(graceMs: number): Promise<void> {

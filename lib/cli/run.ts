@@ -71,6 +71,7 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     metricsAddress: options.metricsAddress,
     healthAddress: options.healthAddress,
     drainTimeoutMs: options.shutdownTimeoutMs,
+    watcherOptions: { stallTimeoutMs: options.watchStallTimeoutMs },
     ...(options.namespace && { namespace: options.namespace }),
     ...(budget && { budget }),
     ...(options.leaderElect && {

@@ -120,6 +120,12 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
     default: "10s",
     help: "How long SIGTERM waits for reconciles in flight.",
   },
+  {
+    name: "watch-stall-timeout",
+    type: "duration",
+    default: "2m",
+    help: "A watch silent this long (no event, no bookmark) is restarted; see the watcher docs.",
+  },
 ];
 
 /** Typed options of `kinglet run`. */
@@ -138,6 +144,7 @@ export interface RunOptions {
   cacheMaxObjects?: number;
   cacheMaxBytes?: number;
   shutdownTimeoutMs: number;
+  watchStallTimeoutMs: number;
   logFormat: LogFormat;
   logLevel: typeof LOG_LEVELS[number];
 }
@@ -161,6 +168,10 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
   if (!(max >= 1)) {
     throw new UsageError(`--max-concurrent-reconciles: must be at least 1, got ${max}`);
   }
+  const stall = parseDuration(values["watch-stall-timeout"] ?? "2m") ?? 120_000;
+  if (!(stall > 0)) {
+    throw new UsageError(`--watch-stall-timeout: must be longer than 0, got ${values["watch-stall-timeout"]}`);
+  }
   const positive = (name: string) => {
     const n = Number(values[name] ?? 0);
     return n > 0 ? n : undefined;
@@ -181,6 +192,7 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
     ...(positive("cache-max-objects") && { cacheMaxObjects: positive("cache-max-objects") }),
     ...(positive("cache-max-bytes") && { cacheMaxBytes: positive("cache-max-bytes") }),
     shutdownTimeoutMs: parseDuration(values["shutdown-timeout"] ?? "10s") ?? 10_000,
+    watchStallTimeoutMs: stall,
     logFormat: (values["log-format"] ?? "json") as LogFormat,
     logLevel: (values["log-level"] ?? "info") as RunOptions["logLevel"],
   };

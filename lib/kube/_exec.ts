@@ -7,7 +7,7 @@
  */
 import { logger } from "../log.ts";
 import { type Clock, systemClock } from "../runtime/clock.ts";
-import { ConfigError } from "./errors.ts";
+import { ConfigError, describeError } from "./errors.ts";
 import type { TokenSource } from "./token_source.ts";
 
 /** The ExecCredential API versions we speak; v1alpha1 was removed from client-go. */
@@ -41,8 +41,12 @@ export interface ExecTokenSourceOptions {
   /** Names the plugin's origin in errors, e.g. `user "admin" in /home/me/.kube/config`. */
   where: string;
   cluster: ExecClusterInfo;
-  /** The environment the plugin inherits, before its own `env` entries. */
-  env: Record<string, string | undefined>;
+  /**
+   * The whole environment the plugin sees, before its own `env` entries.
+   * Defaults to inheriting this process's environment: plugins need PATH,
+   * HOME and their vendor's variables.
+   */
+  env?: Record<string, string | undefined>;
   /** Must tell wall-clock time: expiry timestamps are compared with `now()`. */
   clock?: Clock;
 }
@@ -93,8 +97,9 @@ export class ExecTokenSource implements TokenSource {
         ...(this.#exec.provideClusterInfo ? { cluster: this.#options.cluster } : {}),
       },
     };
+    const base = this.#options.env;
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(this.#options.env)) if (v !== undefined) env[k] = v;
+    for (const [k, v] of Object.entries(base ?? {})) if (v !== undefined) env[k] = v;
     for (const { name, value } of this.#exec.env) env[name] = value;
     env.KUBERNETES_EXEC_INFO = JSON.stringify(execInfo);
 
@@ -103,7 +108,7 @@ export class ExecTokenSource implements TokenSource {
       output = await new Deno.Command(command, {
         args,
         env,
-        clearEnv: true,
+        clearEnv: base !== undefined,
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
@@ -114,7 +119,7 @@ export class ExecTokenSource implements TokenSource {
           "install it or fix users[].user.exec.command";
         throw new ConfigError(`Cannot run ${what}: command not found; ${hint}`, { cause: e });
       }
-      const reason = e instanceof Error ? e.message : String(e);
+      const reason = describeError(e);
       throw new ConfigError(`Cannot run ${what}: ${reason}`, { cause: e });
     }
     const stderr = new TextDecoder().decode(output.stderr).trim();

@@ -7,7 +7,7 @@
  */
 import type { Clock } from "../runtime/clock.ts";
 import type { ClusterConfig } from "./config.ts";
-import { ConfigError } from "./errors.ts";
+import { ConfigError, describeError } from "./errors.ts";
 import { FileTokenSource } from "./token_source.ts";
 
 /** Where the kubelet mounts the service account token, CA and namespace. */
@@ -42,7 +42,7 @@ export async function inClusterConfig(opts: InClusterOptions): Promise<ClusterCo
       return await opts.readTextFile(`${dir}/${file}`);
     } catch (e) {
       if (optional && e instanceof Deno.errors.NotFound) return "";
-      const reason = e instanceof Error ? e.message : String(e);
+      const reason = describeError(e);
       throw new ConfigError(
         `Cannot read the service account ${what} ${dir}/${file}: ${reason}; ` +
           "mount a service account token in the pod (automountServiceAccountToken must not be false)",
@@ -57,7 +57,8 @@ export async function inClusterConfig(opts: InClusterOptions): Promise<ClusterCo
     ...(opts.clock ? { clock: opts.clock } : {}),
   });
   await auth.token();
-  const namespace = opts.env.POD_NAMESPACE?.trim() || (await read("namespace", "namespace", true)).trim();
+  const namespace = opts.env.POD_NAMESPACE?.trim() ||
+    (await read("namespace", "namespace", true)).trim();
   const server = host.includes(":") ? `https://[${host}]:${port}` : `https://${host}:${port}`;
   return { server, caCert, auth, namespace: namespace || "default", source: "in-cluster" };
 }

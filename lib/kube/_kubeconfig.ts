@@ -8,7 +8,7 @@
 import { logger } from "../log.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { ClusterConfig } from "./config.ts";
-import { ConfigError } from "./errors.ts";
+import { ConfigError, describeError } from "./errors.ts";
 import { ExecTokenSource } from "./_exec.ts";
 import {
   type ClusterEntry,
@@ -28,7 +28,8 @@ export interface KubeconfigOptions {
   /** Said after "<path> does not exist" when a file is missing and not skipped. */
   missingHint?: string;
   context?: string;
-  env: Record<string, string | undefined>;
+  /** The environment exec plugins see; unset, they inherit the process's. */
+  execEnv?: Record<string, string | undefined>;
   readTextFile: (path: string) => Promise<string>;
   clock?: Clock;
 }
@@ -64,7 +65,7 @@ export async function kubeconfigConfig(opts: KubeconfigOptions): Promise<Cluster
           { cause: e },
         );
       }
-      throw new ConfigError(`Cannot read kubeconfig ${path}: ${message(e)}`, { cause: e });
+      throw new ConfigError(`Cannot read kubeconfig ${path}: ${describeError(e)}`, { cause: e });
     }
     files.push(parseKubeconfig(text, path));
   }
@@ -267,7 +268,12 @@ async function userCredentials(
       ...(cluster.insecureSkipTlsVerify ? { "insecure-skip-tls-verify": true } : {}),
       ...(cluster.execExtension !== undefined ? { config: cluster.execExtension } : {}),
     };
-    const auth = new ExecTokenSource(u.exec, { where: at, cluster: info, env: opts.env, ...clock });
+    const auth = new ExecTokenSource(u.exec, {
+      where: at,
+      cluster: info,
+      ...(opts.execEnv ? { env: opts.execEnv } : {}),
+      ...clock,
+    });
     return { auth, ...tls };
   }
   return { auth: noToken, ...tls };
@@ -299,7 +305,9 @@ async function readPem(
   try {
     text = await readTextFile(path);
   } catch (e) {
-    throw new ConfigError(`Cannot read ${field} ${path} of ${at}: ${message(e)}`, { cause: e });
+    throw new ConfigError(`Cannot read ${field} ${path} of ${at}: ${describeError(e)}`, {
+      cause: e,
+    });
   }
   if (!text.includes("-----BEGIN ")) {
     throw new ConfigError(`Invalid ${field} ${path} of ${at}: the file holds no PEM block`);
@@ -326,8 +334,4 @@ function decodePem(data: string, field: string, at: string): string {
 
 function encodeBase64(text: string): string {
   return btoa(Array.from(new TextEncoder().encode(text), (b) => String.fromCharCode(b)).join(""));
-}
-
-function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -7,7 +7,7 @@
  * @module
  */
 import type { ClusterConfig } from "./config.ts";
-import { apiErrorFromResponse, ConfigError, TransportError } from "./errors.ts";
+import { apiErrorFromResponse, ConfigError, describeError, TransportError } from "./errors.ts";
 
 /** One request, as the client describes it. */
 export interface RequestSpec {
@@ -57,13 +57,14 @@ export class Transport {
     const proxy = config.proxyUrl ? { proxy: proxyOf(config.proxyUrl, config.source) } : {};
     try {
       this.#http = Deno.createHttpClient({
+        http2: true,
         ...(config.caCert ? { caCerts: [config.caCert] } : {}),
         ...proxy,
         ...tls,
       });
     } catch (e) {
       throw new ConfigError(
-        `Cannot set up TLS for ${config.server} from ${config.source}: ${message(e)}; ` +
+        `Cannot set up TLS for ${config.server} from ${config.source}: ${describeError(e)}; ` +
           "check the certificate authority and the client certificate and key",
         { cause: e },
       );
@@ -182,7 +183,7 @@ export class Transport {
     } catch (e) {
       if (signal.aborted) throw e;
       throw new TransportError(
-        `${spec.verb} ${spec.path}: reading the answer failed: ${message(e)}`,
+        `${spec.verb} ${spec.path}: reading the answer failed: ${describeError(e)}`,
         {
           cause: e,
         },
@@ -191,7 +192,9 @@ export class Transport {
   }
 
   #connectError(spec: RequestSpec, e: unknown): Error {
-    const reason = message(e);
+    // A permission denial is final: retrying cannot widen Deno's grants.
+    if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) return e;
+    const reason = describeError(e);
     const where = `${spec.verb} ${spec.path}: cannot reach ${this.#config.server}`;
     if (/certificate|tls|handshake/i.test(reason)) {
       if (this.#config.insecureSkipTLSVerify) {
@@ -242,8 +245,4 @@ function proxyOf(url: string, source: string): Deno.Proxy {
       JSON.stringify(url)
     } in ${source}: use an http://, https:// or socks5:// URL`,
   );
-}
-
-function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

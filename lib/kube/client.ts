@@ -149,6 +149,20 @@ const PATCH_TYPES = {
  * configuration cannot work (e.g. an exec plugin is missing), and the
  * signal's reason when the caller aborts. A 401 is retried once with a fresh
  * token from the config's token source.
+ *
+ * @example
+ * ```ts ignore
+ * import { CONFIG_MAPS, KubeClient, loadConfig } from "./mod.ts";
+ * const client = new KubeClient(await loadConfig(), { timeoutMs: 10_000 });
+ * await client.apply(CONFIG_MAPS, {
+ *   apiVersion: "v1", kind: "ConfigMap", metadata: { name: "settings", namespace: "shop" },
+ *   data: { color: "blue" },
+ * }, { fieldManager: "kinglet" });
+ * for await (const event of client.watch(CONFIG_MAPS, { namespace: "shop", signal: AbortSignal.timeout(60_000) })) {
+ *   console.log(event.type, event.object.metadata?.name);
+ * }
+ * client.close();
+ * ```
  */
 export class KubeClient {
   /** The default namespace of the context, `"default"` if it sets none. */
@@ -221,7 +235,9 @@ export class KubeClient {
     const first = await this.list<T>(res, opts);
     const items = first.items;
     for (let next = first.metadata.continue; next;) {
-      const page = await this.list<T>(res, { ...opts, continue: next });
+      // The continue token pins the snapshot; the server refuses a resourceVersion beside it.
+      const { resourceVersion: _rv, resourceVersionMatch: _match, ...rest } = opts;
+      const page = await this.list<T>(res, { ...rest, continue: next });
       for (const item of page.items) items.push(item);
       next = page.metadata.continue;
     }

@@ -137,6 +137,14 @@ export function apiErrorFromStatus(status: unknown, code: number, site: ErrorSit
  * text. A metav1.Status body is parsed; anything else (an HTML page from a
  * proxy, plain text) is quoted, shortened, in the message. `Retry-After`
  * (in seconds) wins over the Status details.
+ *
+ * @example
+ * ```ts
+ * import { apiErrorFromResponse } from "./errors.ts";
+ * const response = new Response("<html>Bad Gateway</html>", { status: 502, statusText: "Bad Gateway" });
+ * const err = apiErrorFromResponse(response, await response.text(), { verb: "list", path: "/api/v1/pods" });
+ * err.message; // 'list /api/v1/pods: HTTP 502 Bad Gateway without a Kubernetes Status body: "<html>Bad Gateway</html>" (502 InternalError)'
+ * ```
  */
 export function apiErrorFromResponse(
   response: { status: number; statusText: string; headers: Headers },
@@ -251,4 +259,26 @@ export function isTooManyRequests(e: unknown): boolean {
 /** True for a 422 Invalid. */
 export function isInvalid(e: unknown): boolean {
   return hasStatus(e, 422, "Invalid");
+}
+
+/**
+ * The message of an error followed by those of its causes, e.g. "fetch
+ * failed: error sending request: client error (Connect): invalid peer
+ * certificate: UnknownIssuer". Deno's fetch puts the useful part in `cause`.
+ *
+ * @example
+ * ```ts
+ * import { describeError } from "./errors.ts";
+ * describeError(new TypeError("fetch failed", { cause: new Error("connection refused") }));
+ * // "fetch failed: connection refused"
+ * ```
+ */
+export function describeError(e: unknown): string {
+  const parts: string[] = [];
+  for (let current = e, depth = 0; current !== undefined && depth < 5; depth++) {
+    const text = current instanceof Error ? current.message : String(current);
+    if (text && !parts.some((p) => p.includes(text))) parts.push(text);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(": ");
 }

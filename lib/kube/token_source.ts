@@ -14,7 +14,7 @@
  */
 import { logger } from "../log.ts";
 import { type Clock, systemClock } from "../runtime/clock.ts";
-import { ConfigError } from "./errors.ts";
+import { ConfigError, describeError } from "./errors.ts";
 
 /**
  * Hands out the bearer token to send, if any. The client calls
@@ -61,6 +61,13 @@ export interface FileTokenSourceOptions {
  * re-read at most every `maxAgeMs` and after {@link invalidate}. When a
  * re-read fails but an older token is cached, the older token is used and a
  * warning logged, as client-go does.
+ *
+ * @example
+ * ```ts ignore
+ * import { FileTokenSource } from "./token_source.ts";
+ * const auth = new FileTokenSource("/var/run/secrets/kubernetes.io/serviceaccount/token");
+ * await auth.token(); // read now, and again once a minute has passed or after auth.invalidate()
+ * ```
  */
 export class FileTokenSource implements TokenSource {
   readonly #path: string;
@@ -107,7 +114,7 @@ export class FileTokenSource implements TokenSource {
       token = (await this.#read(this.#path)).trim();
       if (!token) throw new Error("the file is empty");
     } catch (e) {
-      const reason = e instanceof Error ? e.message : String(e);
+      const reason = describeError(e);
       if (this.#token === undefined) {
         throw new ConfigError(
           `Cannot read the ${this.#description}: ${reason}; make sure the file exists, ` +

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { apiErrorFromStatus, TransportError, WatchDecodeError } from "./errors.ts";
+import { apiErrorFromStatus, describeError, TransportError, WatchDecodeError } from "./errors.ts";
 import type { KubeObject, WatchEvent, WatchEventType } from "./types.ts";
 
 /** Options of {@link decodeWatchStream}. */
@@ -68,6 +68,11 @@ export async function* decodeWatchStream<T extends KubeObject = KubeObject>(
   let partial: string[] = [];
   let partialLength = 0;
   let finished = false;
+  // Cancelling the reader ourselves ends a pending read at once, whatever
+  // state the aborted fetch left the body in.
+  const onAbort = () => void reader.cancel(options.signal?.reason).catch(() => {});
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
     for (;;) {
       let chunk: ReadableStreamReadResult<Uint8Array>;
@@ -77,42 +82,44 @@ export async function* decodeWatchStream<T extends KubeObject = KubeObject>(
         finished = true;
         if (options.signal?.aborted) return;
         throw new TransportError(
-          `watch ${options.path}: the connection failed mid-stream: ${
-            e instanceof Error ? e.message : String(e)
-          }`,
+          `watch ${options.path}: the connection failed mid-stream: ${describeError(e)}`,
           { cause: e },
         );
       }
       if (chunk.done) {
         finished = true;
+        if (options.signal?.aborted) return;
         const rest = partial.join("") + decoder.decode();
         if (rest.trim()) yield decodeLine<T>(rest, options.path, "the stream ended mid-event");
         return;
       }
-      let text = decoder.decode(chunk.value, { stream: true });
-      for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n")) {
-        const line = partial.length ? partial.join("") + text.slice(0, nl) : text.slice(0, nl);
+      const text = decoder.decode(chunk.value, { stream: true });
+      let start = 0;
+      for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", start)) {
+        const piece = text.slice(start, nl);
+        const line = partial.length ? partial.join("") + piece : piece;
         partial = [];
         partialLength = 0;
-        text = text.slice(nl + 1);
+        start = nl + 1;
         // Events already buffered are dropped once the caller aborted: it asked to stop.
         if (options.signal?.aborted) return;
         if (line.trim()) yield decodeLine<T>(line, options.path);
       }
-      if (text) {
-        partial.push(text);
-        partialLength += text.length;
+      if (start < text.length) {
+        partial.push(text.slice(start));
+        partialLength += text.length - start;
         if (partialLength > maxLine) {
-          const start = partial.join("").slice(0, 200);
+          const head = partial.join("").slice(0, 200);
           throw new WatchDecodeError(
             `watch ${options.path}: received more than ${maxLine} characters without a newline, ` +
-              `which no watch event is: ${JSON.stringify(start)}...`,
-            start,
+              `which no watch event is: ${JSON.stringify(head)}...`,
+            head,
           );
         }
       }
     }
   } finally {
+    options.signal?.removeEventListener("abort", onAbort);
     if (!finished) await reader.cancel().catch(() => {});
     reader.releaseLock();
   }

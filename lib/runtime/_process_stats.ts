@@ -1,43 +1,40 @@
 /**
- * Resident memory and CPU time of this process, read the way Prometheus'
- * process collector reads them: from /proc on Linux, else from Deno.
+ * Resident memory and CPU time of this process, for
+ * `process_resident_memory_bytes` and `process_cpu_seconds_total`.
+ *
+ * Read through `Deno.memoryUsage()` and `getrusage` (node:process), not
+ * /proc/self: Deno grants /proc/self only to `--allow-all`, and kinglet runs
+ * with narrow permissions.
  *
  * @module
  */
+import process from "node:process";
 
-/** What {@link readProcessStats} found; CPU time is unknown off Linux. */
+/** This process's resident memory and CPU time. */
 export interface ProcessStats {
   residentBytes: number;
   cpuSeconds: number | undefined;
 }
 
-/**
- * Clock ticks per second of utime/stime in /proc/self/stat. USER_HZ is 100
- * on every Linux ABI in use, and Prometheus' procfs assumes the same.
- */
-const USER_HZ = 100;
+/** What the sources report: bytes, and microseconds of CPU like `process.cpuUsage()`. */
+export interface ProcessSources {
+  rss(): number;
+  cpuUsage(): { user: number; system: number };
+}
 
-/** Reads /proc/self/stat and /proc/self/status, falling back to `Deno.memoryUsage()`. */
-export function readProcessStats(
-  read: (path: string) => string = Deno.readTextFileSync,
-): ProcessStats {
-  let residentBytes: number | undefined;
+const SOURCES: ProcessSources = {
+  rss: () => Deno.memoryUsage().rss,
+  cpuUsage: () => process.cpuUsage(),
+};
+
+/** Reads RSS and user plus system CPU seconds; CPU time is undefined where unavailable. */
+export function readProcessStats(sources: ProcessSources = SOURCES): ProcessStats {
   let cpuSeconds: number | undefined;
   try {
-    const rss = /^VmRSS:\s+(\d+)\s+kB$/m.exec(read("/proc/self/status"));
-    if (rss) residentBytes = Number(rss[1]) * 1024;
+    const { user, system } = sources.cpuUsage();
+    cpuSeconds = (user + system) / 1e6;
   } catch {
-    // No /proc (macOS, Windows) or no read permission: fall back below.
+    // getrusage unsupported here: CPU time goes unreported.
   }
-  try {
-    const stat = read("/proc/self/stat");
-    // Fields after the command name, which is parenthesized and may itself contain spaces.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const utime = Number(fields[11]);
-    const stime = Number(fields[12]);
-    if (Number.isFinite(utime) && Number.isFinite(stime)) cpuSeconds = (utime + stime) / USER_HZ;
-  } catch {
-    // As above; CPU time then goes unreported.
-  }
-  return { residentBytes: residentBytes ?? Deno.memoryUsage().rss, cpuSeconds };
+  return { residentBytes: sources.rss(), cpuSeconds };
 }

@@ -72,6 +72,7 @@ export class Caches {
   readonly #reflectors = new Map<string, { resource: Resource; reflector: Reflector }>();
   #running: AbortSignal | undefined;
   readonly #runs: Promise<void>[] = [];
+  #fail: (error: unknown) => void = () => {};
 
   constructor(options: CachesOptions) {
     this.#options = options;
@@ -116,7 +117,7 @@ export class Caches {
       }),
     );
     this.#reflectors.set(id, { resource, reflector });
-    if (this.#running) this.#runs.push(reflector.run(this.#running));
+    if (this.#running) this.#start(reflector);
     return reflector as unknown as Reflector<T>;
   }
 
@@ -141,16 +142,35 @@ export class Caches {
    * Runs every reflector (and any registered later) until `signal` aborts.
    *
    * @throws {TypeError} when already running.
+   * @throws the error of a watcher that gave up (a Deno permission denial); the others are
+   * stopped first.
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.#running) throw new TypeError("Cannot run caches: they are already running");
-    this.#running = signal;
-    for (const { reflector } of this.#reflectors.values()) this.#runs.push(reflector.run(signal));
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      signal.addEventListener("abort", () => resolve(), { once: true });
-    });
-    while (this.#runs.length) await Promise.allSettled(this.#runs.splice(0));
+    const stop = new AbortController();
+    this.#running = AbortSignal.any([signal, stop.signal]);
+    const failure = Promise.withResolvers<never>();
+    this.#fail = (error) => {
+      stop.abort();
+      failure.reject(error);
+    };
+    for (const { reflector } of this.#reflectors.values()) this.#start(reflector);
+    try {
+      await Promise.race([
+        failure.promise,
+        new Promise<void>((resolve) => {
+          if (signal.aborted) resolve();
+          signal.addEventListener("abort", () => resolve(), { once: true });
+        }),
+      ]);
+    } finally {
+      stop.abort();
+      while (this.#runs.length) await Promise.allSettled(this.#runs.splice(0));
+    }
+  }
+
+  #start(reflector: Reflector): void {
+    this.#runs.push(reflector.run(this.#running!).catch((error) => this.#fail(error)));
   }
 }
 

@@ -10,6 +10,8 @@
  *   only when every cache has synced and every watch showed life recently
  *   (a standby answers 200 too: it is healthy, just waiting), and 503 with
  *   the reasons otherwise.
+ * - A watch that cannot work at all (a Deno permission denial) stops the
+ *   controllers and makes {@link Manager.run} throw it.
  * - Losing the Lease stops every reconcile at once (before the Lease can
  *   expire) and makes {@link Manager.run} resolve with `"leadership-lost"`;
  *   restart the process to stand again, as controller-runtime does.
@@ -195,18 +197,24 @@ export class Manager {
   async #lead(leading: AbortSignal, shutdown: AbortSignal): Promise<void> {
     this.#phase = "syncing";
     const caches = new AbortController();
-    const cachesDone = this.caches.run(caches.signal);
+    let failure: { error: unknown } | undefined;
+    const cachesDone = this.caches.run(caches.signal).catch((error) => {
+      failure = { error };
+      caches.abort();
+    });
     // A shutdown drains; a lost Lease does not wait, since another leader may already act.
     const drainMs = () => shutdown.aborted ? this.#options.drainTimeoutMs ?? 10_000 : 0;
     this.caches.synced().then(() => {
       if (this.#phase === "syncing") this.#phase = "running";
     });
+    const running = AbortSignal.any([leading, caches.signal]);
     try {
-      await Promise.all(this.#controllers.map((c) => c.run(leading, { drainMs })));
+      await Promise.all(this.#controllers.map((c) => c.run(running, { drainMs })));
     } finally {
       caches.abort();
       await cachesDone;
     }
+    if (failure) throw failure.error;
   }
 
   #endpoints(): Listener[] {

@@ -18,7 +18,8 @@
  *   initial events), so a store can swap its contents at once. The first one
  *   is what "synced" means. Buffering costs a second copy of the list while
  *   it lasts.
- * - It never gives up. Errors are logged with the resource and what happens
+ * - It gives up only on a Deno permission denial, which it throws: no
+ *   retry can widen the process's grants. Other errors are logged with the resource and what happens
  *   next, then retried after a backoff with jitter: a failed watch resumes from
  *   the last resourceVersion seen (after five failures in a row, it relists),
  *   a 410 Gone relists from scratch (the objects deleted meanwhile are those
@@ -413,6 +414,10 @@ export class Watcher<T extends KubeObject = KubeObject> {
   }
 
   #retry(error: unknown, then: State<T>, action: string): Step<T> {
+    // Deno's permissions are fixed for the life of the process: no retry can succeed.
+    if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) {
+      throw error;
+    }
     this.#restarts++;
     const delayMs = Math.round(this.#backoff.next());
     const level = isForbidden(error) || isUnauthorized(error)

@@ -24,10 +24,19 @@ interface Seen {
 type Handler = (req: Request, seen: Seen) => Response | Promise<Response>;
 
 /** A loopback server answering with `handler`, and a client pointed at it. */
-async function harness(handler: Handler, auth: TokenSource = noToken, onRequest?: (o: RequestObservation) => void) {
+function harness(
+  handler: Handler,
+  auth: TokenSource = noToken,
+  onRequest?: (o: RequestObservation) => void,
+) {
   const seen: Seen[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
-    const s = { method: req.method, url: new URL(req.url), headers: req.headers, body: await req.text() };
+    const s = {
+      method: req.method,
+      url: new URL(req.url),
+      headers: req.headers,
+      body: await req.text(),
+    };
     seen.push(s);
     return handler(req, s);
   });
@@ -49,25 +58,34 @@ async function harness(handler: Handler, auth: TokenSource = noToken, onRequest?
 }
 
 const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
 
 Deno.test("client sends the user agent, accept header and the context's namespace", async () => {
-  await using h = await harness(() => json({ metadata: { name: "web" } }));
+  await using h = harness(() => json({ metadata: { name: "web" } }));
   assert.equal(h.client.namespace, "team");
   assert.equal(h.client.server.endsWith("/"), false);
   await h.client.get(CONFIG_MAPS, "web");
   await h.client.get(CONFIG_MAPS, "web", { namespace: "other", metadataOnly: true });
   const [plain, meta] = h.seen;
   assert.equal(plain?.url.pathname, "/api/v1/namespaces/team/configmaps/web");
-  assert.equal(plain?.headers.get("user-agent"), `kinglet/${denoJson.version} (deno ${Deno.version.deno})`);
+  assert.equal(
+    plain?.headers.get("user-agent"),
+    `kinglet/${denoJson.version} (deno ${Deno.version.deno})`,
+  );
   assert.equal(plain?.headers.get("accept"), "application/json");
   assert.equal(plain?.headers.get("authorization"), null);
   assert.equal(meta?.url.pathname, "/api/v1/namespaces/other/configmaps/web");
-  assert.equal(meta?.headers.get("accept"), "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json");
+  assert.equal(
+    meta?.headers.get("accept"),
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
+  );
 });
 
 Deno.test("list passes selectors and paging, and listAll follows continue tokens", async () => {
-  await using h = await harness((_req, s) => {
+  await using h = harness((_req, s) => {
     const page = s.url.searchParams.get("continue") ?? "0";
     const next = { "0": "1", "1": "2", "2": "" }[page] ?? "";
     return json({
@@ -77,7 +95,14 @@ Deno.test("list passes selectors and paging, and listAll follows continue tokens
       items: [{ metadata: { name: `item-${page}` } }],
     });
   });
-  const all = await h.client.listAll(CONFIG_MAPS, { namespace: "a", labelSelector: "app=web", limit: 1, metadataOnly: true });
+  const all = await h.client.listAll(CONFIG_MAPS, {
+    namespace: "a",
+    labelSelector: "app=web",
+    limit: 1,
+    metadataOnly: true,
+    resourceVersion: "0",
+    resourceVersionMatch: "NotOlderThan",
+  });
   assert.deepEqual(all.items.map((i) => i.metadata?.name), ["item-0", "item-1", "item-2"]);
   assert.deepEqual(all.metadata, { resourceVersion: "rv-0" });
   assert.equal(all.kind, "ConfigMapList");
@@ -89,29 +114,54 @@ Deno.test("list passes selectors and paging, and listAll follows continue tokens
     assert.match(s.headers.get("accept") ?? "", /as=PartialObjectMetadataList/);
   }
   assert.equal(h.seen[2]?.url.searchParams.get("continue"), "2");
+  assert.equal(h.seen[0]?.url.searchParams.get("resourceVersion"), "0");
+  assert.equal(
+    h.seen[1]?.url.searchParams.get("resourceVersion"),
+    null,
+    "a continue pins the snapshot",
+  );
+  assert.equal(h.seen[1]?.url.searchParams.get("resourceVersionMatch"), null);
   await h.client.list(CONFIG_MAPS);
   assert.equal(h.seen[3]?.url.pathname, "/api/v1/configmaps", "no namespace lists all namespaces");
 });
 
 Deno.test("writes send the right method, content type, query and body", async () => {
-  await using h = await harness((_req, s) => json(s.body ? JSON.parse(s.body) : {}));
+  await using h = harness((_req, s) => json(s.body ? JSON.parse(s.body) : {}));
   const obj = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "web", namespace: "shop" } };
   await h.client.create(CONFIG_MAPS, obj, { fieldManager: "kinglet", dryRun: true });
   await h.client.replace(CONFIG_MAPS, obj);
-  await h.client.patch(CONFIG_MAPS, "web", [{ op: "test", path: "/x", value: 1 }], { type: "json" });
-  await h.client.patch(CONFIG_MAPS, "web", { data: { a: "1" } }, { type: "merge", subresource: "status" });
+  await h.client.patch(CONFIG_MAPS, "web", [{ op: "test", path: "/x", value: 1 }], {
+    type: "json",
+  });
+  await h.client.patch(CONFIG_MAPS, "web", { data: { a: "1" } }, {
+    type: "merge",
+    subresource: "status",
+  });
   await h.client.patch(CONFIG_MAPS, "web", { data: {} }, { type: "strategic", namespace: "x" });
   await h.client.apply(CONFIG_MAPS, obj, { fieldManager: "kinglet", force: true });
-  await h.client.delete(CONFIG_MAPS, "web", { preconditions: { uid: "u1" }, propagationPolicy: "Foreground" });
+  await h.client.delete(CONFIG_MAPS, "web", {
+    preconditions: { uid: "u1" },
+    propagationPolicy: "Foreground",
+  });
   await h.client.delete(NAMESPACES, "gone");
-  const rows = h.seen.map((s) => [s.method, s.url.pathname + s.url.search, s.headers.get("content-type")]);
+  const rows = h.seen.map((
+    s,
+  ) => [s.method, s.url.pathname + s.url.search, s.headers.get("content-type")]);
   assert.deepEqual(rows, [
-    ["POST", "/api/v1/namespaces/shop/configmaps?fieldManager=kinglet&dryRun=All", "application/json"],
+    [
+      "POST",
+      "/api/v1/namespaces/shop/configmaps?fieldManager=kinglet&dryRun=All",
+      "application/json",
+    ],
     ["PUT", "/api/v1/namespaces/shop/configmaps/web", "application/json"],
     ["PATCH", "/api/v1/namespaces/team/configmaps/web", "application/json-patch+json"],
     ["PATCH", "/api/v1/namespaces/team/configmaps/web/status", "application/merge-patch+json"],
     ["PATCH", "/api/v1/namespaces/x/configmaps/web", "application/strategic-merge-patch+json"],
-    ["PATCH", "/api/v1/namespaces/shop/configmaps/web?fieldManager=kinglet&force=true", "application/apply-patch+yaml"],
+    [
+      "PATCH",
+      "/api/v1/namespaces/shop/configmaps/web?fieldManager=kinglet&force=true",
+      "application/apply-patch+yaml",
+    ],
     ["DELETE", "/api/v1/namespaces/team/configmaps/web", "application/json"],
     ["DELETE", "/api/v1/namespaces/gone", null],
   ]);
@@ -125,18 +175,33 @@ Deno.test("writes send the right method, content type, query and body", async ()
 });
 
 Deno.test("client misuse throws before any request", async () => {
-  await using h = await harness(() => json({}));
+  await using h = harness(() => json({}));
   assert.throws(() => h.client.patch(CONFIG_MAPS, "x", {}, { type: "apply" }), {
     name: "TypeError",
     message: `Cannot apply configmaps "x": 'fieldManager' is required`,
   });
-  assert.throws(() => h.client.patch(CONFIG_MAPS, "x", {}, { type: "merge", force: true }), /'force' only applies/);
-  assert.throws(() => h.client.replace(CONFIG_MAPS, { metadata: {} }), /Cannot replace a ConfigMap: metadata.name is missing/);
-  assert.throws(() => h.client.get(NAMESPACES, "a", { namespace: "b" }), /Namespace is cluster-scoped/);
-  assert.throws(() => new KubeClient({ server: "http://x", auth: noToken, namespace: "", source: "t" }, { timeoutMs: 0 }), {
-    name: "RangeError",
-    message: "Cannot create the client: 'timeoutMs' must be a positive number, got 0",
-  });
+  assert.throws(
+    () => h.client.patch(CONFIG_MAPS, "x", {}, { type: "merge", force: true }),
+    /'force' only applies/,
+  );
+  assert.throws(
+    () => h.client.replace(CONFIG_MAPS, { metadata: {} }),
+    /Cannot replace a ConfigMap: metadata.name is missing/,
+  );
+  assert.throws(
+    () => h.client.get(NAMESPACES, "a", { namespace: "b" }),
+    /Namespace is cluster-scoped/,
+  );
+  assert.throws(
+    () =>
+      new KubeClient({ server: "http://x", auth: noToken, namespace: "", source: "t" }, {
+        timeoutMs: 0,
+      }),
+    {
+      name: "RangeError",
+      message: "Cannot create the client: 'timeoutMs' must be a positive number, got 0",
+    },
+  );
   assert.equal(h.seen.length, 0);
 });
 
@@ -150,7 +215,7 @@ Deno.test("a 401 invalidates the token source and retries once with the fresh to
       issued++;
     },
   };
-  await using h = await harness(
+  await using h = harness(
     (_req, s) =>
       s.headers.get("authorization") === "Bearer token-1"
         ? json({ metadata: { name: "ok" } })
@@ -160,43 +225,64 @@ Deno.test("a 401 invalidates the token source and retries once with the fresh to
   const got = await h.client.get(CONFIG_MAPS, "x");
   assert.equal(got.metadata?.name, "ok");
   assert.equal(invalidations, 1);
-  assert.deepEqual(h.seen.map((s) => s.headers.get("authorization")), ["Bearer token-0", "Bearer token-1"]);
+  assert.deepEqual(h.seen.map((s) => s.headers.get("authorization")), [
+    "Bearer token-0",
+    "Bearer token-1",
+  ]);
 });
 
 Deno.test("a token rejected twice is an Unauthorized ApiError that says what to check", async () => {
-  await using h = await harness(
+  await using h = harness(
     () => json({ kind: "Status", code: 401, reason: "Unauthorized", message: "Unauthorized" }, 401),
     staticToken("wrong"),
   );
   const err = await h.client.get(CONFIG_MAPS, "x").catch((e) => e);
   assert.ok(isUnauthorized(err));
-  assert.match(err.message, /Unauthorized \(401 Unauthorized\); the bearer token was rejected even after fetching it again; check the user of test/);
+  assert.match(
+    err.message,
+    /Unauthorized \(401 Unauthorized\); the bearer token was rejected even after fetching it again; check the user of test/,
+  );
   assert.equal(h.seen.length, 2);
 });
 
 Deno.test("an HTML error page with Retry-After still gives a clear, retryable ApiError", async () => {
-  await using h = await harness(() =>
+  await using h = harness(() =>
     new Response("<html>upstream down</html>", { status: 503, headers: { "retry-after": "5" } })
   );
   const err = await h.client.list(CONFIG_MAPS).catch((e) => e);
   assert.ok(err instanceof ApiError);
   assert.equal(err.retryAfterSeconds, 5);
   assert.equal(err.retryable, true);
-  assert.match(err.message, /list \/api\/v1\/configmaps: HTTP 503 Service Unavailable without a Kubernetes Status body: "<html>upstream down<\/html>"/);
+  assert.match(
+    err.message,
+    /list \/api\/v1\/configmaps: HTTP 503 Service Unavailable without a Kubernetes Status body: "<html>upstream down<\/html>"/,
+  );
 });
 
 Deno.test("a slow answer times out as a TransportError; the caller's abort surfaces as its reason", async () => {
   const observed: RequestObservation[] = [];
   const { promise: release, resolve } = Promise.withResolvers<void>();
-  await using h = await harness(async () => {
-    await release;
-    return json({});
-  }, noToken, (o) => observed.push(o));
-  const slow = new KubeClient({ server: h.client.server, auth: noToken, namespace: "a", source: "t" }, { timeoutMs: 100 });
+  await using h = harness(
+    async () => {
+      await release;
+      return json({});
+    },
+    noToken,
+    (o) => observed.push(o),
+  );
+  const slow = new KubeClient({
+    server: h.client.server,
+    auth: noToken,
+    namespace: "a",
+    source: "t",
+  }, { timeoutMs: 100 });
   try {
     const err = await slow.get(CONFIG_MAPS, "x").catch((e) => e);
     assert.ok(err instanceof TransportError);
-    assert.match(err.message, /^get \/api\/v1\/namespaces\/a\/configmaps\/x: no answer from http:\/\/127.0.0.1:\d+ within 100 ms$/);
+    assert.match(
+      err.message,
+      /^get \/api\/v1\/namespaces\/a\/configmaps\/x: no answer from http:\/\/127.0.0.1:\d+ within 100 ms$/,
+    );
   } finally {
     slow.close();
   }
@@ -213,7 +299,12 @@ Deno.test("an unreachable server is a TransportError naming it", async () => {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = listener.addr.port;
   listener.close();
-  const client = new KubeClient({ server: `http://127.0.0.1:${port}`, auth: noToken, namespace: "a", source: "t" });
+  const client = new KubeClient({
+    server: `http://127.0.0.1:${port}`,
+    auth: noToken,
+    namespace: "a",
+    source: "t",
+  });
   try {
     const err = await client.get(CONFIG_MAPS, "x").catch((e) => e);
     assert.ok(err instanceof TransportError);
@@ -224,7 +315,7 @@ Deno.test("an unreachable server is a TransportError naming it", async () => {
 });
 
 Deno.test("watch sends bookmarks on by default and ends when the server closes the stream", async () => {
-  await using h = await harness(() =>
+  await using h = harness(() =>
     new Response(
       ReadableStream.from([
         '{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"5"}}}\n{"type":"BOOK',
@@ -233,7 +324,13 @@ Deno.test("watch sends bookmarks on by default and ends when the server closes t
     )
   );
   const events = [];
-  for await (const e of h.client.watch(CONFIG_MAPS, { namespace: "a", resourceVersion: "4", timeoutSeconds: 30 })) {
+  for await (
+    const e of h.client.watch(CONFIG_MAPS, {
+      namespace: "a",
+      resourceVersion: "4",
+      timeoutSeconds: 30,
+    })
+  ) {
     events.push([e.type, e.object.metadata?.resourceVersion]);
   }
   assert.deepEqual(events, [["ADDED", "5"], ["BOOKMARK", "9"]]);
@@ -246,10 +343,12 @@ Deno.test("watch sends bookmarks on by default and ends when the server closes t
 
 Deno.test("leaving a watch or aborting it closes the connection on the server side", async () => {
   const closed: string[] = [];
-  await using h = await harness((req) => {
+  await using h = harness((req) => {
     const body = new ReadableStream<Uint8Array>({
       start(c) {
-        c.enqueue(new TextEncoder().encode('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n'));
+        c.enqueue(
+          new TextEncoder().encode('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n'),
+        );
       },
       cancel() {
         closed.push(new URL(req.url).searchParams.get("labelSelector") ?? "");
@@ -261,7 +360,9 @@ Deno.test("leaving a watch or aborting it closes the connection on the server si
 
   const controller = new AbortController();
   const events = [];
-  for await (const e of h.client.watch(CONFIG_MAPS, { labelSelector: "by=abort", signal: controller.signal })) {
+  for await (
+    const e of h.client.watch(CONFIG_MAPS, { labelSelector: "by=abort", signal: controller.signal })
+  ) {
     events.push(e);
     controller.abort();
   }

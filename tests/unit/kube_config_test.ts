@@ -204,23 +204,34 @@ Deno.test("an explicit kubeconfig wins over KUBECONFIG, in-cluster and the home 
       "contexts: [{name: c, context: {cluster: k}}]\n",
     listed: "current-context: c\nclusters: [{name: k, cluster: {server: https://listed}}]\n" +
       "contexts: [{name: c, context: {cluster: k}}]\n",
-    "home/.kube/config": "current-context: c\nclusters: [{name: k, cluster: {server: https://home}}]\n" +
+    "home/.kube/config":
+      "current-context: c\nclusters: [{name: k, cluster: {server: https://home}}]\n" +
       "contexts: [{name: c, context: {cluster: k}}]\n",
   });
   const env = { KUBECONFIG: `${dir}/listed`, KUBERNETES_SERVICE_HOST: "10.0.0.1" };
   const home = `${dir}/home`;
-  assert.equal((await load({ env, home, kubeconfig: `${dir}/explicit` })).server, "https://explicit");
+  assert.equal(
+    (await load({ env, home, kubeconfig: `${dir}/explicit` })).server,
+    "https://explicit",
+  );
   assert.equal((await load({ env, home })).server, "https://listed");
   assert.equal((await load({ env: {}, home })).server, "https://home");
   assert.equal((await loadConfig({ env: { HOME: home } })).server, "https://home");
   // Asking for a context rules out the in-cluster config.
-  const withContext = await load({ env: { KUBERNETES_SERVICE_HOST: "10.0.0.1" }, home, context: "c" });
+  const withContext = await load({
+    env: { KUBERNETES_SERVICE_HOST: "10.0.0.1" },
+    home,
+    context: "c",
+  });
   assert.equal(withContext.server, "https://home");
 });
 
 Deno.test("no kubeconfig anywhere says where it looked", async () => {
   const message = await configError(load({ home: "/nonexistent-home" }));
-  assert.match(message, /\/nonexistent-home\/\.kube\/config: it does not exist; KUBECONFIG is unset/);
+  assert.match(
+    message,
+    /\/nonexistent-home\/\.kube\/config: it does not exist; KUBECONFIG is unset/,
+  );
 });
 
 Deno.test("an explicit kubeconfig that does not exist is an error", async () => {
@@ -237,7 +248,10 @@ Deno.test("an unknown context lists the available ones", async () => {
 Deno.test("a kubeconfig without current-context asks to choose one", async () => {
   const dir = await tree({ config: twoContexts.replace("current-context: dev", "") });
   const message = await configError(load({ kubeconfig: `${dir}/config` }));
-  assert.match(message, /No current-context is set in .*config; choose a context .*available contexts: dev, prod/);
+  assert.match(
+    message,
+    /No current-context is set in .*config; choose a context .*available contexts: dev, prod/,
+  );
 });
 
 Deno.test("an empty kubeconfig says no contexts are defined", async () => {
@@ -282,7 +296,10 @@ Deno.test("malformed kubeconfigs get messages naming the file, the entry and the
       "users: [{name: u, user: {token: t}}, {name: u, user: {token: t}}]\n",
       /users has two entries named "u"; rename or remove one/,
     ],
-    ["contexts: [{name: c, context: [1]}]\n", /Invalid context "c" in .*: expected a mapping, got a list/],
+    [
+      "contexts: [{name: c, context: [1]}]\n",
+      /Invalid context "c" in .*: expected a mapping, got a list/,
+    ],
   ];
   for (const [text, expected] of cases) {
     const dir = await tree({ config: text });
@@ -312,8 +329,14 @@ Deno.test("cluster problems name the cluster and say what to do", async () => {
       `{server: https://x, insecure-skip-tls-verify: true, certificate-authority-data: ${b64(CA)}}`,
       /insecure-skip-tls-verify is set together with a certificate authority/,
     ],
-    ["{server: https://x, certificate-authority: missing.crt}", /Cannot read certificate-authority .*missing\.crt of cluster "k" in/],
-    ["{server: https://x, certificate-authority-data: '%%%'}", /certificate-authority-data is not valid base64/],
+    [
+      "{server: https://x, certificate-authority: missing.crt}",
+      /Cannot read certificate-authority .*missing\.crt of cluster "k" in/,
+    ],
+    [
+      "{server: https://x, certificate-authority-data: '%%%'}",
+      /certificate-authority-data is not valid base64/,
+    ],
     [`{server: https://x, certificate-authority-data: ${b64("hello")}}`, /does not decode to PEM/],
     ["{server: https://x, tls-server-name: api.internal}", /tls-server-name is not supported/],
   ];
@@ -335,9 +358,18 @@ Deno.test("user problems name the user and say what to do", async () => {
       `{client-key-data: ${b64(KEY)}, client-key: k.key, client-certificate-data: ${b64(CERT)}}`,
       /both client-key and client-key-data are set/,
     ],
-    ["{tokenFile: nope}", /Cannot read the tokenFile of user "u" in .*: .*make sure the file exists/],
-    ["{exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: x}}", /apiVersion "client.authentication.k8s.io\/v1alpha1" is not supported/],
-    ["{exec: {apiVersion: client.authentication.k8s.io/v1}}", /Invalid exec of user "u" in .*: "command" is missing/],
+    [
+      "{tokenFile: nope}",
+      /Cannot read the tokenFile of user "u" in .*: .*make sure the file exists/,
+    ],
+    [
+      "{exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: x}}",
+      /apiVersion "client.authentication.k8s.io\/v1alpha1" is not supported/,
+    ],
+    [
+      "{exec: {apiVersion: client.authentication.k8s.io/v1}}",
+      /Invalid exec of user "u" in .*: "command" is missing/,
+    ],
   ];
   for (const [user, expected] of cases) {
     const dir = await tree({ config: single("{server: https://x}", user) });
@@ -349,7 +381,9 @@ Deno.test("insecure-skip-tls-verify is honoured only when set, with a warning", 
   const lines: string[] = [];
   await setupLogging({ level: "warning", write: (line) => lines.push(line) });
   try {
-    const dir = await tree({ config: single("{server: https://x, insecure-skip-tls-verify: true}", "{}") });
+    const dir = await tree({
+      config: single("{server: https://x, insecure-skip-tls-verify: true}", "{}"),
+    });
     const config = await load({ kubeconfig: `${dir}/config` });
     assert.equal(config.insecureSkipTLSVerify, true);
     assert.equal(lines.length, 1);
@@ -360,6 +394,8 @@ Deno.test("insecure-skip-tls-verify is honoured only when set, with a warning", 
 });
 
 Deno.test("proxy-url is carried into the config", async () => {
-  const dir = await tree({ config: single("{server: https://x, proxy-url: 'socks5://127.0.0.1:1080'}", "{}") });
+  const dir = await tree({
+    config: single("{server: https://x, proxy-url: 'socks5://127.0.0.1:1080'}", "{}"),
+  });
   assert.equal((await load({ kubeconfig: `${dir}/config` })).proxyUrl, "socks5://127.0.0.1:1080");
 });

@@ -3,6 +3,7 @@ import {
   ApiError,
   apiErrorFromResponse,
   apiErrorFromStatus,
+  describeError,
   isAlreadyExists,
   isConflict,
   isForbidden,
@@ -20,20 +21,49 @@ function response(status: number, statusText: string, headers: Record<string, st
   return { status, statusText, headers: new Headers(headers) };
 }
 
-function statusBody(code: number, reason: string, message: string, details: Record<string, unknown> = {}) {
-  return JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", code, reason, message, details });
+function statusBody(
+  code: number,
+  reason: string,
+  message: string,
+  details: Record<string, unknown> = {},
+) {
+  return JSON.stringify({
+    kind: "Status",
+    apiVersion: "v1",
+    status: "Failure",
+    code,
+    reason,
+    message,
+    details,
+  });
 }
 
 Deno.test("a metav1.Status body gives status, reason, message and causes", () => {
-  const body = statusBody(422, "Invalid", 'ConfigMap "web" is invalid: data[bad key]: Invalid value', {
-    name: "web",
-    kind: "ConfigMap",
-    causes: [{ reason: "FieldValueInvalid", message: "Invalid value: \"bad key\"", field: "data[bad key]" }, "junk"],
+  const body = statusBody(
+    422,
+    "Invalid",
+    'ConfigMap "web" is invalid: data[bad key]: Invalid value',
+    {
+      name: "web",
+      kind: "ConfigMap",
+      causes: [{
+        reason: "FieldValueInvalid",
+        message: 'Invalid value: "bad key"',
+        field: "data[bad key]",
+      }, "junk"],
+    },
+  );
+  const err = apiErrorFromResponse(response(422, "Unprocessable Entity"), body, {
+    ...site,
+    verb: "create",
   });
-  const err = apiErrorFromResponse(response(422, "Unprocessable Entity"), body, { ...site, verb: "create" });
   assert.equal(err.status, 422);
   assert.equal(err.reason, "Invalid");
-  assert.deepEqual(err.causes, [{ reason: "FieldValueInvalid", message: 'Invalid value: "bad key"', field: "data[bad key]" }]);
+  assert.deepEqual(err.causes, [{
+    reason: "FieldValueInvalid",
+    message: 'Invalid value: "bad key"',
+    field: "data[bad key]",
+  }]);
   assert.equal(
     err.message,
     `create ${site.path}: ConfigMap "web" is invalid: data[bad key]: Invalid value (422 Invalid)`,
@@ -45,17 +75,31 @@ Deno.test("a metav1.Status body gives status, reason, message and causes", () =>
 });
 
 Deno.test("Retry-After is honoured, and wins over the Status details", () => {
-  const throttled = statusBody(429, "TooManyRequests", "too many requests", { retryAfterSeconds: 1 });
+  const throttled = statusBody(429, "TooManyRequests", "too many requests", {
+    retryAfterSeconds: 1,
+  });
   const fromDetails = apiErrorFromResponse(response(429, "Too Many Requests"), throttled, site);
   assert.equal(fromDetails.retryAfterSeconds, 1);
   assert.equal(fromDetails.retryable, true);
   assert.ok(isTooManyRequests(fromDetails));
-  const fromHeader = apiErrorFromResponse(response(429, "Too Many Requests", { "retry-after": "7" }), throttled, site);
+  const fromHeader = apiErrorFromResponse(
+    response(429, "Too Many Requests", { "retry-after": "7" }),
+    throttled,
+    site,
+  );
   assert.equal(fromHeader.retryAfterSeconds, 7);
-  const plain = apiErrorFromResponse(response(503, "Service Unavailable", { "retry-after": "3" }), "", site);
+  const plain = apiErrorFromResponse(
+    response(503, "Service Unavailable", { "retry-after": "3" }),
+    "",
+    site,
+  );
   assert.equal(plain.retryAfterSeconds, 3);
   assert.equal(plain.reason, "ServiceUnavailable");
-  const garbageHeader = apiErrorFromResponse(response(503, "", { "retry-after": "soon" }), "", site);
+  const garbageHeader = apiErrorFromResponse(
+    response(503, "", { "retry-after": "soon" }),
+    "",
+    site,
+  );
   assert.equal(garbageHeader.retryAfterSeconds, undefined);
 });
 
@@ -65,9 +109,15 @@ Deno.test("a body that is not a Status still gives a clear message with an excer
   assert.equal(err.status, 502);
   assert.equal(err.reason, "InternalError");
   assert.equal(err.retryable, true);
-  assert.match(err.message, /^get \/api\/v1\/.*: HTTP 502 Bad Gateway without a Kubernetes Status body: "<html><body><h1>502 Bad Gateway<\/h1>x+\.\.\." \(502 InternalError\)$/);
+  assert.match(
+    err.message,
+    /^get \/api\/v1\/.*: HTTP 502 Bad Gateway without a Kubernetes Status body: "<html><body><h1>502 Bad Gateway<\/h1>x+\.\.\." \(502 InternalError\)$/,
+  );
   const empty = apiErrorFromResponse(response(404, "Not Found"), "", site);
-  assert.match(empty.message, /HTTP 404 Not Found without a Kubernetes Status body \(empty body\) \(404 NotFound\)/);
+  assert.match(
+    empty.message,
+    /HTTP 404 Not Found without a Kubernetes Status body \(empty body\) \(404 NotFound\)/,
+  );
   assert.ok(isNotFound(empty));
   const json = apiErrorFromResponse(response(400, "Bad Request"), '{"error":"nope"}', site);
   assert.match(json.message, /without a Kubernetes Status body: "\{\\"error\\":\\"nope\\"\}"/);
@@ -84,13 +134,18 @@ Deno.test("a Status with no reason gets client-go's reason for its code", () => 
 });
 
 Deno.test("410 always reads as Gone, whatever reason the server gave", () => {
-  const err = apiErrorFromStatus({ kind: "Status", code: 410, reason: "Expired", message: "too old" }, 500, site);
+  const err = apiErrorFromStatus(
+    { kind: "Status", code: 410, reason: "Expired", message: "too old" },
+    500,
+    site,
+  );
   assert.equal(err.reason, "Gone");
   assert.ok(isGone(err));
 });
 
 Deno.test("the predicates tell the reasons apart", () => {
-  const e = (status: number, reason?: string) => new ApiError({ status, message: "m", ...(reason ? { reason } : {}), ...site });
+  const e = (status: number, reason?: string) =>
+    new ApiError({ status, message: "m", ...(reason ? { reason } : {}), ...site });
   assert.ok(isConflict(e(409)));
   assert.ok(!isConflict(e(409, "AlreadyExists")));
   assert.ok(isAlreadyExists(e(409, "AlreadyExists")));
@@ -107,6 +162,22 @@ Deno.test("the predicates tell the reasons apart", () => {
 });
 
 Deno.test("an ApiError with a hint appends what to do", () => {
-  const err = new ApiError({ status: 401, message: "Unauthorized", hint: "check the token", ...site });
+  const err = new ApiError({
+    status: 401,
+    message: "Unauthorized",
+    hint: "check the token",
+    ...site,
+  });
   assert.equal(err.message, `get ${site.path}: Unauthorized (401 Unauthorized); check the token`);
+});
+
+Deno.test("describeError follows the cause chain, where Deno's fetch keeps the detail", () => {
+  const inner = new Error("client error (Connect): invalid peer certificate: UnknownIssuer");
+  assert.equal(
+    describeError(new TypeError("fetch failed", { cause: inner })),
+    "fetch failed: client error (Connect): invalid peer certificate: UnknownIssuer",
+  );
+  assert.equal(describeError("plain"), "plain");
+  const same = new Error("reset", { cause: new Error("reset") });
+  assert.equal(describeError(same), "reset", "repeated messages are said once");
 });

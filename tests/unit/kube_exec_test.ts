@@ -30,7 +30,9 @@ async function plugin(body: string, exec: Record<string, unknown> = {}): Promise
     `#!/bin/sh\necho run >> "${dir}/runs"\nprintf '%s' "$KUBERNETES_EXEC_INFO" > "${dir}/exec_info"\n${body}\n`,
   );
   await Deno.chmod(`${dir}/plugin.sh`, 0o755);
-  const user = { exec: { apiVersion: V1, command: "./plugin.sh", interactiveMode: "Never", ...exec } };
+  const user = {
+    exec: { apiVersion: V1, command: "./plugin.sh", interactiveMode: "Never", ...exec },
+  };
   await Deno.writeTextFile(
     `${dir}/config`,
     JSON.stringify({
@@ -40,7 +42,10 @@ async function plugin(body: string, exec: Record<string, unknown> = {}): Promise
         cluster: {
           server: "https://k.example",
           "certificate-authority-data": btoa(CA),
-          extensions: [{ name: "client.authentication.k8s.io/exec", extension: { audience: "kinglet" } }],
+          extensions: [{
+            name: "client.authentication.k8s.io/exec",
+            extension: { audience: "kinglet" },
+          }],
         },
       }],
       users: [{ name: "u", user }],
@@ -50,7 +55,8 @@ async function plugin(body: string, exec: Record<string, unknown> = {}): Promise
   return {
     dir,
     kubeconfig: `${dir}/config`,
-    runs: async () => (await Deno.readTextFile(`${dir}/runs`).catch(() => "")).split("\n").filter(Boolean).length,
+    runs: async () =>
+      (await Deno.readTextFile(`${dir}/runs`).catch(() => "")).split("\n").filter(Boolean).length,
     execInfo: async () => JSON.parse(await Deno.readTextFile(`${dir}/exec_info`)),
     [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
   };
@@ -121,7 +127,11 @@ Deno.test("exec plugin speaking v1beta1 works and leaves out cluster info unless
   await using p = await plugin(credential("beta-token", undefined, beta), { apiVersion: beta });
   const config = await loadConfig({ kubeconfig: p.kubeconfig, env });
   assert.equal(await config.auth.token(), "beta-token");
-  assert.deepEqual(await p.execInfo(), { apiVersion: beta, kind: "ExecCredential", spec: { interactive: false } });
+  assert.deepEqual(await p.execInfo(), {
+    apiVersion: beta,
+    kind: "ExecCredential",
+    spec: { interactive: false },
+  });
 });
 
 async function execError(body: string, exec: Record<string, unknown> = {}): Promise<string> {
@@ -157,9 +167,14 @@ Deno.test("exec plugin printing something other than an ExecCredential is a clea
     await execError(`echo '{"apiVersion":"${V1}","kind":"ExecCredential","status":{}}'`),
     /printed no status.token/,
   );
-  assert.match(await execError(credential("t", "next tuesday")), /invalid status.expirationTimestamp "next tuesday"/);
   assert.match(
-    await execError(`echo '{"apiVersion":"${V1}","kind":"ExecCredential","status":{"clientCertificateData":"x"}}'`),
+    await execError(credential("t", "next tuesday")),
+    /invalid status.expirationTimestamp "next tuesday"/,
+  );
+  assert.match(
+    await execError(
+      `echo '{"apiVersion":"${V1}","kind":"ExecCredential","status":{"clientCertificateData":"x"}}'`,
+    ),
     /a client certificate instead of a token/,
   );
 });
@@ -175,7 +190,10 @@ Deno.test("exec plugin that insists on a terminal is refused at load", async () 
   await using p = await plugin(credential("t"), { interactiveMode: "Always" });
   const err = await loadConfig({ kubeconfig: p.kubeconfig, env }).catch((e) => e);
   assert.ok(err instanceof ConfigError);
-  assert.match(err.message, /interactiveMode is "Always", but kinglet runs exec plugins without a terminal/);
+  assert.match(
+    err.message,
+    /interactiveMode is "Always", but kinglet runs exec plugins without a terminal/,
+  );
 });
 
 Deno.test("exec token wait can be aborted without killing the shared run", async () => {
@@ -188,4 +206,17 @@ Deno.test("exec token wait can be aborted without killing the shared run", async
   await assert.rejects(aborted, /gave up/);
   assert.equal(await patient, "slow");
   assert.equal(await p.runs(), 1);
+});
+
+Deno.test("exec plugin inherits the whole process environment unless one is injected", async () => {
+  await using p = await plugin(credential("home=$HOME,path=$PATH"));
+  const inherited = await loadConfig({ kubeconfig: p.kubeconfig });
+  assert.equal(
+    await inherited.auth.token(),
+    `home=${Deno.env.get("HOME")},path=${Deno.env.get("PATH")}`,
+  );
+  const injected = await loadConfig({ kubeconfig: p.kubeconfig, env: { HOME: "/nowhere" } });
+  const token = await injected.auth.token();
+  assert.match(token ?? "", /^home=\/nowhere,/);
+  assert.notEqual(token, `home=/nowhere,path=${Deno.env.get("PATH")}`, "PATH is not inherited");
 });

@@ -18,7 +18,11 @@ async function serviceAccountDir(files: Record<string, string>): Promise<string>
 }
 
 Deno.test("in-cluster config reads the service account folder and the service env", async () => {
-  const dir = await serviceAccountDir({ "ca.crt": CA, token: "sa-token\n", namespace: "kinglet-system" });
+  const dir = await serviceAccountDir({
+    "ca.crt": CA,
+    token: "sa-token\n",
+    namespace: "kinglet-system",
+  });
   try {
     const config = await loadConfig({ env: ENV, serviceAccountDir: dir });
     assert.equal(config.server, "https://10.43.0.1:443");
@@ -38,7 +42,10 @@ Deno.test("in-cluster config brackets an IPv6 service host and defaults the name
     const config = await loadConfig({ env, serviceAccountDir: dir });
     assert.equal(config.server, "https://[fd00:10:96::1]:6443");
     assert.equal(config.namespace, "default");
-    const withPodNamespace = await loadConfig({ env: { ...env, POD_NAMESPACE: "ops" }, serviceAccountDir: dir });
+    const withPodNamespace = await loadConfig({
+      env: { ...env, POD_NAMESPACE: "ops" },
+      serviceAccountDir: dir,
+    });
     assert.equal(withPodNamespace.namespace, "ops");
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -84,7 +91,10 @@ Deno.test("in-cluster config without a mounted token or CA says what to mount", 
 });
 
 Deno.test("in-cluster config without KUBERNETES_SERVICE_PORT is an error", async () => {
-  const err = await loadConfig({ env: { KUBERNETES_SERVICE_HOST: "10.0.0.1" }, serviceAccountDir: "/nope" })
+  const err = await loadConfig({
+    env: { KUBERNETES_SERVICE_HOST: "10.0.0.1" },
+    serviceAccountDir: "/nope",
+  })
     .catch((e) => e);
   assert.ok(err instanceof ConfigError);
   assert.match(err.message, /KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must both be set/);

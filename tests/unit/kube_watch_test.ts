@@ -41,10 +41,14 @@ async function collect(s: Source, signal?: AbortSignal): Promise<WatchEvent[]> {
 }
 
 const cm = (name: string, rv: string) =>
-  JSON.stringify({ type: "ADDED", object: { kind: "ConfigMap", metadata: { name, resourceVersion: rv } } });
+  JSON.stringify({
+    type: "ADDED",
+    object: { kind: "ConfigMap", metadata: { name, resourceVersion: rv } },
+  });
 
 Deno.test("watch decoder joins JSON lines split across chunks, even mid-character", async () => {
-  const line = JSON.stringify({ type: "MODIFIED", object: { metadata: { name: "crème-brûlée" } } }) + "\n";
+  const line =
+    JSON.stringify({ type: "MODIFIED", object: { metadata: { name: "crème-brûlée" } } }) + "\n";
   const bytes = new TextEncoder().encode(line);
   const cut = bytes.indexOf(0xc3) + 1; // between the two bytes of "è"
   const events = await collect(source([bytes.slice(0, 5), bytes.slice(5, cut), bytes.slice(cut)]));
@@ -52,13 +56,24 @@ Deno.test("watch decoder joins JSON lines split across chunks, even mid-characte
 });
 
 Deno.test("watch decoder yields every event of a chunk holding several, skipping blank lines", async () => {
-  const bookmark = JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: "12" } } });
-  const events = await collect(source([`${cm("a", "10")}\n\n${cm("b", "11")}\n${bookmark.slice(0, 9)}`, `${bookmark.slice(9)}\n`]));
-  assert.deepEqual(events.map((e) => [e.type, e.object.metadata?.name ?? e.object.metadata?.resourceVersion]), [
-    ["ADDED", "a"],
-    ["ADDED", "b"],
-    ["BOOKMARK", "12"],
-  ]);
+  const bookmark = JSON.stringify({
+    type: "BOOKMARK",
+    object: { metadata: { resourceVersion: "12" } },
+  });
+  const events = await collect(
+    source([
+      `${cm("a", "10")}\n\n${cm("b", "11")}\n${bookmark.slice(0, 9)}`,
+      `${bookmark.slice(9)}\n`,
+    ]),
+  );
+  assert.deepEqual(
+    events.map((e) => [e.type, e.object.metadata?.name ?? e.object.metadata?.resourceVersion]),
+    [
+      ["ADDED", "a"],
+      ["ADDED", "b"],
+      ["BOOKMARK", "12"],
+    ],
+  );
 });
 
 Deno.test("watch decoder accepts a last event without a trailing newline", async () => {
@@ -69,12 +84,20 @@ Deno.test("watch decoder accepts a last event without a trailing newline", async
 Deno.test("watch ERROR event with 410 becomes an ApiError with reason Gone and closes the stream", async () => {
   const expired = JSON.stringify({
     type: "ERROR",
-    object: { kind: "Status", status: "Failure", message: "too old resource version: 5 (120)", reason: "Expired", code: 410 },
+    object: {
+      kind: "Status",
+      status: "Failure",
+      message: "too old resource version: 5 (120)",
+      reason: "Expired",
+      code: 410,
+    },
   });
   const s = source([`${cm("a", "4")}\n${expired}\n${cm("never", "6")}\n`], "hang");
   const seen: string[] = [];
   const err = await (async () => {
-    for await (const e of decodeWatchStream(s.body, { path: PATH })) seen.push(e.object.metadata?.name ?? "");
+    for await (const e of decodeWatchStream(s.body, { path: PATH })) {
+      seen.push(e.object.metadata?.name ?? "");
+    }
   })().catch((e) => e);
   assert.deepEqual(seen, ["a"]);
   assert.ok(err instanceof ApiError);
@@ -88,7 +111,10 @@ Deno.test("watch ERROR event with 410 becomes an ApiError with reason Gone and c
 
 Deno.test("watch ERROR event with another status keeps the server's reason", async () => {
   const err = await collect(source([
-    JSON.stringify({ type: "ERROR", object: { kind: "Status", message: "etcd unavailable", reason: "InternalError", code: 500 } }) + "\n",
+    JSON.stringify({
+      type: "ERROR",
+      object: { kind: "Status", message: "etcd unavailable", reason: "InternalError", code: 500 },
+    }) + "\n",
   ])).catch((e) => e);
   assert.ok(err instanceof ApiError);
   assert.equal(err.reason, "InternalError");
@@ -97,7 +123,10 @@ Deno.test("watch ERROR event with another status keeps the server's reason", asy
 
 Deno.test("watch garbage becomes a WatchDecodeError quoting what arrived", async () => {
   const cases: [string, RegExp][] = [
-    ["<html>502 Bad Gateway</html>\n", /not a watch event \(not JSON\): "<html>502 Bad Gateway<\/html>"/],
+    [
+      "<html>502 Bad Gateway</html>\n",
+      /not a watch event \(not JSON\): "<html>502 Bad Gateway<\/html>"/,
+    ],
     ["[1,2]\n", /\(JSON that is not an object\)/],
     ['{"type":"EXPLODED","object":{}}\n', /\(unknown event type "EXPLODED"\)/],
     ['{"object":{}}\n', /\(unknown event type null\)/],
@@ -122,10 +151,28 @@ Deno.test("watch garbage becomes a WatchDecodeError quoting what arrived", async
 Deno.test("watch decoder refuses a line longer than the limit instead of buffering forever", async () => {
   const s = source(["{", "x".repeat(100), "y".repeat(100)], "hang");
   const err = await (async () => {
-    for await (const _ of decodeWatchStream(s.body, { path: PATH, maxLineLength: 150 })) { /* none */ }
+    for await (const _ of decodeWatchStream(s.body, { path: PATH, maxLineLength: 150 })) {
+      /* none */
+    }
   })().catch((e) => e);
   assert.ok(err instanceof WatchDecodeError);
   assert.match(err.message, /more than 150 characters without a newline/);
+  assert.equal(s.cancelled, true);
+});
+
+Deno.test("aborting while a read is pending ends the watch and cancels the body", async () => {
+  const s = source([`${cm("a", "1")}\n`], "hang");
+  const controller = new AbortController();
+  const events: WatchEvent[] = [];
+  const done = (async () => {
+    for await (const e of decodeWatchStream(s.body, { path: PATH, signal: controller.signal })) {
+      events.push(e);
+    }
+  })();
+  await new Promise((r) => setTimeout(r, 10));
+  controller.abort();
+  await done;
+  assert.equal(events.length, 1);
   assert.equal(s.cancelled, true);
 });
 
@@ -136,12 +183,29 @@ Deno.test("breaking out of a watch cancels the body", async () => {
 });
 
 Deno.test("a connection failing mid-stream is a TransportError, unless the caller aborted", async () => {
-  const failed = await collect(source([`${cm("a", "1")}\n`], new Error("connection reset"))).catch((e) => e);
+  const failed = await collect(source([`${cm("a", "1")}\n`], new Error("connection reset"))).catch((
+    e,
+  ) => e);
   assert.ok(failed instanceof TransportError);
   assert.match(failed.message, /watch .*: the connection failed mid-stream: connection reset/);
 
   const controller = new AbortController();
-  controller.abort();
-  const events = await collect(source([`${cm("a", "1")}\n`], new Error("aborted")), controller.signal);
-  assert.equal(events.length, 1, "an aborted watch ends quietly after the events it got");
+  const events = [];
+  for await (
+    const e of decodeWatchStream(
+      source([`${cm("a", "1")}\n${cm("b", "2")}\n`], new Error("aborted")).body,
+      {
+        path: PATH,
+        signal: controller.signal,
+      },
+    )
+  ) {
+    events.push(e);
+    controller.abort();
+  }
+  assert.equal(
+    events.length,
+    1,
+    "an aborted watch ends quietly, delivering nothing after the abort",
+  );
 });

@@ -163,17 +163,19 @@ Deno.test("runtime metrics render valid exposition text with the real process co
   );
 });
 
-Deno.test("process stats come from /proc/self/stat and /proc/self/status", () => {
-  const files: Record<string, string> = {
-    "/proc/self/status": "Name:\tdeno\nVmRSS:\t   51200 kB\nThreads:\t9\n",
-    "/proc/self/stat":
-      "4242 (deno (main) x) S 1 4242 4242 0 -1 4194560 9870 0 0 0 250 130 0 0 20 0 9 0 12345 0 0",
-  };
-  const stats = readProcessStats((path) => files[path] ?? "");
-  assert.deepEqual(stats, { residentBytes: 51200 * 1024, cpuSeconds: 3.8 });
-  const fallback = readProcessStats(() => {
-    throw new Deno.errors.NotFound("no /proc here");
+Deno.test("process stats report RSS and user plus system CPU seconds", () => {
+  const stats = readProcessStats({
+    rss: () => 51200 * 1024,
+    cpuUsage: () => ({ user: 2_500_000, system: 1_300_000 }),
   });
-  assert.equal(fallback.cpuSeconds, undefined);
-  assert.ok(fallback.residentBytes > 0);
+  assert.deepEqual(stats, { residentBytes: 51200 * 1024, cpuSeconds: 3.8 });
+  const unknown = readProcessStats({
+    rss: () => 1,
+    cpuUsage: () => {
+      throw new Error("getrusage unsupported");
+    },
+  });
+  assert.equal(unknown.cpuSeconds, undefined);
+  const real = readProcessStats();
+  assert.ok(real.residentBytes > 0 && real.cpuSeconds! > 0);
 });

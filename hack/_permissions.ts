@@ -1,0 +1,134 @@
+/**
+ * The Deno permissions and V8 flags kinglet runs with, kept in one place:
+ * `deno task start` passes them to `deno run`, `deno task compile` bakes them
+ * into the binary, and the tests run kinglet under them. The README's
+ * "Binary" section explains each choice.
+ *
+ * Every kind can be widened without editing this file: `KINGLET_ALLOW_<KIND>`
+ * (see {@link allowVariable}) holds a comma-separated list added to the
+ * grants below, or `all`. Network access is the exception that narrows: it is
+ * granted whole because the API server's address is only known at run time,
+ * so a list there replaces "all" by exactly that list.
+ *
+ * @example
+ * ```ts
+ * import { denoFlags, grantsFromEnv } from "./_permissions.ts";
+ * const flags = denoFlags(grantsFromEnv({ KINGLET_ALLOW_READ: "/home/me/.kube/config" }));
+ * flags.includes("--allow-sys=hostname"); // true
+ * ```
+ *
+ * @module
+ */
+import { allowVariable, PERMISSION_KINDS, type PermissionKind } from "../lib/cli/permissions.ts";
+
+export { allowVariable };
+
+/**
+ * V8 flags of every kinglet process. A 1 MiB semi-space keeps the young
+ * generation small, which dominates RSS under watch churn (see the
+ * architecture notes); the benchmark is what may change this.
+ */
+export const V8_FLAGS: readonly string[] = ["--max-semi-space-size=1"];
+
+/** A grant of one permission kind: all of it, or exactly the listed entries (none when empty). */
+export type Grant = "all" | readonly string[];
+
+/** A grant for each permission kind. */
+export type Grants = Readonly<Record<PermissionKind, Grant>>;
+
+/** What kinglet needs and nothing more, for the usual places it runs. */
+export const KINGLET_GRANTS: Grants = {
+  read: [
+    // In a pod: the service account token (re-read as it rotates), CA and namespace.
+    "/var/run/secrets/kubernetes.io/serviceaccount",
+    // Node mode on k3s, started by root.
+    "/etc/rancher/k3s/k3s.yaml",
+    // Node mode under systemd: deploy/systemd/kinglet.service passes the k3s
+    // kubeconfig as a credential, which systemd places here.
+    "/run/credentials/kinglet.service",
+  ],
+  env: [
+    "HOME", // ~/.kube/config
+    "KUBECONFIG",
+    "KUBERNETES_SERVICE_HOST", // in-cluster detection and address
+    "KUBERNETES_SERVICE_PORT",
+    "POD_NAMESPACE",
+    "KINGLET_*", // every flag's variable
+  ],
+  // The API server's address comes from a kubeconfig read at run time.
+  net: "all",
+  sys: ["hostname"], // the leader election identity
+  run: [],
+  write: [],
+  ffi: [],
+  import: [],
+};
+
+/**
+ * Variables that read as unset instead of failing: the `yaml` package checks
+ * these debug switches on every parse. Passing any `--ignore-env` also makes
+ * `Deno.env.toObject()` return the granted variables instead of throwing,
+ * which loadConfig and exec credential plugins rely on.
+ */
+export const IGNORED_ENV: readonly string[] = ["LOG_TOKENS", "LOG_STREAM"];
+
+/**
+ * {@link KINGLET_GRANTS} widened (or, for the network, narrowed) by the
+ * `KINGLET_ALLOW_<KIND>` variables in `env`.
+ *
+ * @throws {TypeError} when a variable lists an empty entry.
+ */
+export function grantsFromEnv(
+  env: Record<string, string | undefined>,
+  base: Grants = KINGLET_GRANTS,
+): Grants {
+  const grants = { ...base } as Record<PermissionKind, Grant>;
+  for (const kind of PERMISSION_KINDS) {
+    const variable = allowVariable(kind);
+    const value = env[variable]?.trim();
+    if (!value) continue;
+    if (value === "all") {
+      grants[kind] = "all";
+      continue;
+    }
+    const entries = value.split(",").map((entry) => entry.trim());
+    if (entries.some((entry) => entry === "")) {
+      throw new TypeError(
+        `Cannot read ${variable}: expected a comma-separated list or "all", got ${
+          JSON.stringify(value)
+        }`,
+      );
+    }
+    const current = grants[kind];
+    grants[kind] = current === "all"
+      ? entries
+      : [...current, ...entries.filter((e) => !current.includes(e))];
+  }
+  return grants;
+}
+
+/**
+ * The permission flags and V8 flags for `deno run` and `deno compile`, the
+ * same for both: `--no-prompt` so that `deno run` in a terminal fails the
+ * way the binary does instead of asking, and `--deny-import` unless imports
+ * were granted.
+ *
+ * @example
+ * ```ts
+ * import { denoFlags, KINGLET_GRANTS } from "./_permissions.ts";
+ * denoFlags(KINGLET_GRANTS).at(-1); // "--v8-flags=--max-semi-space-size=1"
+ * ```
+ */
+export function denoFlags(grants: Grants = KINGLET_GRANTS): string[] {
+  const flags = ["--no-prompt"];
+  for (const kind of PERMISSION_KINDS) {
+    const grant = grants[kind];
+    if (grant === "all") flags.push(`--allow-${kind}`);
+    else if (grant.length > 0) flags.push(`--allow-${kind}=${grant.join(",")}`);
+    // Without a flag Deno still allows imports from a few public hosts; kinglet needs none.
+    else if (kind === "import") flags.push("--deny-import");
+  }
+  if (grants.env !== "all") flags.push(`--ignore-env=${IGNORED_ENV.join(",")}`);
+  flags.push(`--v8-flags=${V8_FLAGS.join(",")}`);
+  return flags;
+}

@@ -1,0 +1,65 @@
+/**
+ * `deno task start`: runs main.ts under `deno run` with exactly the
+ * permissions and V8 flags that `deno task compile` bakes into the binary
+ * (hack/_permissions.ts), widened by the same `KINGLET_ALLOW_<KIND>`
+ * variables. Arguments go to kinglet unchanged.
+ *
+ * ```sh
+ * deno task start --kubeconfig /etc/rancher/k3s/k3s.yaml --leader-elect
+ * KINGLET_ALLOW_READ=$HOME/.kube/config deno task start install --kubeconfig ~/.kube/config
+ * ```
+ *
+ * SIGTERM, SIGHUP and SIGQUIT are passed on to kinglet; so is SIGINT unless
+ * standard input is a terminal, whose Ctrl-C already reached kinglet (same
+ * process group) and must not count twice. Exits with kinglet's exit code.
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { denoFlags, grantsFromEnv } from "./_permissions.ts";
+
+const FORWARDED: readonly Deno.Signal[] = ["SIGTERM", "SIGHUP", "SIGQUIT", "SIGINT"];
+
+async function main(args: string[]): Promise<number> {
+  const main = fileURLToPath(new URL("../main.ts", import.meta.url));
+  let flags: string[];
+  try {
+    flags = denoFlags(grantsFromEnv(Deno.env.toObject()));
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    Deno.stderr.writeSync(new TextEncoder().encode(`start: ${message}\n`));
+    return 2;
+  }
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...flags, main, ...args],
+    stdin: "inherit",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn();
+
+  const interactive = Deno.stdin.isTerminal();
+  const listeners = FORWARDED.filter((s) => !(s === "SIGINT" && interactive)).map((signal) => {
+    const forward = () => {
+      try {
+        child.kill(signal);
+      } catch {
+        // kinglet has already exited.
+      }
+    };
+    Deno.addSignalListener(signal, forward);
+    return () => Deno.removeSignalListener(signal, forward);
+  });
+  // Keeps Ctrl-C from ending this process before kinglet has drained and exited.
+  const ignore = () => {};
+  if (interactive) Deno.addSignalListener("SIGINT", ignore);
+
+  try {
+    // Deno reports a child ended by a signal with code 128 plus its number, as shells do.
+    return (await child.status).code;
+  } finally {
+    for (const remove of listeners) remove();
+    if (interactive) Deno.removeSignalListener("SIGINT", ignore);
+  }
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

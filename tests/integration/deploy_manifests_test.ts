@@ -1,0 +1,301 @@
+/**
+ * deploy/ against a real API server: the kustomization renders every
+ * manifest and CRD, the RBAC applies for real, the Deployment passes a
+ * server-side dry run under the restricted Pod Security level, the manifests
+ * agree with kinglet's flag defaults, and the service account can do exactly
+ * what kinglet needs, verb by verb.
+ */
+import assert from "node:assert/strict";
+import { basename, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { V1Deployment, V1Role } from "@kubernetes/client-node";
+import { parse, parseAllDocuments } from "yaml";
+import { envName, parseFlags } from "../../lib/cli/flags.ts";
+import { RUN_FLAGS } from "../../lib/cli/run_flags.ts";
+import { parseAddress } from "../../lib/runtime/http.ts";
+import { kubectl, type KubectlResult } from "../_support/cluster.ts";
+import {
+  DEPLOY_DIR,
+  KINGLET_SERVICE_ACCOUNT,
+  RBAC_MANIFESTS,
+} from "../_support/service_account.ts";
+
+const CRDS_DIR = fileURLToPath(new URL("../../crds/", import.meta.url));
+const SA = KINGLET_SERVICE_ACCOUNT;
+const USER = `system:serviceaccount:${SA.namespace}:${SA.name}`;
+const VERBS = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"];
+
+async function ok(args: string[], stdin?: string): Promise<KubectlResult> {
+  const result = await kubectl(args, { stdin });
+  assert.equal(result.code, 0, `kubectl ${args.join(" ")} failed: ${result.stderr}`);
+  return result;
+}
+
+async function yamlFiles(dir: string, keep: (name: string) => boolean): Promise<string[]> {
+  const files: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (entry.isFile && entry.name.endsWith(".yaml") && keep(entry.name)) {
+      files.push(join(dir, entry.name));
+    }
+  }
+  return files.sort();
+}
+
+/** `Kind/namespace/name` of every object in `text`. */
+function identities(text: string): string[] {
+  return parseAllDocuments(text).map((doc) => doc.toJSON()).filter(Boolean).map((o) =>
+    `${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`
+  ).sort();
+}
+
+Deno.test("deploy/kustomization.yaml renders every manifest of deploy/ and every CRD", async () => {
+  const manifests = await yamlFiles(DEPLOY_DIR, (name) => name !== "kustomization.yaml");
+  const crds = await yamlFiles(CRDS_DIR, (name) => name.endsWith(".kinglet.dev.yaml"));
+  const expected: string[] = [];
+  for (const file of [...manifests, ...crds]) {
+    expected.push(...identities(await Deno.readTextFile(file)));
+  }
+  const { stdout } = await ok(["kustomize", DEPLOY_DIR]);
+  assert.deepEqual(identities(stdout), expected.sort());
+  assert.ok(crds.length >= 3, `only ${crds.map((f) => basename(f))} in crds/`);
+});
+
+Deno.test("the manifests agree with kinglet's flag defaults", async () => {
+  const deployment = parse(
+    await Deno.readTextFile(join(DEPLOY_DIR, "deployment.yaml")),
+  ) as V1Deployment;
+  const container = deployment.spec!.template.spec!.containers[0]!;
+  const [command, ...args] = container.args ?? [];
+  assert.equal(command, "run");
+  const flags = parseFlags(RUN_FLAGS, args, {}).values;
+  assert.equal(flags["leader-elect"], "true");
+  const ports = Object.fromEntries((container.ports ?? []).map((p) => [p.name, p.containerPort]));
+  assert.equal(ports.metrics, parseAddress(flags["metrics-bind-address"]!).port);
+  assert.equal(ports.health, parseAddress(flags["health-probe-bind-address"]!).port);
+  assert.equal(deployment.metadata?.namespace, flags["leader-election-namespace"]);
+
+  const role = parse(await Deno.readTextFile(join(DEPLOY_DIR, "role.yaml"))) as V1Role;
+  assert.equal(role.metadata?.namespace, flags["leader-election-namespace"]);
+  const named = role.rules?.find((rule) => rule.resourceNames?.length);
+  assert.deepEqual(named?.resourceNames, [flags["lease-name"]]);
+});
+
+Deno.test("the systemd unit and its environment file use kinglet's flags and defaults", async () => {
+  const unit = await Deno.readTextFile(join(DEPLOY_DIR, "systemd", "kinglet.service"));
+  const exec = /^ExecStart=(\S+) run (.*)$/m.exec(unit);
+  assert.equal(exec?.[1], "/usr/local/bin/kinglet");
+  const flags = parseFlags(RUN_FLAGS, exec![2]!.split(/\s+/), {}).values;
+  assert.equal(flags["leader-elect"], "true");
+  // %d is systemd's credentials directory, where LoadCredential= puts the kubeconfig.
+  assert.equal(flags.kubeconfig, "%d/kubeconfig");
+  assert.match(unit, /^LoadCredential=kubeconfig:\/etc\/rancher\/k3s\/k3s\.yaml$/m);
+
+  const env = await Deno.readTextFile(join(DEPLOY_DIR, "systemd", "kinglet.env"));
+  const settings = [...env.matchAll(/^#?(KINGLET_[A-Z_]+)=(.*)$/gm)];
+  assert.ok(settings.length >= 10, "kinglet.env shows too few settings");
+  for (const [, variable, value] of settings) {
+    const spec = RUN_FLAGS.find((s) => envName(s.name) === variable);
+    assert.ok(spec, `${variable} sets no flag of kinglet run`);
+    assert.equal(value, spec.default ?? "", `${variable} shows a default kinglet does not have`);
+  }
+});
+
+const systemdAnalyze = await new Deno.Command("systemd-analyze", {
+  args: ["--version"],
+  stdout: "null",
+})
+  .output().then((o) => o.success, () => false);
+if (!systemdAnalyze) {
+  Deno.stdout.writeSync(new TextEncoder().encode("skipped: systemd-analyze is not installed\n"));
+}
+
+Deno.test({
+  name: systemdAnalyze
+    ? "kinglet.service passes systemd-analyze verify"
+    : "skipped (systemd-analyze is not installed): kinglet.service passes systemd-analyze verify",
+  ignore: !systemdAnalyze,
+  fn: async () => {
+    // A throwaway root holding the unit, an executable at its ExecStart path and
+    // the host's system units, so verify finds everything but touches nothing.
+    const root = await Deno.makeTempDir({ prefix: "kinglet_systemd_" });
+    try {
+      const units = join(root, "etc", "systemd", "system");
+      await Deno.mkdir(units, { recursive: true });
+      await Deno.copyFile(
+        join(DEPLOY_DIR, "systemd", "kinglet.service"),
+        join(units, "kinglet.service"),
+      );
+      await Deno.mkdir(join(root, "usr", "local", "bin"), { recursive: true });
+      await Deno.copyFile("/bin/true", join(root, "usr", "local", "bin", "kinglet"));
+      await Deno.chmod(join(root, "usr", "local", "bin", "kinglet"), 0o755);
+      for (const dir of ["/usr/lib/systemd/system", "/lib/systemd/system"]) {
+        const parent = join(root, dir, "..");
+        await Deno.mkdir(parent, { recursive: true });
+        const copy = await new Deno.Command("cp", { args: ["-r", dir, parent] }).output();
+        if (copy.success) break;
+      }
+      const verify = await new Deno.Command("systemd-analyze", {
+        args: [`--root=${root}`, "verify", "kinglet.service"],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const output = new TextDecoder().decode(verify.stderr) +
+        new TextDecoder().decode(verify.stdout);
+      assert.ok(verify.success, output);
+      assert.equal(output.trim(), "", output);
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test("the RBAC applies for real and the Deployment passes a server-side dry run", async () => {
+  await ok(["apply", "--server-side", "-k", CRDS_DIR]);
+  for (const file of RBAC_MANIFESTS) {
+    await ok(["apply", "--server-side", "-f", join(DEPLOY_DIR, file)]);
+  }
+  const { stdout: sa } = await ok(["get", "serviceaccount", SA.name, "-n", SA.namespace]);
+  assert.match(sa, new RegExp(`^${SA.name}\\s`, "m"));
+
+  const dryRun = await ok([
+    "apply",
+    "--server-side",
+    "--dry-run=server",
+    "-f",
+    join(DEPLOY_DIR, "deployment.yaml"),
+    "-o",
+    "json",
+  ]);
+  // kinglet-system warns about (and enforces for pods) the restricted Pod Security level.
+  assert.doesNotMatch(dryRun.stderr, /Warning/i, dryRun.stderr);
+  const applied = JSON.parse(dryRun.stdout) as V1Deployment;
+  const pod = applied.spec!.template.spec!;
+  assert.equal(pod.serviceAccountName, SA.name);
+  assert.equal(pod.securityContext?.runAsUser, 65532);
+  assert.equal(pod.containers[0]!.securityContext?.readOnlyRootFilesystem, true);
+  const { stdout: absent } = await kubectl(["get", "deployment", "kinglet", "-n", SA.namespace]);
+  assert.equal(absent, "", "a dry run must not create the Deployment");
+});
+
+/** What kinglet may do in any namespace other than kinglet-system; nothing else is allowed. */
+const NAMESPACED_GRANTS: Record<string, string[]> = {
+  "kinglet.dev/webapps": ["get", "list", "watch"],
+  "kinglet.dev/inferenceservices": ["get", "list", "watch"],
+  "kinglet.dev/databaseclusters": ["get", "list", "watch", "patch"],
+  "kinglet.dev/webapps/status": ["patch"],
+  "kinglet.dev/inferenceservices/status": ["patch"],
+  "kinglet.dev/databaseclusters/status": ["patch"],
+  "kinglet.dev/webapps/finalizers": ["update"],
+  "kinglet.dev/inferenceservices/finalizers": ["update"],
+  "kinglet.dev/databaseclusters/finalizers": ["update"],
+  // Server-side apply creates them: a PATCH authorized as create too.
+  "apps/deployments": ["list", "watch", "create", "patch"],
+  "apps/statefulsets": ["list", "watch", "create", "patch"],
+  "/services": ["list", "watch", "create", "patch"],
+  // Cluster-wide, kube-system included: a DatabaseCluster may live in any namespace.
+  "/secrets": ["list", "watch", "create"],
+  "/persistentvolumeclaims": ["list", "delete"],
+  "events.k8s.io/events": ["create", "patch"],
+  "/pods": [],
+  "/configmaps": [],
+  "/events": [],
+  "/serviceaccounts/token": [],
+  "apps/replicasets": [],
+  "apps/deployments/scale": [],
+  "coordination.k8s.io/leases": [],
+  "rbac.authorization.k8s.io/rolebindings": [],
+};
+
+const CLUSTER_SCOPED: string[] = [
+  "/namespaces",
+  "/nodes",
+  "apiextensions.k8s.io/customresourcedefinitions",
+  "rbac.authorization.k8s.io/clusterroles",
+  "rbac.authorization.k8s.io/clusterrolebindings",
+];
+
+interface Check {
+  namespace?: string;
+  resource: string;
+  verb: string;
+  name?: string;
+  allowed: boolean;
+}
+
+function attributes(check: Check): Record<string, string> {
+  const [group, resource, subresource] = check.resource.split("/") as [string, string, string?];
+  return {
+    group,
+    resource,
+    verb: check.verb,
+    ...(subresource && { subresource }),
+    ...(check.namespace && { namespace: check.namespace }),
+    ...(check.name && { name: check.name }),
+  };
+}
+
+Deno.test("the service account can do exactly what kinglet needs, verb by verb", async () => {
+  for (const file of RBAC_MANIFESTS) {
+    await ok(["apply", "--server-side", "-f", join(DEPLOY_DIR, file)]);
+  }
+  const checks: Check[] = [];
+  for (const namespace of ["tenant-a", "kube-system"]) {
+    for (const [resource, verbs] of Object.entries(NAMESPACED_GRANTS)) {
+      for (const verb of VERBS) {
+        checks.push({ namespace, resource, verb, allowed: verbs.includes(verb) });
+      }
+    }
+  }
+  for (const resource of CLUSTER_SCOPED) {
+    for (const verb of VERBS) checks.push({ resource, verb, allowed: false });
+  }
+  // The leader Lease: created in kinglet-system, then read and replaced by name only.
+  const leases = "coordination.k8s.io/leases";
+  for (const verb of VERBS) {
+    const namespace = SA.namespace;
+    checks.push({ namespace, resource: leases, verb, allowed: verb === "create" });
+    for (const name of ["kinglet-leader", "kube-controller-manager"]) {
+      const allowed = verb === "create" ||
+        (name === "kinglet-leader" && (verb === "get" || verb === "update"));
+      checks.push({ namespace, resource: leases, verb, name, allowed });
+    }
+  }
+
+  // The same SubjectAccessReviews `kubectl auth can-i --as` makes, in one request each, one kubectl.
+  const reviews = checks.map((check) => ({
+    apiVersion: "authorization.k8s.io/v1",
+    kind: "SubjectAccessReview",
+    spec: {
+      user: USER,
+      groups: [
+        "system:serviceaccounts",
+        `system:serviceaccounts:${SA.namespace}`,
+        "system:authenticated",
+      ],
+      resourceAttributes: attributes(check),
+    },
+  }));
+  const { stdout } = await ok(
+    ["create", "-o", 'jsonpath={.status.allowed}{"\\n"}', "-f", "-"],
+    JSON.stringify({ apiVersion: "v1", kind: "List", items: reviews }),
+  );
+  const answers = stdout.trim().split("\n").map((line) => line === "true");
+  assert.equal(answers.length, checks.length);
+  const wrong = checks.flatMap((check, i) => {
+    const allowed = answers[i];
+    if (allowed === check.allowed) return [];
+    const where = `${check.namespace ?? "cluster"}${check.name ? ` name=${check.name}` : ""}`;
+    return [`${check.verb} ${check.resource} (${where}): ${allowed ? "allowed" : "denied"}`];
+  });
+  assert.deepEqual(wrong, [], `unexpected answers:\n${wrong.join("\n")}`);
+
+  const canI = async (args: string[]) =>
+    (await kubectl(["auth", "can-i", `--as=${USER}`, ...args])).stdout.trim();
+  assert.equal(
+    await canI(["patch", "webapps.kinglet.dev", "--subresource=status", "-n", "a"]),
+    "yes",
+  );
+  assert.equal(await canI(["delete", "namespaces"]), "no");
+  assert.equal(await canI(["get", "secrets", "-n", "kube-system"]), "no");
+  assert.equal(await canI(["update", "leases/kinglet-leader", "-n", SA.namespace]), "yes");
+});

@@ -1,0 +1,129 @@
+/**
+ * The FROM scratch image without Docker: hack/scratch_rootfs.ts assembles
+ * exactly the files Dockerfile.scratch copies into a folder, and an
+ * executable runs there under chroot as the image's user 65532, with no
+ * shell and no /etc/passwd. Deno itself stands in for kinglet, since a
+ * compiled kinglet links the same libraries; kinglet itself runs there too
+ * when DENORT_BIN lets this machine compile it.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { compileArgs } from "../../hack/compile.ts";
+import { assembleRootfs, ENTRYPOINT, scratchFiles } from "../../hack/scratch_rootfs.ts";
+import { VERSION } from "../../lib/cli/version.ts";
+
+const encoder = new TextEncoder();
+function say(message: string): void {
+  Deno.stdout.writeSync(encoder.encode(`${message}\n`));
+}
+
+async function run(program: string, args: string[]): Promise<Deno.CommandOutput | undefined> {
+  try {
+    return await new Deno.Command(program, { args, stdout: "piped", stderr: "piped" }).output();
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+}
+
+const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+
+const isX86Linux = Deno.build.os === "linux" && Deno.build.arch === "x86_64";
+const isRoot = Deno.uid() === 0;
+const canChroot = isX86Linux && isRoot && (await run("chroot", ["--version"]))?.success === true;
+const chrootSkip = !isX86Linux
+  ? "the image's file list is for x86_64 Linux"
+  : !isRoot
+  ? "chroot to user 65532 needs root"
+  : !canChroot
+  ? "chroot is not installed"
+  : undefined;
+const denort = Deno.env.get("DENORT_BIN");
+const kingletSkip = chrootSkip ??
+  (denort ? undefined : "DENORT_BIN is unset, so no kinglet binary can be compiled here");
+if (chrootSkip) say(`skipped: running inside the rootfs: ${chrootSkip}`);
+if (kingletSkip) say(`skipped: kinglet --version inside the rootfs: ${kingletSkip}`);
+
+/** Runs `args` at the rootfs' ENTRYPOINT as 65532:65532, as the image's USER line does. */
+function inRootfs(dir: string, args: string[]): Promise<Deno.CommandOutput | undefined> {
+  return run("chroot", ["--userspec=65532:65532", dir, ENTRYPOINT, ...args]);
+}
+
+async function withRootfs(executable: string, body: (dir: string) => Promise<void>) {
+  const dir = await Deno.makeTempDir({ prefix: "kinglet_rootfs_" });
+  try {
+    await assembleRootfs(dir, executable, { link: true });
+    await body(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test({
+  name: isX86Linux
+    ? "the scratch file list holds the loader and every library ldd finds for deno"
+    : "skipped (x86_64 Linux only): the scratch file list holds every library ldd finds",
+  ignore: !isX86Linux,
+  fn: async () => {
+    const ldd = await run("ldd", [Deno.execPath()]);
+    assert.ok(ldd?.success, "ldd failed or is missing");
+    const needed = [...text(ldd.stdout).matchAll(/(?:=> )?(\/\S+) \(0x/g)].map((m) => m[1]!);
+    assert.ok(needed.length >= 2, `ldd printed no paths:\n${text(ldd.stdout)}`);
+    const listed = await scratchFiles();
+    const missing = needed.filter((path) => !listed.includes(path));
+    assert.deepEqual(missing, [], "hack/scratch_files.txt misses what deno links");
+  },
+});
+
+Deno.test({
+  name: chrootSkip
+    ? `skipped (${chrootSkip}): deno runs inside the rootfs as 65532`
+    : "deno runs inside the rootfs as 65532, with no shell and no /etc/passwd",
+  ignore: chrootSkip !== undefined,
+  fn: async () => {
+    await withRootfs(Deno.execPath(), async (dir) => {
+      const output = await inRootfs(dir, ["--version"]);
+      assert.ok(output?.success, `deno --version failed in the rootfs: ${text(output!.stderr)}`);
+      assert.match(
+        text(output.stdout),
+        new RegExp(`^deno ${Deno.version.deno.replaceAll(".", "\\.")} `),
+      );
+      for (const absent of ["/bin/sh", "/etc/passwd", "/usr/bin"]) {
+        await assert.rejects(Deno.lstat(join(dir, absent)), Deno.errors.NotFound);
+      }
+    });
+  },
+});
+
+Deno.test({
+  name: kingletSkip
+    ? `skipped (${kingletSkip}): kinglet --version runs inside the rootfs`
+    : "kinglet --version runs inside the rootfs and a denial there says to rebuild",
+  ignore: kingletSkip !== undefined,
+  fn: async () => {
+    const build = await Deno.makeTempDir({ prefix: "kinglet_binary_" });
+    try {
+      const binary = join(build, "kinglet");
+      const compiled = await new Deno.Command(Deno.execPath(), {
+        args: compileArgs("x86_64-unknown-linux-gnu", binary, {}),
+        env: { DENORT_BIN: denort! },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.ok(compiled.success, `deno compile failed: ${text(compiled.stderr)}`);
+      await withRootfs(binary, async (dir) => {
+        const version = await inRootfs(dir, ["--version"]);
+        assert.ok(version?.success, `kinglet --version failed: ${text(version!.stderr)}`);
+        assert.equal(text(version.stdout).trim(), VERSION);
+        const denied = await inRootfs(dir, ["run", "--kubeconfig", "/etc/kubeconfig"]);
+        assert.equal(denied?.code, 1);
+        assert.match(
+          text(denied!.stderr),
+          /may not read "\/etc\/kubeconfig".*KINGLET_ALLOW_READ=\/etc\/kubeconfig deno task compile/,
+        );
+      });
+    } finally {
+      await Deno.remove(build, { recursive: true });
+    }
+  },
+});
