@@ -24,11 +24,18 @@ export async function createNamespace(client: KubeClient, prefix: string): Promi
   return name;
 }
 
-/** Deletes a namespace without waiting for it to go. */
+/**
+ * Deletes a namespace and waits (up to a minute) until it is gone, so the
+ * objects it held do not keep the next test's operator busy.
+ */
 export async function deleteNamespace(client: KubeClient, name: string): Promise<void> {
   await client.delete(NAMESPACES, name).catch((e) => {
     if (!isNotFound(e)) throw e;
   });
+  await waitFor(
+    `namespace ${name} to be gone`,
+    async () => (await getOrUndefined(client, NAMESPACES, name)) === undefined,
+  );
 }
 
 /**

@@ -1,0 +1,163 @@
+/**
+ * The figures the report shows and compare mode divides: a key, a column
+ * label, how to read it from a run's figures and how to print it, and which
+ * figures each scenario's table has. One list, so the report and compare
+ * mode can never disagree on what a figure is.
+ *
+ * @example
+ * ```ts
+ * import { figureSpec, formatFigure } from "./figure_catalog.ts";
+ * const spec = figureSpec("rssPeak");
+ * formatFigure(spec, spec.get({ rssPeakBytes: 50 * 2 ** 20 })); // "50.0"
+ * ```
+ *
+ * @module
+ */
+import type { Figures } from "./results.ts";
+import type { ScenarioName } from "./scenarios.ts";
+
+/** How a figure is printed. */
+export type FigureUnit = "MiB" | "s" | "ms" | "count";
+
+/** One figure. All of them are better when lower. */
+export interface FigureSpec {
+  key: string;
+  /** Column header, unit included. */
+  label: string;
+  unit: FigureUnit;
+  get(figures: Figures): number | undefined;
+}
+
+const MIB = 2 ** 20;
+
+/** Every figure, in report column order. */
+export const FIGURE_SPECS: readonly FigureSpec[] = [
+  { key: "rssIdle", label: "RSS idle (MiB)", unit: "MiB", get: (f) => f.rssIdleBytes },
+  { key: "rssPeak", label: "RSS peak (MiB)", unit: "MiB", get: (f) => f.rssPeakBytes },
+  { key: "rssSteady", label: "RSS steady (MiB)", unit: "MiB", get: (f) => f.rssSteadyBytes },
+  { key: "cpu", label: "CPU (s)", unit: "s", get: (f) => f.cpuSeconds },
+  { key: "reconciles", label: "reconciles", unit: "count", get: (f) => f.reconciles },
+  {
+    key: "cpuPer1000",
+    label: "CPU s / 1,000 reconciles",
+    unit: "s",
+    get: (f) => f.cpuSecondsPer1000Reconciles,
+  },
+  {
+    key: "createReadyP50",
+    label: "create→Ready p50 (ms)",
+    unit: "ms",
+    get: (f) => f.createReady?.p50,
+  },
+  {
+    key: "createReadyP90",
+    label: "create→Ready p90 (ms)",
+    unit: "ms",
+    get: (f) => f.createReady?.p90,
+  },
+  {
+    key: "createReadyP99",
+    label: "create→Ready p99 (ms)",
+    unit: "ms",
+    get: (f) => f.createReady?.p99,
+  },
+  {
+    key: "updateReadyP99",
+    label: "update→Ready p99 (ms)",
+    unit: "ms",
+    get: (f) => f.updateReady?.p99,
+  },
+  {
+    key: "reconcileP99",
+    label: "reconcile p99 (ms)",
+    unit: "ms",
+    get: (f) => (f.reconcileP99Seconds === undefined ? undefined : f.reconcileP99Seconds * 1000),
+  },
+  {
+    key: "apiCallsPerObject",
+    label: "API calls / object",
+    unit: "count",
+    get: (f) => f.apiCallsPerObject,
+  },
+  { key: "apiCalls", label: "API calls", unit: "count", get: (f) => f.apiCalls },
+  { key: "evictions", label: "cache evictions", unit: "count", get: (f) => f.cacheEvictions },
+  { key: "stop", label: "stop (ms)", unit: "ms", get: (f) => f.restart?.stopMs },
+  { key: "readyz", label: "to /readyz (ms)", unit: "ms", get: (f) => f.restart?.readyzMs },
+  {
+    key: "firstReconcile",
+    label: "to first reconcile (ms)",
+    unit: "ms",
+    get: (f) => f.restart?.firstReconcileMs,
+  },
+  {
+    key: "reconcilesAfter",
+    label: "reconciles after restart",
+    unit: "count",
+    get: (f) => f.restart?.reconcilesAfter,
+  },
+];
+
+/** The columns of each scenario's table. */
+export const SCENARIO_COLUMNS: Record<ScenarioName, readonly string[]> = {
+  idle: ["rssIdle", "rssPeak", "cpu", "apiCalls"],
+  scale: [
+    "rssIdle",
+    "rssPeak",
+    "rssSteady",
+    "cpuPer1000",
+    "createReadyP50",
+    "createReadyP90",
+    "createReadyP99",
+    "updateReadyP99",
+    "reconcileP99",
+    "apiCallsPerObject",
+  ],
+  budget: [
+    "rssIdle",
+    "rssPeak",
+    "rssSteady",
+    "cpuPer1000",
+    "createReadyP50",
+    "createReadyP90",
+    "createReadyP99",
+    "updateReadyP99",
+    "reconcileP99",
+    "apiCallsPerObject",
+    "evictions",
+  ],
+  restart: [
+    "rssIdle",
+    "rssPeak",
+    "createReadyP99",
+    "stop",
+    "readyz",
+    "firstReconcile",
+    "reconcilesAfter",
+  ],
+};
+
+/**
+ * The figure called `key`.
+ *
+ * @throws {RangeError} for an unknown key.
+ */
+export function figureSpec(key: string): FigureSpec {
+  const spec = FIGURE_SPECS.find((s) => s.key === key);
+  if (!spec) throw new RangeError(`Cannot find the figure '${key}'`);
+  return spec;
+}
+
+/** `value` in the figure's unit, or `–` when it was not measured. */
+export function formatFigure(spec: FigureSpec, value: number | undefined): string {
+  if (value === undefined || !Number.isFinite(value)) return "–";
+  switch (spec.unit) {
+    case "MiB":
+      return (value / MIB).toFixed(1);
+    case "s":
+      return value.toFixed(2);
+    case "ms":
+      return value < 100 ? value.toFixed(1) : Math.round(value).toLocaleString("en-US");
+    case "count":
+      return Number.isInteger(value) ? value.toLocaleString("en-US") : value.toFixed(1);
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * The load a scenario puts on the operator: create objects at a fixed rate,
+ * update a share of them, delete them all. Each request is marked on the
+ * {@link ReadinessTracker} just before it is sent, so latencies start when
+ * a client would start waiting.
+ *
+ * Requests are paced (object `i` is sent no earlier than `i / rate` seconds
+ * after the start) with a bounded number in flight; a request the API server
+ * answers with 429 or 5xx, or that fails in transit, is retried with backoff.
+ *
+ * @example
+ * ```ts ignore
+ * import { createObjects, objectNames } from "./load.ts";
+ * await createObjects(workload, objectNames(1000), { ratePerSecond: 50 });
+ * ```
+ *
+ * @module
+ */
+import type { KubeClient } from "../lib/kube/client.ts";
+import { ApiError, isAlreadyExists, isNotFound, TransportError } from "../lib/kube/errors.ts";
+import type { KubeObject } from "../lib/kube/types.ts";
+import type { ReadinessTracker } from "./readiness_tracker.ts";
+import { renderObject, type Target } from "./target.ts";
+
+/** What the load steps act with. */
+export interface Workload {
+  client: KubeClient;
+  target: Target;
+  namespace: string;
+  tracker: ReadinessTracker;
+  /** Replicas in the object template. */
+  replicas: number;
+  signal?: AbortSignal;
+}
+
+/** How fast to send. */
+export interface Pace {
+  /** Requests started per second. */
+  ratePerSecond: number;
+  /** Requests in flight at most. Defaults to 32. */
+  inFlight?: number;
+}
+
+/** Share of the objects the update step patches. */
+export const UPDATE_SHARE = 0.1;
+
+/** `count` object names that sort in creation order: `app-00001`, `app-00002`, … */
+export function objectNames(count: number): string[] {
+  const width = Math.max(5, String(count).length);
+  return Array.from({ length: count }, (_, i) => `app-${String(i + 1).padStart(width, "0")}`);
+}
+
+/** Every tenth name (at least one), spread evenly over `names`. */
+export function updateShare(names: readonly string[]): string[] {
+  const step = Math.round(1 / UPDATE_SHARE);
+  const picked = names.filter((_, i) => i % step === 0);
+  return picked.length > 0 || names.length === 0 ? picked : [names[0]!];
+}
+
+/** Creates one object per name from the target's template. */
+export async function createObjects(
+  w: Workload,
+  names: readonly string[],
+  pace: Pace,
+): Promise<void> {
+  await paced(names, pace, w.signal, async (name, index) => {
+    const object = renderObject(w.target, {
+      name,
+      namespace: w.namespace,
+      index,
+      replicas: w.replicas,
+    });
+    w.tracker.created(name);
+    await retrying(async () => {
+      try {
+        await w.client.create(w.target.resource, object, signalOf(w));
+      } catch (error) {
+        // The namespace is the run's own: the object exists because an earlier try landed.
+        if (!isAlreadyExists(error)) throw error;
+      }
+    }, w.signal);
+  });
+}
+
+/** Applies the target's update patch to each name. */
+export async function updateObjects(
+  w: Workload,
+  names: readonly string[],
+  pace: Pace,
+): Promise<void> {
+  await paced(names, pace, w.signal, async (name) => {
+    w.tracker.updated(name);
+    const patched = await retrying(
+      () =>
+        w.client.patch<KubeObject>(w.target.resource, name, w.target.update, {
+          type: "merge",
+          namespace: w.namespace,
+          ...signalOf(w),
+        }),
+      w.signal,
+    );
+    w.tracker.updatedTo(name, patched.metadata?.generation);
+  });
+}
+
+/** Deletes each name; an object already gone counts as deleted. */
+export async function deleteObjects(
+  w: Workload,
+  names: readonly string[],
+  pace: Pace,
+): Promise<void> {
+  await paced(names, pace, w.signal, async (name) => {
+    w.tracker.deleted(name);
+    await retrying(async () => {
+      try {
+        await w.client.delete(w.target.resource, name, { namespace: w.namespace, ...signalOf(w) });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    }, w.signal);
+  });
+}
+
+async function paced(
+  names: readonly string[],
+  pace: Pace,
+  signal: AbortSignal | undefined,
+  send: (name: string, index: number) => Promise<void>,
+): Promise<void> {
+  if (!(pace.ratePerSecond > 0)) {
+    throw new RangeError(
+      `Cannot send requests: 'ratePerSecond' must be positive, got ${pace.ratePerSecond}`,
+    );
+  }
+  const limit = pace.inFlight ?? 32;
+  const started = performance.now();
+  const running = new Set<Promise<void>>();
+  let failure: unknown;
+  for (const [index, name] of names.entries()) {
+    const due = started + (index * 1000) / pace.ratePerSecond;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    while (running.size >= limit) await Promise.race(running);
+    signal?.throwIfAborted();
+    if (failure !== undefined) break;
+    const request: Promise<void> = send(name, index).catch((error) => void (failure ??= error))
+      .finally(() => running.delete(request));
+    running.add(request);
+  }
+  await Promise.all(running);
+  if (failure !== undefined) throw failure;
+}
+
+async function retrying<T>(request: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  for (let attempt = 0;; attempt++) {
+    try {
+      return await request();
+    } catch (error) {
+      const retryable = error instanceof TransportError ||
+        (error instanceof ApiError && error.retryable);
+      if (!retryable || attempt >= 5 || signal?.aborted) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
+    }
+  }
+}
+
+function signalOf(w: Workload): { signal?: AbortSignal } {
+  return w.signal ? { signal: w.signal } : {};
+}

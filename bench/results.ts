@@ -1,0 +1,226 @@
+/**
+ * The shape of `results.json`: everything a benchmark run measured, raw
+ * (every process sample, every metrics scrape, every object's timings) and
+ * summarised (the figures of the report). The report, the charts and compare
+ * mode read only this file, so a run can be re-rendered or compared later.
+ *
+ * Times named `...Ms` or `t` are milliseconds since the start of their run,
+ * on the harness' monotonic clock.
+ *
+ * @example
+ * ```ts ignore
+ * import { readResults } from "./results.ts";
+ * const results = await readResults("bench/results/2026-01-01T00-00-00Z/results.json");
+ * results.runs.map((run) => `${run.id}: ${run.figures.rssPeakBytes} bytes peak`);
+ * ```
+ *
+ * @module
+ */
+import { z } from "zod";
+
+/** Identifies the format; bumped when a field changes meaning. */
+export const RESULTS_FORMAT = "kinglet-bench/v1";
+
+const optionalNumber = z.number().optional();
+
+/** One reading of the operator's process tree from /proc. */
+export const processSampleSchema = z.object({
+  t: z.number(),
+  /** Which operator process this is, counting restarts from 0. */
+  process: z.number().int().nonnegative(),
+  rssBytes: z.number().nonnegative(),
+  /** VmHWM: the kernel's own record of peak RSS. */
+  hwmBytes: z.number().nonnegative(),
+  /** User plus system CPU time since the process started. */
+  cpuSeconds: z.number().nonnegative(),
+  /** Processes in the tree (the operator and its children). */
+  processes: z.number().int().positive(),
+});
+export type ProcessSample = z.infer<typeof processSampleSchema>;
+
+/** One Prometheus series as scraped. */
+export const seriesSchema = z.object({
+  name: z.string(),
+  labels: z.record(z.string(), z.string()),
+  value: z.number(),
+});
+export type Series = z.infer<typeof seriesSchema>;
+
+/** The series of interest from one scrape of `/metrics`. */
+export const scrapeSchema = z.object({
+  t: z.number(),
+  process: z.number().int().nonnegative(),
+  series: z.array(seriesSchema),
+});
+export type Scrape = z.infer<typeof scrapeSchema>;
+
+/** A named stretch of a run, e.g. `create` or `hold`. */
+export const phaseSchema = z.object({
+  name: z.string(),
+  startMs: z.number(),
+  endMs: z.number(),
+});
+export type Phase = z.infer<typeof phaseSchema>;
+
+/** When the harness acted on one object and when the operator answered. */
+export const objectTimingSchema = z.object({
+  name: z.string(),
+  /** The create request was sent. */
+  createdMs: z.number(),
+  /** The object was first seen satisfying the target's readiness rule. */
+  readyMs: optionalNumber,
+  /** The update patch was sent (only for the updated share). */
+  updatedMs: optionalNumber,
+  /** The updated generation was first seen observed and ready. */
+  updateReadyMs: optionalNumber,
+  /** The delete request was sent. */
+  deletedMs: optionalNumber,
+  /** The watch reported the object deleted. */
+  goneMs: optionalNumber,
+});
+export type ObjectTiming = z.infer<typeof objectTimingSchema>;
+
+/** What happened when the operator was stopped and started again with objects present. */
+export const restartSchema = z.object({
+  /** From SIGTERM until the old process exited. */
+  stopMs: z.number(),
+  /** How the old process ended: its exit code, or the signal that killed it. */
+  exit: z.string(),
+  /** From spawning the new process until `/readyz` answered 200 (caches synced). */
+  readyzMs: optionalNumber,
+  /** From spawning until the first reconcile was counted on `/metrics`. */
+  firstReconcileMs: optionalNumber,
+  /** Reconciles the new process ran before the settle period ended. */
+  reconcilesAfter: optionalNumber,
+  settleMs: z.number(),
+});
+export type Restart = z.infer<typeof restartSchema>;
+
+/** Latency percentiles in milliseconds. */
+export const percentilesSchema = z.object({
+  count: z.number().int().nonnegative(),
+  p50: z.number(),
+  p90: z.number(),
+  p99: z.number(),
+  max: z.number(),
+});
+export type Percentiles = z.infer<typeof percentilesSchema>;
+
+/** The summary figures of one run; see bench/README.md for each definition. */
+export const figuresSchema = z.object({
+  rssIdleBytes: optionalNumber,
+  rssPeakBytes: optionalNumber,
+  rssSteadyBytes: optionalNumber,
+  cpuSeconds: optionalNumber,
+  reconciles: optionalNumber,
+  cpuSecondsPer1000Reconciles: optionalNumber,
+  createReady: percentilesSchema.optional(),
+  updateReady: percentilesSchema.optional(),
+  reconcileP99Seconds: optionalNumber,
+  apiCalls: optionalNumber,
+  apiCallsPerObject: optionalNumber,
+  cacheEvictions: optionalNumber,
+  restart: restartSchema.optional(),
+});
+export type Figures = z.infer<typeof figuresSchema>;
+
+/** A V8 flag set and concurrency setting the operator ran with. */
+export const variantSchema = z.object({
+  /** Short label, e.g. `default` or `semi1+lite c4`. */
+  name: z.string(),
+  v8Flags: z.array(z.string()),
+  concurrency: z.number().int().positive().optional(),
+});
+export type Variant = z.infer<typeof variantSchema>;
+
+/** One scenario at one size with one variant. */
+export const runSchema = z.object({
+  /** Unique within the results, e.g. `scale-1000 default`. */
+  id: z.string(),
+  /** `idle`, `scale-1000`, `budget-1000`: runs of one group share a table row set and charts. */
+  group: z.string(),
+  scenario: z.string(),
+  size: z.number().int().nonnegative(),
+  variant: variantSchema,
+  cacheMaxObjects: z.number().int().positive().optional(),
+  /** The operator's argv as spawned (first process). */
+  command: z.array(z.string()),
+  startedAt: z.string(),
+  durationMs: z.number(),
+  phases: z.array(phaseSchema),
+  samples: z.array(processSampleSchema),
+  scrapes: z.array(scrapeSchema),
+  objects: z.array(objectTimingSchema),
+  figures: figuresSchema,
+  /** Set when the run failed; its figures cover what was measured until then. */
+  error: z.string().optional(),
+});
+export type Run = z.infer<typeof runSchema>;
+
+/** The machine the benchmark ran on. */
+export const machineSchema = z.object({
+  cores: z.number().int().positive(),
+  memoryBytes: z.number().nonnegative(),
+  cpuModel: z.string(),
+  os: z.string(),
+  kernel: z.string(),
+  /** 1, 5 and 15 minute load averages when the benchmark started; others may share the box. */
+  loadAverage: z.array(z.number()),
+});
+export type Machine = z.infer<typeof machineSchema>;
+
+/** Versions of everything that shapes the figures. */
+export const versionsSchema = z.object({
+  deno: z.string(),
+  v8: z.string(),
+  typescript: z.string(),
+  kubernetes: z.string(),
+  kinglet: z.string(),
+  /** The commit of the working tree, with `-dirty` when it has changes. */
+  commit: z.string(),
+  target: z.string(),
+});
+export type Versions = z.infer<typeof versionsSchema>;
+
+/** The whole `results.json`. */
+export const resultsSchema = z.object({
+  format: z.literal(RESULTS_FORMAT),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+  /** The options the harness ran with, as parsed. */
+  options: z.record(z.string(), z.unknown()),
+  machine: machineSchema,
+  versions: versionsSchema,
+  target: z.object({ name: z.string(), file: z.string(), replicas: z.number().int() }),
+  runs: z.array(runSchema),
+});
+export type Results = z.infer<typeof resultsSchema>;
+
+/**
+ * Parses and validates the text of a `results.json`.
+ *
+ * @throws {TypeError} naming the first fields that do not match the schema.
+ */
+export function parseResults(text: string, source = "results.json"): Results {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new TypeError(`Cannot read ${source}: not JSON (${(error as Error).message})`);
+  }
+  const parsed = resultsSchema.safeParse(value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, 5).map((issue) =>
+      `${issue.path.join(".") || "(root)"}: ${issue.message}`
+    );
+    throw new TypeError(
+      `Cannot read ${source}: not a kinglet benchmark result: ${issues.join("; ")}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** Reads and validates a `results.json` file. */
+export async function readResults(path: string): Promise<Results> {
+  return parseResults(await Deno.readTextFile(path), path);
+}

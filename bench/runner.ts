@@ -1,0 +1,272 @@
+/**
+ * Plans and executes the runs: every scenario, at every size for the sized
+ * ones, with every variant (V8 flag set × concurrency), each on a control
+ * plane of its own with the target's CRDs installed and the operator started
+ * as a separate process. A failed run is recorded with its error and the
+ * control plane's logs, and the next run goes on.
+ *
+ * @example
+ * ```ts ignore
+ * import { planRuns, resolveVariants, runAll } from "./runner.ts";
+ * const plans = planRuns(options, target);
+ * const runs = await runAll(plans, { options, target, progress, outDir, signal }, async () => {});
+ * ```
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { type BenchCluster, installCrds, provideCluster } from "./cluster_setup.ts";
+import { computeFigures } from "./figures.ts";
+import { type BenchOptions, flagSetName, type VariantSpec } from "./options.ts";
+import { OperatorProcess } from "./operator_process.ts";
+import { ReadinessTracker } from "./readiness_tracker.ts";
+import { RunRecorder } from "./recorder.ts";
+import type { Restart, Run, Variant } from "./results.ts";
+import { type ScenarioName, SCENARIOS } from "./scenarios.ts";
+import type { Progress } from "./progress.ts";
+import { supports, type Target } from "./target.ts";
+
+/** One run to do. */
+export interface PlannedRun {
+  id: string;
+  group: string;
+  scenario: ScenarioName;
+  size: number;
+  variant: Variant;
+  cacheMaxObjects?: number;
+}
+
+/** What the runs need. */
+export interface RunnerContext {
+  options: BenchOptions;
+  target: Target;
+  progress: Progress;
+  outDir: string;
+  signal: AbortSignal;
+}
+
+/**
+ * Names the variants and drops duplicates (the target's own flags may equal
+ * a set of the matrix).
+ *
+ * @throws {RangeError} when the target's command has no place for a setting asked for.
+ */
+export function resolveVariants(specs: readonly VariantSpec[], target: Target): Variant[] {
+  const seen = new Set<string>();
+  const variants: Variant[] = [];
+  for (const spec of specs) {
+    const v8Flags = spec.v8Flags === "shipped" ? target.defaultV8Flags : [...spec.v8Flags];
+    if (spec.v8Flags !== "shipped" && !supports(target, "v8Flags")) {
+      throw new RangeError(
+        `Cannot compare V8 flag sets: the target ${target.name} has no {v8Flags} in its command`,
+      );
+    }
+    if (spec.concurrency !== undefined && !supports(target, "concurrency")) {
+      throw new RangeError(
+        `Cannot compare concurrency: the target ${target.name} has no {concurrency} in its command`,
+      );
+    }
+    const name = flagSetName(v8Flags) +
+      (spec.concurrency === undefined ? "" : ` c${spec.concurrency}`);
+    if (seen.has(name)) continue;
+    seen.add(name);
+    variants.push({
+      name,
+      v8Flags,
+      ...(spec.concurrency !== undefined && { concurrency: spec.concurrency }),
+    });
+  }
+  return variants;
+}
+
+/**
+ * Every run, scenario by scenario and size by size, the variants of one
+ * group back to back so that they see the machine in the same state.
+ *
+ * @throws {RangeError} for the budget scenario when the target cannot take a cache budget.
+ */
+export function planRuns(options: BenchOptions, target: Target): PlannedRun[] {
+  const variants = resolveVariants(options.variants, target);
+  const plans: PlannedRun[] = [];
+  for (const scenario of options.scenarios) {
+    const definition = SCENARIOS[scenario];
+    if (definition.cacheMaxObjects && !supports(target, "cacheMaxObjects")) {
+      throw new RangeError(
+        `Cannot run '${scenario}': the target ${target.name} has no {cacheMaxObjects} in its command`,
+      );
+    }
+    for (const size of definition.sized ? options.sizes : [0]) {
+      const group = definition.sized ? `${scenario}-${size}` : scenario;
+      for (const variant of variants) {
+        const cacheMaxObjects = definition.cacheMaxObjects?.(size);
+        plans.push({
+          id: `${group} ${variant.name}`,
+          group,
+          scenario,
+          size,
+          variant,
+          ...(cacheMaxObjects !== undefined && { cacheMaxObjects }),
+        });
+      }
+    }
+  }
+  return plans;
+}
+
+/** Executes `plans` in order, handing each finished run to `onRun` (to save progress). */
+export async function runAll(
+  plans: readonly PlannedRun[],
+  context: RunnerContext,
+  onRun: (run: Run, kubernetesVersion: string) => Promise<void>,
+): Promise<Run[]> {
+  const runs: Run[] = [];
+  for (const [index, plan] of plans.entries()) {
+    if (context.signal.aborted) break;
+    context.progress.log(`run ${index + 1}/${plans.length}: ${plan.id}`);
+    const { run, kubernetesVersion } = await runOne(plan, context);
+    context.progress.done();
+    if (run.error) context.progress.log(`${plan.id} failed: ${run.error}`);
+    runs.push(run);
+    await onRun(run, kubernetesVersion);
+  }
+  return runs;
+}
+
+async function runOne(
+  plan: PlannedRun,
+  context: RunnerContext,
+): Promise<{ run: Run; kubernetesVersion: string }> {
+  const { options, target, progress, signal } = context;
+  const slug = plan.id.replace(/[^a-zA-Z0-9.-]+/g, "_");
+  const logDir = join(context.outDir, "logs");
+  await Deno.mkdir(logDir, { recursive: true });
+  const startedAt = new Date();
+  let recorder: RunRecorder | undefined;
+  let driven: Driven = { command: [], objects: [] };
+  let kubernetesVersion = "unknown";
+  try {
+    await using cluster = await provideCluster({
+      log: progress.log.bind(progress),
+      signal,
+      ...(options.kubeconfig !== undefined && { kubeconfig: options.kubeconfig }),
+    });
+    kubernetesVersion = cluster.kubernetesVersion;
+    await installCrds(cluster.client, target.crds, { signal });
+    // The run's clock starts here, so that its charts begin with the operator, not the cluster.
+    recorder = new RunRecorder({
+      label: plan.id,
+      progress,
+      scrapeIntervalMs: options.scrapeIntervalMs,
+    });
+    driven = await drive(plan, context, cluster, recorder, join(logDir, slug));
+  } catch (e) {
+    driven.error ??= describeError(e, signal);
+  }
+  const record = {
+    id: plan.id,
+    group: plan.group,
+    scenario: plan.scenario,
+    size: plan.size,
+    variant: plan.variant,
+    ...(plan.cacheMaxObjects !== undefined && { cacheMaxObjects: plan.cacheMaxObjects }),
+    command: driven.command,
+    startedAt: (recorder?.startedAt ?? startedAt).toISOString(),
+    durationMs: recorder?.now() ?? 0,
+    phases: recorder?.phases ?? [],
+    samples: recorder?.samples ?? [],
+    scrapes: recorder?.scrapes ?? [],
+    objects: driven.objects,
+    ...(driven.error !== undefined && { error: driven.error }),
+  };
+  const window = SCENARIOS[plan.scenario].window;
+  return {
+    run: { ...record, figures: computeFigures(record, window, driven.restart) },
+    kubernetesVersion,
+  };
+}
+
+interface Driven {
+  command: string[];
+  objects: Run["objects"];
+  restart?: Restart;
+  error?: string;
+}
+
+/** Runs the scenario on a ready cluster; always stops the operator and the watch. */
+async function drive(
+  plan: PlannedRun,
+  context: RunnerContext,
+  cluster: BenchCluster,
+  recorder: RunRecorder,
+  logPrefix: string,
+): Promise<Driven> {
+  const { options, target, progress, signal } = context;
+  const driven: Driven = { command: [], objects: [] };
+  const tracker = new ReadinessTracker({
+    client: cluster.client,
+    resource: target.resource,
+    namespace: cluster.namespace,
+    rule: target.ready,
+    now: () => recorder.now(),
+    onError: progress.log.bind(progress),
+  });
+  recorder.detail = () => describeCounts(tracker, plan.size);
+  const watch = new AbortController();
+  const watching = tracker.run(AbortSignal.any([signal, watch.signal]));
+  let operator: OperatorProcess | undefined;
+  try {
+    driven.restart = await SCENARIOS[plan.scenario].run({
+      size: plan.size,
+      settings: options,
+      recorder,
+      tracker,
+      workload: {
+        client: cluster.client,
+        target,
+        namespace: cluster.namespace,
+        tracker,
+        replicas: options.replicas,
+        signal,
+      },
+      signal,
+      launch: async () => {
+        operator = await OperatorProcess.start(target, {
+          kubeconfig: cluster.kubeconfig,
+          namespace: cluster.namespace,
+          logFile: `${logPrefix}.operator.log`,
+          v8Flags: plan.variant.v8Flags,
+          ...(plan.variant.concurrency !== undefined && { concurrency: plan.variant.concurrency }),
+          ...(plan.cacheMaxObjects !== undefined && { cacheMaxObjects: plan.cacheMaxObjects }),
+        });
+        if (driven.command.length === 0) driven.command = [...operator.argv];
+        recorder.attach(operator);
+        return operator;
+      },
+    });
+  } catch (e) {
+    driven.error = describeError(e, signal);
+    await cluster.saveLogs(logPrefix);
+  } finally {
+    await recorder.detach();
+    const running = operator as OperatorProcess | undefined;
+    if (running && !running.exited) await running.stop();
+    watch.abort();
+    await watching;
+    driven.objects = tracker.timings();
+  }
+  return driven;
+}
+
+function describeError(error: unknown, signal: AbortSignal): string {
+  if (signal.aborted) return "interrupted";
+  return error instanceof Error ? error.message : String(error);
+}
+
+function describeCounts(tracker: ReadinessTracker, size: number): string {
+  if (size === 0) return "";
+  const c = tracker.counts();
+  const parts = [`created ${c.created}/${size}`, `ready ${c.ready}`];
+  if (c.updated > 0) parts.push(`updated ${c.updateReady}/${c.updated}`);
+  if (c.deleted > 0) parts.push(`gone ${c.gone}/${c.deleted}`);
+  return parts.join("  ");
+}

@@ -1,0 +1,205 @@
+/**
+ * What the harness measures: a target file (JSON) says how to start an
+ * operator, which CRDs it needs, what object to create, how to update it,
+ * and when it counts as ready. kinglet is the default target
+ * (`bench/targets/kinglet.json`); any operator can be measured the same way
+ * with a file of its own.
+ *
+ * Command arguments may hold placeholders: `{deno}` (the Deno running the
+ * harness), `{kubeconfig}`, `{metricsPort}`, `{probePort}`, `{namespace}`,
+ * and the optional `{v8Flags}` (comma-joined), `{concurrency}` and
+ * `{cacheMaxObjects}`. An argument that mentions an optional placeholder
+ * with no value is left out, so `--cache-max-objects={cacheMaxObjects}`
+ * appears only in the budget scenario. The object template may use `{name}`,
+ * `{namespace}`, `{index}` and `{replicas}`; a string that is exactly one
+ * placeholder becomes its value with its type, so `"replicas": "{replicas}"`
+ * is a number.
+ *
+ * @example
+ * ```ts ignore
+ * import { expandCommand, loadTarget } from "./target.ts";
+ * const target = await loadTarget("kinglet");
+ * expandCommand(target, { kubeconfig: "/tmp/k", metricsPort: 8080, probePort: 8081, namespace: "bench" });
+ * ```
+ *
+ * @module
+ */
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import type { KubeObject, Resource } from "../lib/kube/types.ts";
+import { type ReadyRule, readyRuleSchema } from "./ready_rule.ts";
+
+const OPTIONAL = ["v8Flags", "concurrency", "cacheMaxObjects"] as const;
+const REQUIRED = ["deno", "kubeconfig", "metricsPort", "probePort", "namespace"] as const;
+const OBJECT_PLACEHOLDERS = ["name", "namespace", "index", "replicas"] as const;
+const PLACEHOLDER = /\{([a-zA-Z0-9]+)\}/g;
+
+/** A setting a target may or may not accept, found by its placeholder in the command. */
+export type TargetKnob = typeof OPTIONAL[number];
+
+const targetFileSchema = z.object({
+  name: z.string().min(1),
+  description: z.string().optional(),
+  /** Folder the command runs in, relative to the target file. Defaults to the file's folder. */
+  cwd: z.string().optional(),
+  command: z.array(z.string()).min(1),
+  env: z.record(z.string(), z.string()).optional(),
+  /** The V8 flags the target's users run it with; the variant `default` means exactly these. */
+  defaultV8Flags: z.array(z.string()).optional(),
+  /** CRD files, relative to `cwd`, server-side applied before the operator starts. */
+  crds: z.array(z.string()).min(1),
+  /** Plural of the measured kind; group, version and kind come from the object template. */
+  plural: z.string().min(1),
+  object: z.record(z.string(), z.unknown()),
+  /** A JSON merge patch applied to a tenth of the objects in the update step. */
+  update: z.record(z.string(), z.unknown()),
+  ready: readyRuleSchema,
+  readyzPath: z.string().default("/readyz"),
+  metricsPath: z.string().default("/metrics"),
+});
+
+/** A loaded target with absolute paths. */
+export interface Target {
+  name: string;
+  /** The target file. */
+  file: string;
+  cwd: string;
+  command: string[];
+  env: Record<string, string>;
+  defaultV8Flags: string[];
+  crds: string[];
+  resource: Resource;
+  object: Record<string, unknown>;
+  update: Record<string, unknown>;
+  ready: ReadyRule;
+  readyzPath: string;
+  metricsPath: string;
+}
+
+/** Values for the command's placeholders. */
+export interface LaunchValues {
+  kubeconfig: string;
+  metricsPort: number;
+  probePort: number;
+  namespace: string;
+  v8Flags?: readonly string[];
+  concurrency?: number;
+  cacheMaxObjects?: number;
+}
+
+/**
+ * Loads `kinglet` (or another name under `bench/targets/`) or a path to a
+ * target file, and checks it.
+ *
+ * @throws {TypeError} when the file is not a valid target, naming the field.
+ */
+export async function loadTarget(nameOrPath: string): Promise<Target> {
+  const file = /^[a-z0-9-]+$/.test(nameOrPath)
+    ? fileURLToPath(new URL(`./targets/${nameOrPath}.json`, import.meta.url))
+    : resolve(nameOrPath);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await Deno.readTextFile(file));
+  } catch (error) {
+    throw new TypeError(`Cannot load the target ${file}: ${(error as Error).message}`);
+  }
+  const parsed = targetFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new TypeError(
+      `Cannot load the target ${file}: '${issue.path.join(".")}' ${issue.message}`,
+    );
+  }
+  const spec = parsed.data;
+  checkPlaceholders(file, "command", spec.command, [...REQUIRED, ...OPTIONAL]);
+  checkPlaceholders(file, "object", [JSON.stringify(spec.object)], OBJECT_PLACEHOLDERS);
+  const apiVersion = String(spec.object.apiVersion ?? "");
+  const kind = String(spec.object.kind ?? "");
+  if (!apiVersion || !kind) {
+    throw new TypeError(`Cannot load the target ${file}: 'object' needs apiVersion and kind`);
+  }
+  const [group, version] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
+  const cwd = resolve(dirname(file), spec.cwd ?? ".");
+  return {
+    name: spec.name,
+    file,
+    cwd,
+    command: spec.command,
+    env: spec.env ?? {},
+    defaultV8Flags: spec.defaultV8Flags ?? [],
+    crds: spec.crds.map((crd) => (isAbsolute(crd) ? crd : join(cwd, crd))),
+    resource: { group: group!, version: version!, plural: spec.plural, kind, namespaced: true },
+    object: spec.object,
+    update: spec.update,
+    ready: spec.ready,
+    readyzPath: spec.readyzPath,
+    metricsPath: spec.metricsPath,
+  };
+}
+
+/** Whether the target's command has a place for `knob`. */
+export function supports(target: Target, knob: TargetKnob): boolean {
+  return target.command.some((arg) => arg.includes(`{${knob}}`));
+}
+
+/** The operator's argv with placeholders filled; see the module documentation. */
+export function expandCommand(target: Target, values: LaunchValues): string[] {
+  const text: Record<string, string | undefined> = {
+    deno: Deno.execPath(),
+    kubeconfig: values.kubeconfig,
+    metricsPort: String(values.metricsPort),
+    probePort: String(values.probePort),
+    namespace: values.namespace,
+    v8Flags: values.v8Flags?.length ? values.v8Flags.join(",") : undefined,
+    concurrency: values.concurrency?.toString(),
+    cacheMaxObjects: values.cacheMaxObjects?.toString(),
+  };
+  const argv: string[] = [];
+  for (const arg of target.command) {
+    const names = [...arg.matchAll(PLACEHOLDER)].map((m) => m[1]!);
+    if (names.some((name) => text[name] === undefined)) continue;
+    argv.push(arg.replace(PLACEHOLDER, (_, name: string) => text[name]!));
+  }
+  return argv;
+}
+
+/** The `index`-th object to create, from the target's template. */
+export function renderObject(
+  target: Target,
+  values: { name: string; namespace: string; index: number; replicas: number },
+): KubeObject {
+  return fill(target.object, values) as KubeObject;
+}
+
+function fill(value: unknown, values: Record<string, string | number>): unknown {
+  if (typeof value === "string") {
+    const whole = /^\{([a-zA-Z0-9]+)\}$/.exec(value);
+    if (whole && whole[1]! in values) return values[whole[1]!];
+    return value.replace(PLACEHOLDER, (all, name: string) => String(values[name] ?? all));
+  }
+  if (Array.isArray(value)) return value.map((item) => fill(item, values));
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, values)]));
+  }
+  return value;
+}
+
+function checkPlaceholders(
+  file: string,
+  field: string,
+  texts: readonly string[],
+  allowed: readonly string[],
+): void {
+  for (const text of texts) {
+    for (const match of text.matchAll(PLACEHOLDER)) {
+      if (!allowed.includes(match[1]!)) {
+        throw new TypeError(
+          `Cannot load the target ${file}: '${field}' uses the unknown placeholder {${
+            match[1]
+          }}; known: ${allowed.map((a) => `{${a}}`).join(", ")}`,
+        );
+      }
+    }
+  }
+}
