@@ -20,7 +20,7 @@ export interface Layout {
 }
 
 /** Service ClusterIPs come from here; pod IPs (kwok's) from a disjoint range. */
-export const SERVICE_CIDR = "10.0.0.0/24";
+export const SERVICE_CIDR = "10.96.0.0/16";
 const POD_CIDR = "10.244.0.0/16";
 
 /** `http://127.0.0.1:<port>` of etcd's client listener. */
@@ -77,6 +77,13 @@ export function apiserverArgs(layout: Layout): string[] {
 }
 
 /**
+ * Client rate limits of the controller manager and scheduler. Their defaults
+ * (20 qps) make the control plane, not the operator under test, the slowest
+ * part of a run with thousands of objects.
+ */
+const FAST_CLIENT = ["--kube-api-qps=200", "--kube-api-burst=400"];
+
+/**
  * kube-controller-manager without HTTPS serving (nothing scrapes it) and
  * without the controllers that need a cloud provider or node CIDRs.
  */
@@ -93,6 +100,7 @@ export function controllerManagerArgs(layout: Layout): string[] {
     `--cluster-signing-key-file=${pki.ca.key}`,
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
     "--controllers=*,-node-ipam-controller,-node-route-controller,-cloud-node-lifecycle-controller,-service-lb-controller",
+    ...FAST_CLIENT,
     "--profiling=false",
   ];
 }
@@ -103,6 +111,7 @@ export function schedulerArgs(layout: Layout): string[] {
     `--kubeconfig=${layout.kubeconfigs.scheduler}`,
     "--secure-port=0",
     "--leader-elect=false",
+    ...FAST_CLIENT,
     "--profiling=false",
   ];
 }

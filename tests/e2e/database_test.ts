@@ -309,9 +309,10 @@ Deno.test("databasecluster lifecycle: create, scale, credentials, invalid spec, 
     });
 
     await t.step(
-      "deleting with deletionPolicy Retain runs the finalizer, removes the children, keeps the volumes",
+      "deleting with deletionPolicy Retain runs the finalizer, removes the children, keeps the volumes and their credentials",
       async () => {
         const claimsBefore = await dataClaims(client, ns, name, 2);
+        const secretBefore = await client.get(SECRETS, `${name}-credentials`, { namespace: ns });
         await client.delete(DATABASE_CLUSTERS, name, { namespace: ns });
         await waitFor(
           "the DatabaseCluster gone",
@@ -322,14 +323,17 @@ Deno.test("databasecluster lifecycle: create, scale, credentials, invalid spec, 
           "Ready → Terminating: The DatabaseCluster is being deleted",
         );
         await waitFor(
-          "the StatefulSet, Services, Secret and pods gone",
+          "the StatefulSet, Services and pods gone",
           async () =>
             (await getOrUndefined(client, STATEFUL_SETS, name, ns)) === undefined &&
             (await getOrUndefined(client, SERVICES, name, ns)) === undefined &&
             (await getOrUndefined(client, SERVICES, `${name}-headless`, ns)) === undefined &&
-            (await getOrUndefined(client, SECRETS, `${name}-credentials`, ns)) === undefined &&
             (await clusterPods(client, ns, name)).length === 0,
         );
+        const secretAfter = await client.get(SECRETS, `${name}-credentials`, { namespace: ns });
+        assert.equal(secretAfter.metadata?.uid, secretBefore.metadata?.uid, "the Secret is kept");
+        assert.deepEqual(secretAfter.data, secretBefore.data, "with the password the volumes hold");
+        assert.equal(secretAfter.metadata?.ownerReferences, undefined, "released by the cluster");
         const claimsAfter = await dataClaims(client, ns, name, 2);
         for (const [i, claim] of claimsAfter.entries()) {
           assert.equal(claim?.metadata?.uid, claimsBefore[i]?.metadata?.uid, `claim ${i} kept`);

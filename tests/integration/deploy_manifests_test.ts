@@ -193,7 +193,7 @@ const NAMESPACED_GRANTS: Record<string, string[]> = {
   "apps/statefulsets": ["list", "watch", "create", "patch"],
   "/services": ["list", "watch", "create", "patch"],
   // Cluster-wide, kube-system included: a DatabaseCluster may live in any namespace.
-  "/secrets": ["list", "watch", "create"],
+  "/secrets": ["list", "watch", "create", "patch"],
   "/persistentvolumeclaims": ["list", "delete"],
   "events.k8s.io/events": ["create", "patch"],
   "/pods": [],

@@ -5,7 +5,8 @@
  *
  * The finalizer `kinglet.dev/cleanup` holds deletion until cleanup ran:
  * with `deletionPolicy: Delete` the StatefulSet's PersistentVolumeClaims are
- * deleted; with `Retain` (the default) they stay. The Secret's contents are
+ * deleted; with `Retain` (the default) they stay, and so does the credentials
+ * Secret that unlocks them (released from the cluster's ownership). The Secret's contents are
  * never read back, logged or put in an Event: its cache holds metadata only.
  *
  * @example
@@ -32,6 +33,7 @@ import { finalizer } from "../../runtime/finalizer.ts";
 import { FINALIZER, labelSelector, selectorLabels } from "../labels.ts";
 import {
   applyChild,
+  guardChildren,
   MANAGED_SELECTOR,
   type OperatorDeps,
   projectWorkload,
@@ -55,13 +57,22 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
       return await rejectSpec(deps, DATABASE_CLUSTERS, stored, valid.message, status, signal);
     }
     const cluster: DatabaseCluster = { ...stored, spec: valid.spec };
-    await ensureCredentials(cluster, ctx);
     const children = renderDatabaseCluster(cluster);
-    const [statefulSet] = await Promise.all([
-      applyChild(deps, STATEFUL_SETS, children.statefulSet as KubeObject, signal),
-      applyChild(deps, SERVICES, children.headlessService as KubeObject, signal),
-      applyChild(deps, SERVICES, children.clientService as KubeObject, signal),
-    ]);
+    const [statefulSet] = await guardChildren(
+      deps,
+      DATABASE_CLUSTERS,
+      stored,
+      async () => {
+        await ensureCredentials(cluster, ctx);
+        return await Promise.all([
+          applyChild(deps, STATEFUL_SETS, children.statefulSet as KubeObject, signal),
+          applyChild(deps, SERVICES, children.headlessService as KubeObject, signal),
+          applyChild(deps, SERVICES, children.clientService as KubeObject, signal),
+        ]);
+      },
+      (message) => invalidDatabaseStatus(stored, message, now()),
+      signal,
+    );
     await record(stored, cluster, statefulSet as V1StatefulSet, signal);
   }
 
@@ -103,6 +114,21 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
     }
   }
 
+  /**
+   * Releases the Secret from the cluster's ownership, so the garbage collector
+   * leaves it with the volumes it unlocks: a cluster recreated under the same
+   * name finds both, and the password still matches its data.
+   */
+  async function keepCredentials(stored: DatabaseCluster, signal: AbortSignal) {
+    try {
+      await deps.client.patch(SECRETS, credentialsSecretName(stored), {
+        metadata: { ownerReferences: null },
+      }, { type: "merge", namespace: stored.metadata.namespace, signal });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
   async function cleanup(stored: DatabaseCluster, ctx: ReconcileContext): Promise<void> {
     const { signal } = ctx;
     const statefulSet = ctx.cache<V1StatefulSet & KubeObject>(STATEFUL_SETS).get(
@@ -111,7 +137,10 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
     if (validateDatabaseCluster(stored.spec).ok) {
       await record(stored, stored, statefulSet, signal);
     }
-    if (stored.spec?.deletionPolicy !== "Delete") return;
+    if (stored.spec?.deletionPolicy !== "Delete") {
+      await keepCredentials(stored, signal);
+      return;
+    }
     const claims = await deps.client.list(PERSISTENT_VOLUME_CLAIMS, {
       namespace: stored.metadata.namespace,
       labelSelector: labelSelector(selectorLabels(stored)),
