@@ -30,11 +30,12 @@ import type { V1Deployment, V1ObjectMeta, V1Service } from "@kubernetes/client-n
 import { DEPLOYMENTS, SERVICES } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
 import type { ControllerSpec } from "../runtime/controller.ts";
+import { ChildApplier } from "./child_applier.ts";
 import type { Validation } from "./validation.ts";
 import type { WorkloadStatus } from "./workload_status.ts";
 import {
   announcePhase,
-  applyChild,
+  guardChildren,
   MANAGED_SELECTOR,
   type OperatorDeps,
   projectWorkload,
@@ -65,6 +66,8 @@ export function workloadController<S, P extends Workload<S>>(
   kind: WorkloadKind<S, P>,
 ): ControllerSpec<KubeObject> {
   const now = deps.now ?? (() => new Date());
+  const applier = new ChildApplier(deps);
+  let tracking = false;
   return {
     name: kind.name,
     resource: kind.resource,
@@ -72,8 +75,13 @@ export function workloadController<S, P extends Workload<S>>(
       { resource: DEPLOYMENTS, transform: projectWorkload, labelSelector: MANAGED_SELECTOR },
       { resource: SERVICES, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
     ],
-    async reconcile(object, { signal }) {
+    async reconcile(object, { signal, cache }) {
       if (object.metadata?.deletionTimestamp) return {};
+      if (!tracking) {
+        applier.track(DEPLOYMENTS, cache(DEPLOYMENTS));
+        applier.track(SERVICES, cache(SERVICES));
+        tracking = true;
+      }
       const stored = object as P;
       const valid = kind.validate(object.spec);
       if (!valid.ok) {
@@ -82,10 +90,23 @@ export function workloadController<S, P extends Workload<S>>(
       }
       const primary = { ...stored, spec: valid.spec } as P;
       const children = kind.render(primary);
-      const [deployment] = await Promise.all([
-        applyChild(deps, DEPLOYMENTS, children.deployment as KubeObject, signal),
-        applyChild(deps, SERVICES, children.service as KubeObject, signal),
-      ]);
+      const [deployment] = await guardChildren(
+        deps,
+        kind.resource,
+        stored,
+        () =>
+          Promise.all([
+            applier.apply(
+              DEPLOYMENTS,
+              children.deployment as KubeObject,
+              cache(DEPLOYMENTS),
+              signal,
+            ),
+            applier.apply(SERVICES, children.service as KubeObject, cache(SERVICES), signal),
+          ]),
+        (message) => kind.invalidStatus(stored, message, now()),
+        signal,
+      );
       const status = kind.status(primary, deployment as V1Deployment, now());
       announcePhase(deps, stored, status.phase, `${object.kind} is ${status.phase}`);
       await writeStatus(deps, kind.resource, stored, status, signal);

@@ -49,6 +49,7 @@ Deno.test(`${COUNT} WebApps all become Ready without a reconcile storm`, async (
     const reconciles = await operator.metric("controller_runtime_reconcile_total", {
       controller: "webapp",
     });
+    const requests = await operator.metric("rest_client_requests_total");
     const errors = await operator.metric("controller_runtime_reconcile_total", {
       controller: "webapp",
       result: "error",
@@ -59,7 +60,8 @@ Deno.test(`${COUNT} WebApps all become Ready without a reconcile storm`, async (
       } MiB; ` +
         `${reconciles} reconciles (${
           (reconciles / COUNT).toFixed(1)
-        } per WebApp), ${errors} errors`,
+        } per WebApp), ${errors} errors, ` +
+        `${(requests / COUNT).toFixed(1)} API requests per WebApp`,
     );
     // Each WebApp is reconciled on creation and as its Deployment rolls out; far
     // more than that per object would be a storm.

@@ -32,7 +32,6 @@ import type { ControllerSpec, ReconcileContext } from "../../runtime/controller.
 import { finalizer } from "../../runtime/finalizer.ts";
 import { FINALIZER, labelSelector, selectorLabels } from "../labels.ts";
 import {
-  applyChild,
   guardChildren,
   MANAGED_SELECTOR,
   type OperatorDeps,
@@ -40,6 +39,7 @@ import {
   rejectSpec,
   writeStatus,
 } from "../reconcile_support.ts";
+import { ChildApplier } from "../child_applier.ts";
 import { generatePassword } from "./password.ts";
 import { credentialsSecretName, renderCredentialsSecret, renderDatabaseCluster } from "./render.ts";
 import { DATABASE_CLUSTERS, type DatabaseCluster, validateDatabaseCluster } from "./schema.ts";
@@ -48,6 +48,8 @@ import { databaseStatus, invalidDatabaseStatus } from "./status.ts";
 /** The DatabaseCluster controller over `deps`. */
 export function databaseClusterController(deps: OperatorDeps): ControllerSpec<KubeObject> {
   const now = deps.now ?? (() => new Date());
+  const applier = new ChildApplier(deps);
+  let tracking = false;
 
   async function apply(stored: DatabaseCluster, ctx: ReconcileContext): Promise<void> {
     const { signal } = ctx;
@@ -58,6 +60,13 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
     }
     const cluster: DatabaseCluster = { ...stored, spec: valid.spec };
     const children = renderDatabaseCluster(cluster);
+    const statefulSets = ctx.cache(STATEFUL_SETS);
+    const services = ctx.cache(SERVICES);
+    if (!tracking) {
+      applier.track(STATEFUL_SETS, statefulSets);
+      applier.track(SERVICES, services);
+      tracking = true;
+    }
     const [statefulSet] = await guardChildren(
       deps,
       DATABASE_CLUSTERS,
@@ -65,9 +74,9 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
       async () => {
         await ensureCredentials(cluster, ctx);
         return await Promise.all([
-          applyChild(deps, STATEFUL_SETS, children.statefulSet as KubeObject, signal),
-          applyChild(deps, SERVICES, children.headlessService as KubeObject, signal),
-          applyChild(deps, SERVICES, children.clientService as KubeObject, signal),
+          applier.apply(STATEFUL_SETS, children.statefulSet as KubeObject, statefulSets, signal),
+          applier.apply(SERVICES, children.headlessService as KubeObject, services, signal),
+          applier.apply(SERVICES, children.clientService as KubeObject, services, signal),
         ]);
       },
       (message) => invalidDatabaseStatus(stored, message, now()),
