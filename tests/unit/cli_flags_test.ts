@@ -1,0 +1,71 @@
+import assert from "node:assert/strict";
+import { envName, formatHelp, parseDuration, parseFlags, UsageError } from "../../lib/cli/flags.ts";
+import { RUN_FLAGS, runOptions } from "../../lib/cli/run_flags.ts";
+
+Deno.test("flags take --name=value, --name value and bare booleans", () => {
+  const { values, positionals } = parseFlags(RUN_FLAGS, [
+    "--kubeconfig=/a",
+    "--namespace",
+    "shop",
+    "--leader-elect",
+    "extra",
+  ], {});
+  assert.equal(values.kubeconfig, "/a");
+  assert.equal(values.namespace, "shop");
+  assert.equal(values["leader-elect"], "true");
+  assert.deepEqual(positionals, ["extra"]);
+});
+
+Deno.test("a flag on the command line wins over its KINGLET_ variable, which wins over the default", () => {
+  const env = { KINGLET_LEASE_NAME: "from-env", KINGLET_MAX_CONCURRENT_RECONCILES: "3" };
+  const { values } = parseFlags(RUN_FLAGS, ["--lease-name=from-flag"], env);
+  assert.equal(values["lease-name"], "from-flag");
+  assert.equal(values["max-concurrent-reconciles"], "3");
+  assert.equal(values["metrics-bind-address"], ":8080");
+  assert.equal(envName("health-probe-bind-address"), "KINGLET_HEALTH_PROBE_BIND_ADDRESS");
+});
+
+Deno.test("bad flags are usage errors that say what was expected", () => {
+  const fails = (args: string[], env: Record<string, string> = {}, pattern: RegExp) =>
+    assert.throws(() => runOptions(parseFlags(RUN_FLAGS, args, env).values), (e: unknown) => {
+      assert.ok(e instanceof UsageError);
+      assert.equal(e.exitCode, 2);
+      assert.match(e.message, pattern);
+      return true;
+    });
+  fails(["--leader-elec"], {}, /unknown flag --leader-elec \(did you mean --leader-elect\?\)/);
+  fails(["--kubeconfig"], {}, /--kubeconfig needs a value/);
+  fails(["--log-format=xml"], {}, /--log-format="xml": expected one of json, text/);
+  fails([], { KINGLET_MAX_CONCURRENT_RECONCILES: "many" }, /KINGLET_MAX_CONCURRENT_RECONCILES/);
+  fails(["--max-concurrent-reconciles=0"], {}, /at least 1, got 0/);
+  fails(["--controllers=webapp,cronjob"], {}, /unknown controller "cronjob"/);
+  fails(["--shutdown-timeout=soon"], {}, /a duration such as 30s/);
+});
+
+Deno.test("run options convert types and leave caps unset at zero", () => {
+  const options = runOptions(
+    parseFlags(RUN_FLAGS, [
+      "--controllers=webapp",
+      "--cache-max-objects=1000",
+      "--shutdown-timeout=2m",
+    ], {})
+      .values,
+  );
+  assert.deepEqual(options.controllers, ["webapp"]);
+  assert.equal(options.cacheMaxObjects, 1000);
+  assert.equal(options.cacheMaxBytes, undefined);
+  assert.equal(options.shutdownTimeoutMs, 120_000);
+  assert.equal(options.leaderElect, false);
+});
+
+Deno.test("durations parse in Go's units and help lists every flag with its variable", () => {
+  assert.equal(parseDuration("500ms"), 500);
+  assert.equal(parseDuration("1.5s"), 1500);
+  assert.equal(parseDuration("1h"), 3_600_000);
+  assert.equal(parseDuration("5 minutes"), undefined);
+  const help = formatHelp("kinglet run [flags]", RUN_FLAGS);
+  for (const spec of RUN_FLAGS) {
+    assert.ok(help.includes(`--${spec.name}`), spec.name);
+    assert.ok(help.includes(envName(spec.name)), envName(spec.name));
+  }
+});
