@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { V1NodeList } from "@kubernetes/client-node";
 import { systemClock } from "../lib/runtime/clock.ts";
-import { ApiClient } from "./_api.ts";
+import { ApiClient, type TlsFiles } from "./_api.ts";
 import {
   apiserverArgs,
   controllerManagerArgs,
@@ -39,6 +39,8 @@ export interface Booted {
   kubeconfig: string;
   server: string;
   etcdEndpoint: string;
+  /** The admin client certificate, for probing the API server. */
+  admin: TlsFiles;
 }
 
 /** A component failed or did not get ready in time; carries it for its log. */
@@ -87,6 +89,7 @@ export class Boot {
       kubeconfig: join(this.#dir, "admin.kubeconfig"),
       server,
       etcdEndpoint: etcdEndpoint(layout),
+      admin,
     };
   }
 
@@ -138,7 +141,7 @@ export class Boot {
       apiserver,
       "kube-apiserver to report /readyz ok",
       APISERVER_TIMEOUT_MS,
-      async () => (await api.request("GET", "/readyz", { signal: this.#signal })).status === 200,
+      () => readyz(api, this.#signal),
     );
     this.#progress(`kube-apiserver ready on port ${layout.ports.apiserver}`);
     return apiserver;
@@ -210,32 +213,78 @@ export class Boot {
     return component;
   }
 
-  /**
-   * Polls `ready` every 100 ms until it holds. Fails as soon as any component
-   * has exited, blaming that one, or after `timeoutMs`, blaming `owner`.
-   */
-  async #waitFor(
+  /** {@link waitUntil} over the components started so far. */
+  #waitFor(
     owner: Component,
     what: string,
     timeoutMs: number,
     ready: () => Promise<boolean>,
   ): Promise<void> {
-    const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      const exited = this.components.find((c) => c.status !== undefined);
-      if (exited) {
-        throw new StartFailure(
-          exited,
-          `${exited.name} exited with code ${exited.status!.code} while waiting for ${what}`,
-        );
-      }
-      if (await ready()) return;
-      if (performance.now() > deadline) {
-        throw new StartFailure(owner, `timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-      }
-      await systemClock.sleep(100, this.#signal);
-    }
+    return waitUntil(this.components, owner, what, timeoutMs, ready, this.#signal);
   }
+}
+
+/**
+ * Stops the kube-apiserver among `components` and starts it again with the
+ * same command line (so the same port, certificates and etcd), replacing it
+ * in `components`, and waits until it reports /readyz ok. Its clients
+ * (controller manager, scheduler, kwok) keep running and reconnect.
+ *
+ * @throws {StartFailure} when it exits or is not ready in time.
+ */
+export async function restartApiServer(
+  components: Component[],
+  booted: Pick<Booted, "server" | "admin">,
+  signal?: AbortSignal,
+): Promise<void> {
+  const index = components.findIndex((c) => c.name === "kube-apiserver");
+  const old = components[index];
+  if (!old) throw new TypeError("Cannot restart kube-apiserver: this cluster has none running");
+  const apiserver = await old.restart();
+  components[index] = apiserver;
+  using api = await ApiClient.connect(booted.server, booted.admin);
+  await waitUntil(
+    components,
+    apiserver,
+    "kube-apiserver to report /readyz ok after its restart",
+    APISERVER_TIMEOUT_MS,
+    () => readyz(api, signal),
+    signal,
+  );
+}
+
+/**
+ * Polls `ready` every 100 ms until it holds. Fails as soon as any of
+ * `components` has exited, blaming that one, or after `timeoutMs`, blaming
+ * `owner`.
+ */
+async function waitUntil(
+  components: readonly Component[],
+  owner: Component,
+  what: string,
+  timeoutMs: number,
+  ready: () => Promise<boolean>,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const exited = components.find((c) => c.status !== undefined);
+    if (exited) {
+      throw new StartFailure(
+        exited,
+        `${exited.name} exited with code ${exited.status!.code} while waiting for ${what}`,
+      );
+    }
+    if (await ready()) return;
+    if (performance.now() > deadline) {
+      throw new StartFailure(owner, `timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    }
+    await systemClock.sleep(100, signal);
+  }
+}
+
+async function readyz(api: ApiClient, signal: AbortSignal | undefined): Promise<boolean> {
+  return (await api.request("GET", "/readyz", { signal })).status === 200;
 }
 
 /**

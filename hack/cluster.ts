@@ -19,7 +19,7 @@
  */
 import { join } from "node:path";
 import { controlPlaneBinaries } from "./_binaries.ts";
-import { Boot, type Booted, StartFailure, stopComponents } from "./_boot.ts";
+import { Boot, type Booted, restartApiServer, StartFailure, stopComponents } from "./_boot.ts";
 import { compactEtcd } from "./_etcd.ts";
 import type { Component } from "./_process.ts";
 
@@ -71,6 +71,14 @@ export interface Cluster extends AsyncDisposable {
   readonly timings: ClusterTimings;
   /** Compacts etcd to its current revision (physically) and returns that revision. */
   compactEtcd(signal?: AbortSignal): Promise<number>;
+  /**
+   * Stops kube-apiserver (SIGTERM by process id, SIGKILL after 5 s), starts
+   * it again with the same flags and port, and resolves once /readyz answers
+   * 200. Everything else keeps running: a fault for reliability tests.
+   *
+   * @throws {Error} when it does not come back, quoting the end of its log.
+   */
+  restartApiServer(signal?: AbortSignal): Promise<void>;
   /** Stops every component (SIGTERM, then SIGKILL after 5 s). Idempotent. */
   stop(): Promise<void>;
 }
@@ -154,6 +162,7 @@ class RunningCluster implements Cluster {
   readonly logDir: string;
   readonly timings: ClusterTimings;
   keepLogs: boolean;
+  readonly #admin: Booted["admin"];
   #components: Component[];
   #stopping: Promise<void> | undefined;
 
@@ -171,11 +180,28 @@ class RunningCluster implements Cluster {
     this.logDir = started.logDir;
     this.timings = timings;
     this.keepLogs = keepLogs;
+    this.#admin = started.admin;
     this.#components = components;
   }
 
   compactEtcd(signal?: AbortSignal): Promise<number> {
     return compactEtcd(this.etcdEndpoint, signal);
+  }
+
+  async restartApiServer(signal?: AbortSignal): Promise<void> {
+    if (this.#stopping) {
+      throw new TypeError("Cannot restart kube-apiserver: the cluster is stopped");
+    }
+    try {
+      await restartApiServer(this.#components, { server: this.server, admin: this.#admin }, signal);
+    } catch (error) {
+      if (!(error instanceof StartFailure)) throw error;
+      const tail = await error.component.tail();
+      throw new Error(
+        `Cannot restart kube-apiserver: ${error.message}. ` +
+          `Last lines of ${error.component.logFile}:\n${tail}`,
+      );
+    }
   }
 
   stop(): Promise<void> {

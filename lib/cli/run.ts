@@ -26,7 +26,9 @@ import { EventRecorder, eventSink } from "../runtime/events.ts";
 import { LeaderElector, leaseApi } from "../runtime/leader.ts";
 import { leaseElection, Manager } from "../runtime/manager.ts";
 import { RuntimeMetrics } from "../runtime/metrics.ts";
-import type { KubeObject } from "../kube/types.ts";
+import { ConfigError } from "../kube/errors.ts";
+import type { KubeObject, Resource } from "../kube/types.ts";
+import { explainPermissionError } from "./permissions.ts";
 import { VERSION } from "./version.ts";
 import type { ControllerName, RunOptions } from "./run_flags.ts";
 
@@ -84,7 +86,8 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
       ),
     }),
   });
-  for (const name of options.controllers) manager.add(CONTROLLERS[name](deps));
+  const specs = options.controllers.map((name) => CONTROLLERS[name](deps));
+  for (const spec of specs) manager.add(spec);
   log.info("kinglet {version} starting: {controllers} against {server} ({source}) as {identity}", {
     version: VERSION,
     controllers: options.controllers.join(","),
@@ -93,11 +96,41 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     identity,
   });
   try {
+    await preflight(client, specs[0]!.resource, options.namespace, signal);
     const outcome = await manager.run(signal);
     await recorder.flush(AbortSignal.timeout(2_000)).catch(() => {});
     return outcome === "leadership-lost" ? 1 : 0;
   } finally {
     recorderLife.abort();
     client.close();
+  }
+}
+
+/** How long the start-up request may take before the watchers take over. */
+const PREFLIGHT_TIMEOUT_MS = 10_000;
+
+/**
+ * Makes one request before anything starts, so that what no retry can fix
+ * ends the process with its message (exit 1) instead of being retried by
+ * every watcher forever: a missing or broken exec plugin, a kubeconfig asking
+ * for what Deno cannot do (insecure-skip-tls-verify), a denied Deno
+ * permission. Anything else (an unreachable server, a TLS or RBAC failure, a
+ * missing CRD) is left to the watchers, which log it, retry with backoff and
+ * keep `/readyz` failing with the reason.
+ */
+async function preflight(
+  client: KubeClient,
+  resource: Resource,
+  namespace: string | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  try {
+    await client.list(resource, {
+      limit: 1,
+      ...(namespace && { namespace }),
+      signal: AbortSignal.any([signal, AbortSignal.timeout(PREFLIGHT_TIMEOUT_MS)]),
+    });
+  } catch (error) {
+    if (error instanceof ConfigError || explainPermissionError(error)) throw error;
   }
 }

@@ -170,7 +170,9 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
   }
   const stall = parseDuration(values["watch-stall-timeout"] ?? "2m") ?? 120_000;
   if (!(stall > 0)) {
-    throw new UsageError(`--watch-stall-timeout: must be longer than 0, got ${values["watch-stall-timeout"]}`);
+    throw new UsageError(
+      `--watch-stall-timeout: must be longer than 0, got ${values["watch-stall-timeout"]}`,
+    );
   }
   const positive = (name: string) => {
     const n = Number(values[name] ?? 0);

@@ -137,21 +137,21 @@ export class ExecTokenSource implements TokenSource {
   }
 
   #parse(stdout: string, what: string): { token: string; expiresAt: number } {
-    const bad = (problem: string) =>
+    // Output that parses as an object may hold a token or a key: it is described, never quoted.
+    const bad = (problem: string, quote = false) =>
       new ConfigError(
         `${what} printed ${problem}; it must print an ExecCredential ` +
-          `(apiVersion ${this.#exec.apiVersion}) with status.token, got: ${
-            excerpt(stdout.trim()) || "nothing"
-          }`,
+          `(apiVersion ${this.#exec.apiVersion}) with status.token` +
+          (quote ? `, got: ${excerpt(stdout.trim()) || "nothing"}` : ""),
       );
     let cred: unknown;
     try {
       cred = JSON.parse(stdout);
     } catch {
-      throw bad("output that is not JSON");
+      throw bad("output that is not JSON", true);
     }
     if (typeof cred !== "object" || cred === null || Array.isArray(cred)) {
-      throw bad("JSON that is not an object");
+      throw bad("JSON that is not an object", true);
     }
     const { apiVersion, kind, status } = cred as Record<string, unknown>;
     if (kind !== "ExecCredential") throw bad(`kind ${JSON.stringify(kind)}`);
@@ -178,6 +178,14 @@ export class ExecTokenSource implements TokenSource {
       : NaN;
     if (Number.isNaN(expiresAt)) {
       throw bad(`an invalid status.expirationTimestamp ${JSON.stringify(expirationTimestamp)}`);
+    }
+    // Accepting it would run the plugin again before every request.
+    if (expiresAt < this.#clock.now()) {
+      throw new ConfigError(
+        `${what} printed a credential that had already expired (status.expirationTimestamp ` +
+          `${expirationTimestamp}, now ${new Date(this.#clock.now()).toISOString()}); check ` +
+          "the plugin's credential cache and this machine's clock",
+      );
     }
     return { token, expiresAt };
   }

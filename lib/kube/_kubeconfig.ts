@@ -162,10 +162,12 @@ async function clusterTls(
   try {
     url = new URL(c.server);
   } catch {
-    throw new ConfigError(`Invalid ${at}: server ${JSON.stringify(c.server)} is not a URL`);
+    throw new ConfigError(
+      `Invalid ${at}: server ${excerpt(JSON.stringify(c.server))} is not a URL`,
+    );
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
-    throw new ConfigError(`Invalid ${at}: server ${c.server} must be an https:// URL`);
+    throw new ConfigError(`Invalid ${at}: server ${excerpt(c.server)} must be an https:// URL`);
   }
   if (c.tlsServerName) {
     throw new ConfigError(
@@ -218,7 +220,7 @@ async function userCredentials(
     const successor = AUTH_PROVIDER_SUCCESSORS[u.authProvider] ??
       "the exec credential plugin its vendor provides";
     throw new ConfigError(
-      `Cannot use ${at}: auth-provider "${u.authProvider}" was removed from Kubernetes ` +
+      `Cannot use ${at}: auth-provider "${excerpt(u.authProvider)}" was removed from Kubernetes ` +
         `clients; switch the user to ${successor}`,
     );
   }
@@ -334,4 +336,9 @@ function decodePem(data: string, field: string, at: string): string {
 
 function encodeBase64(text: string): string {
   return btoa(Array.from(new TextEncoder().encode(text), (b) => String.fromCharCode(b)).join(""));
+}
+
+/** The start of a value quoted in a message: a value in the wrong place may be a whole file. */
+function excerpt(text: string): string {
+  return text.length > 100 ? `${text.slice(0, 100)}...` : text;
 }

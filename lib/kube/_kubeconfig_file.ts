@@ -143,7 +143,7 @@ function execConfig(value: unknown, user: string, dir: string): ExecConfig {
   const supported = EXEC_API_VERSIONS as readonly (string | undefined)[];
   if (!supported.includes(apiVersion)) {
     throw new ConfigError(
-      `Invalid ${at}: apiVersion ${JSON.stringify(apiVersion ?? null)} is not supported; ` +
+      `Invalid ${at}: apiVersion ${quote(apiVersion ?? null)} is not supported; ` +
         `use one of ${EXEC_API_VERSIONS.join(", ")}`,
     );
   }
@@ -241,5 +241,11 @@ function describe(v: unknown): string {
   if (Array.isArray(v)) return "a list";
   if (v === null) return "null";
   if (typeof v === "object") return "a mapping";
-  return `${typeof v} ${JSON.stringify(v)}`;
+  return `${typeof v} ${quote(v)}`;
+}
+
+/** A scalar as JSON, shortened: a value in the wrong place may be a pasted certificate or file. */
+function quote(v: unknown): string {
+  const text = typeof v === "bigint" ? String(v) : JSON.stringify(v) ?? String(v);
+  return text.length > 80 ? `${text.slice(0, 80)}...` : text;
 }

@@ -43,7 +43,9 @@ export interface TransportOptions {
 export class Transport {
   readonly #config: ClusterConfig;
   readonly #options: TransportOptions;
-  readonly #http: Deno.HttpClient;
+  /** Replaced by {@link resetConnections}; requests read it when they start. */
+  #http: Deno.HttpClient;
+  readonly #httpOptions: Deno.CreateHttpClientOptions;
   readonly #host: string;
 
   /** @throws {ConfigError} when the proxy URL or TLS material is unusable. */
@@ -55,13 +57,14 @@ export class Transport {
       ? { cert: config.clientCert, key: config.clientKey }
       : {};
     const proxy = config.proxyUrl ? { proxy: proxyOf(config.proxyUrl, config.source) } : {};
+    this.#httpOptions = {
+      http2: true,
+      ...(config.caCert ? { caCerts: [config.caCert] } : {}),
+      ...proxy,
+      ...tls,
+    };
     try {
-      this.#http = Deno.createHttpClient({
-        http2: true,
-        ...(config.caCert ? { caCerts: [config.caCert] } : {}),
-        ...proxy,
-        ...tls,
-      });
+      this.#http = Deno.createHttpClient(this.#httpOptions);
     } catch (e) {
       throw new ConfigError(
         `Cannot set up TLS for ${config.server} from ${config.source}: ${describeError(e)}; ` +
@@ -113,6 +116,19 @@ export class Transport {
     this.#http.close();
   }
 
+  /**
+   * Sends later requests over new connections; requests in flight finish on
+   * the old ones, which close after them. HTTP/2 carries every request over
+   * one connection, so a connection that went silent without being closed
+   * (a NAT or firewall that forgot it) would otherwise swallow every later
+   * request too: call this when a request or watch got no answer in time.
+   */
+  resetConnections(): void {
+    const old = this.#http;
+    this.#http = Deno.createHttpClient(this.#httpOptions);
+    old.close();
+  }
+
   async #withTimeout<T>(spec: RequestSpec, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), this.#options.timeoutMs);
@@ -122,6 +138,7 @@ export class Transport {
     } catch (e) {
       spec.signal?.throwIfAborted();
       if (timeout.signal.aborted) {
+        this.resetConnections();
         throw new TransportError(
           `${spec.verb} ${spec.path}: no answer from ${this.#config.server} within ` +
             `${this.#options.timeoutMs} ms`,
@@ -173,6 +190,7 @@ export class Transport {
         verb: spec.verb,
         path: spec.path,
         ...(response.status === 401 ? { hint: this.#unauthorizedHint(Boolean(token)) } : {}),
+        ...(response.status === 403 ? { hint: this.#forbiddenHint() } : {}),
       });
     }
   }
@@ -223,6 +241,12 @@ export class Transport {
       ? "the client certificate was rejected"
       : "no credentials were sent";
     return `${what}; check the user of ${this.#config.source}${context}`;
+  }
+
+  #forbiddenHint(): string {
+    const context = this.#config.contextName ? ` (context "${this.#config.contextName}")` : "";
+    return `RBAC does not grant this to the user of ${this.#config.source}${context}; grant ` +
+      "the verb on the resource named above (deploy/clusterrole.yaml lists what kinglet needs)";
   }
 
   #observe(spec: RequestSpec, code: string, started: number): void {

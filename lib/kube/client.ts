@@ -33,7 +33,11 @@ export type { RequestObservation } from "./_transport.ts";
 export interface ClientOptions {
   /** Defaults to `kinglet/<version> (deno <version>)`. */
   userAgent?: string;
-  /** Per-request timeout in milliseconds, not applied to watch streams. Defaults to 30 000. */
+  /**
+   * Per-request timeout in milliseconds, not applied to watch streams; a
+   * timeout also moves later requests to new connections (see
+   * {@link KubeClient.resetConnections}). Defaults to 30 000.
+   */
   timeoutMs?: number;
   /** Called after every HTTP exchange, e.g. to count `rest_client_requests_total`. */
   onRequest?: (o: RequestObservation) => void;
@@ -411,6 +415,17 @@ export class KubeClient {
   /** Closes the pooled connections. The client must not be used afterwards. */
   close(): void {
     this.#transport.close();
+  }
+
+  /**
+   * Makes later requests open new connections, leaving those in flight to
+   * finish on the old ones: the way out of a connection that went silent
+   * without closing, which HTTP/2 would otherwise keep reusing. The client
+   * does this itself when a request times out; a watcher calls it when a
+   * watch stalls.
+   */
+  resetConnections(): void {
+    this.#transport.resetConnections();
   }
 
   #namespace(res: Resource, explicit?: string, fromObject?: string): string | undefined {

@@ -37,6 +37,12 @@ export interface ListerWatcher<T extends KubeObject> {
   list(options: ListPageOptions): Promise<KubeList<T>>;
   /** Changes to the collection; ERROR events are thrown as errors. */
   watch(options: WatchStreamOptions): AsyncIterable<WatchEvent<T>>;
+  /**
+   * Called when a watch stalled, before the next request: drops the
+   * connection under it, which may have gone silent and would otherwise
+   * carry the next watch into the same void. Optional.
+   */
+  reconnect?(): void;
 }
 
 /** Narrows what a {@link listerWatcher} sees. */
@@ -50,7 +56,9 @@ export interface ListerWatcherOptions {
 }
 
 /** The part of {@link KubeClient} a {@link listerWatcher} uses. */
-export type ListWatchClient = Pick<KubeClient, "list" | "watch">;
+export type ListWatchClient =
+  & Pick<KubeClient, "list" | "watch">
+  & Partial<Pick<KubeClient, "resetConnections">>;
 
 /**
  * Adapts the Kubernetes client to a {@link ListerWatcher} of `resource`.
@@ -93,6 +101,7 @@ export function listerWatcher<T extends KubeObject = KubeObject>(
     description: describe(resource, scope),
     list: (page) => client.list<T>(resource, { ...scope, ...page }),
     watch: (watch) => client.watch<T>(resource, { ...scope, ...watch }),
+    reconnect: () => client.resetConnections?.(),
   };
 }
 

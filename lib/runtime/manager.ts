@@ -256,8 +256,9 @@ export class Manager {
     const problems: string[] = [];
     for (const { resource, reflector } of this.caches.entries()) {
       const f = reflector.freshness;
-      if (!f.synced) problems.push(`${resource.plural}: not synced`);
-      else if (f.lastActivityAt === undefined || now - f.lastActivityAt > staleAfter) {
+      if (!f.synced) {
+        problems.push(`${resource.plural}: not synced${f.lastError ? `: ${f.lastError}` : ""}`);
+      } else if (f.lastActivityAt === undefined || now - f.lastActivityAt > staleAfter) {
         problems.push(`${resource.plural}: no watch activity for ${staleAfter / 1000}s`);
       }
     }
@@ -280,8 +281,15 @@ export class Manager {
           : Math.round((now - f.lastActivityAt) / 1000),
       };
     }
+    const memory = Deno.memoryUsage();
     return {
       phase: this.#phase,
+      memory: {
+        rssBytes: memory.rss,
+        heapUsedBytes: memory.heapUsed,
+        heapTotalBytes: memory.heapTotal,
+        externalBytes: memory.external,
+      },
       controllers: this.#controllers.map((c) => ({
         name: c.spec.name,
         queueDepth: c.queue.len,

@@ -25,8 +25,9 @@
  *   a 410 Gone relists from scratch (the objects deleted meanwhile are those
  *   missing from the new `restarted`).
  * - A watch that delivers neither an event nor a bookmark within
- *   `stallTimeoutMs` is torn down and resumed: half-open connections and
- *   proxies that swallow streams do not freeze the cache.
+ *   `stallTimeoutMs` is torn down and resumed over a new connection (see
+ *   {@link ListerWatcher.reconnect}): half-open connections and proxies that
+ *   swallow streams do not freeze the cache.
  * - Aborting the signal given to {@link Watcher.events} cancels the request in
  *   flight and ends the iteration without an error.
  *
@@ -121,6 +122,8 @@ export interface WatcherFreshness {
   restarts: number;
   /** Where the next watch resumes; undefined before the first list. */
   resourceVersion: string | undefined;
+  /** Why the last request failed; absent once a list, event or bookmark arrived since. */
+  lastError?: string;
 }
 
 const DEFAULT_PAGE_SIZE = 500;
@@ -166,6 +169,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
   #lastActivityAt: number | undefined;
   #restarts = 0;
   #resourceVersion: string | undefined;
+  #lastError: string | undefined;
 
   /** @throws {RangeError} when an option is out of range. */
   constructor(lw: ListerWatcher<T>, options: WatcherOptions = {}) {
@@ -202,6 +206,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
       lastActivityAt: this.#lastActivityAt,
       restarts: this.#restarts,
       resourceVersion: this.#resourceVersion,
+      ...(this.#lastError !== undefined && { lastError: this.#lastError }),
     };
   }
 
@@ -309,6 +314,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
       if (pull.kind === "error" && rejectsStreamingList(pull.error)) {
         return this.#fallBackToPages(errorText(pull.error));
       }
+      if (pull.kind === "stall") this.#lw.reconnect?.();
       const error = pull.kind === "error"
         ? pull.error
         : pull.kind === "stall"
@@ -381,6 +387,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
         return this.#retry(pull.error, resume, `resuming from resourceVersion ${resourceVersion}`);
       case "stall": {
         stream.close();
+        this.#lw.reconnect?.();
         const error = new Error(`no event nor bookmark for ${this.#stallTimeoutMs} ms`);
         return this.#retry(error, resume, `restarting the watch from ${resourceVersion}`);
       }
@@ -391,6 +398,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
     this.#backoff.reset();
     this.#synced = true;
     this.#lastActivityAt = this.#clock.now();
+    this.#lastError = undefined;
     this.#resourceVersion = resourceVersion;
     log.debug("Listed {count} {resource} by {how} at resourceVersion {resourceVersion}", {
       count: objects.length,
@@ -419,6 +427,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
       throw error;
     }
     this.#restarts++;
+    this.#lastError = errorText(error);
     const delayMs = Math.round(this.#backoff.next());
     const level = isForbidden(error) || isUnauthorized(error)
       ? "error"
@@ -446,7 +455,10 @@ export class Watcher<T extends KubeObject = KubeObject> {
 
   async #pull(stream: WatchStream<T>, signal: AbortSignal): Promise<Pull<T>> {
     const pull = await stream.pull(this.#stallTimeoutMs, signal);
-    if (pull.kind === "event") this.#lastActivityAt = this.#clock.now();
+    if (pull.kind === "event") {
+      this.#lastActivityAt = this.#clock.now();
+      this.#lastError = undefined;
+    }
     return pull;
   }
 }

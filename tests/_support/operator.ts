@@ -63,14 +63,13 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorP
     stderr: "piped",
     env: options.env ?? {},
   }).spawn();
-  // One append-mode handle per stream: a writable can only be piped to once.
-  const sinks = await Promise.all([0, 1].map(() => Deno.open(logFile, { append: true })));
-  const pumps = Promise.all([
-    child.stdout.pipeTo(sinks[0]!.writable),
-    child.stderr.pipeTo(sinks[1]!.writable),
-  ]);
+  // Copied chunk by chunk: piping a child's output into a file's writable
+  // lands nothing in the file before the child exits, and tests read the log live.
+  const sink = await Deno.open(logFile, { append: true });
+  const pumps = Promise.all([copy(child.stdout, sink), copy(child.stderr, sink)]);
   const status = child.status.then(async (s) => {
     await pumps.catch(() => {});
+    sink.close();
     return s.code;
   });
   const metricsUrl = `http://127.0.0.1:${metricsPort}`;
@@ -133,6 +132,13 @@ export async function rssBytes(pid: number): Promise<number> {
   const status = await Deno.readTextFile(`/proc/${pid}/status`);
   const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
   return Number(kb) * 1024;
+}
+
+async function copy(from: ReadableStream<Uint8Array>, to: Deno.FsFile): Promise<void> {
+  for await (const chunk of from) {
+    let written = 0;
+    while (written < chunk.length) written += await to.write(chunk.subarray(written));
+  }
 }
 
 function freePort(): number {

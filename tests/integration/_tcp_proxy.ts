@@ -1,11 +1,17 @@
 /**
  * A TCP proxy on loopback between a client and the API server, which a test
- * uses to take the network away without touching either end: {@link
- * TcpProxy.cut} closes every connection through it, so requests and watch
- * streams in flight fail as they would when a cable is pulled, and {@link
- * TcpProxy.hold} keeps new connections waiting (accepted, not forwarded)
- * until {@link TcpProxy.release}. TLS passes through untouched; the test
- * cluster's serving certificate is valid for 127.0.0.1 on any port.
+ * uses to take the network away without touching either end:
+ *
+ * - {@link TcpProxy.cut} closes every connection through it, so requests and
+ *   watch streams in flight fail as they would when a cable is pulled;
+ * - {@link TcpProxy.hold} keeps new connections waiting (accepted, not
+ *   forwarded) until {@link TcpProxy.release};
+ * - {@link TcpProxy.stall} freezes the open connections without closing them,
+ *   the silent failure of a NAT or firewall that forgot a connection;
+ * - {@link TcpProxy.delay} adds latency to every byte from then on.
+ *
+ * TLS passes through untouched; the test cluster's serving certificate is
+ * valid for 127.0.0.1 on any port.
  *
  * @module
  */
@@ -17,6 +23,10 @@ interface Link {
   client: Deno.Conn;
   upstream?: Deno.Conn;
   cut: boolean;
+  /** Set by {@link TcpProxy.stall}: nothing passes any more, until the link is cut. */
+  frozen: boolean;
+  /** Resolves when the link is cut, which is what frozen pumps wait for. */
+  ended: PromiseWithResolvers<void>;
 }
 
 /** Forwards loopback connections to one server; see the module documentation. */
@@ -28,6 +38,7 @@ export class TcpProxy implements AsyncDisposable {
   readonly #accepting: Promise<void>;
   readonly #closed = Promise.withResolvers<void>();
   #held: PromiseWithResolvers<void> | undefined;
+  #delayMs = 0;
   /** Connections accepted so far. */
   accepted = 0;
   /** Connections waiting for {@link release}. */
@@ -46,10 +57,16 @@ export class TcpProxy implements AsyncDisposable {
     return `https://127.0.0.1:${this.#listener.addr.port}`;
   }
 
-  /** Closes every connection through the proxy, waiting ones included. */
+  /** Connections open right now, frozen ones included. */
+  get open(): number {
+    return this.#links.size;
+  }
+
+  /** Closes every connection through the proxy, waiting and frozen ones included. */
   cut(): void {
     for (const link of this.#links) {
       link.cut = true;
+      link.ended.resolve();
       quietly(() => link.client.close());
       if (link.upstream) quietly(() => link.upstream!.close());
     }
@@ -64,6 +81,29 @@ export class TcpProxy implements AsyncDisposable {
   release(): void {
     this.#held?.resolve();
     this.#held = undefined;
+  }
+
+  /**
+   * Freezes every open connection: from now on no byte passes either way and
+   * neither end is told, until {@link cut} or {@link close}. Connections
+   * opened later pass as usual. Returns how many were frozen.
+   */
+  stall(): number {
+    for (const link of this.#links) link.frozen = true;
+    return this.#links.size;
+  }
+
+  /**
+   * Delays every chunk read from now on by `ms` in each direction, keeping
+   * their order; `0` ends the delay.
+   *
+   * @throws {RangeError} when `ms` is negative.
+   */
+  delay(ms: number): void {
+    if (!(ms >= 0)) {
+      throw new RangeError(`Cannot delay the proxy: 'ms' must be 0 or more, got ${ms}`);
+    }
+    this.#delayMs = ms;
   }
 
   /** Stops listening and closes every connection. */
@@ -92,7 +132,7 @@ export class TcpProxy implements AsyncDisposable {
   }
 
   async #serve(client: Deno.Conn): Promise<void> {
-    const link: Link = { client, cut: false };
+    const link: Link = { client, cut: false, frozen: false, ended: Promise.withResolvers() };
     this.#links.add(link);
     try {
       const held = this.#held;
@@ -104,21 +144,48 @@ export class TcpProxy implements AsyncDisposable {
       const upstream = await Deno.connect(this.#target);
       link.upstream = upstream;
       if (link.cut) return;
-      const pipes = [
-        client.readable.pipeTo(upstream.writable),
-        upstream.readable.pipeTo(client.writable),
-      ];
-      // Either side ending ends the link; closing both then settles the other pipe.
-      await Promise.race(pipes).catch(() => {});
+      const pumps = [this.#pump(link, client, upstream), this.#pump(link, upstream, client)];
+      // Either side ending ends the link; closing both then settles the other pump.
+      await Promise.race(pumps).catch(() => {});
       quietly(() => client.close());
       quietly(() => upstream.close());
-      await Promise.allSettled(pipes);
+      await Promise.allSettled(pumps);
     } catch {
       // A connection failed or was cut; the client sees it as such.
     } finally {
+      link.ended.resolve();
       quietly(() => client.close());
       if (link.upstream) quietly(() => link.upstream!.close());
       this.#links.delete(link);
+    }
+  }
+
+  /** Copies `from` to `to` until either ends, delaying chunks and stopping when frozen. */
+  async #pump(link: Link, from: Deno.Conn, to: Deno.Conn): Promise<void> {
+    const reader = from.readable.getReader();
+    const writer = to.writable.getWriter();
+    // Chunks wait here for their due time, in order, while reading goes on.
+    let delivered = Promise.resolve();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done || link.cut) break;
+        if (link.frozen) {
+          await link.ended.promise;
+          break;
+        }
+        const due = performance.now() + this.#delayMs;
+        delivered = delivered.then(async () => {
+          const wait = due - performance.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          if (link.frozen) await link.ended.promise;
+          if (!link.cut) await writer.write(value);
+        }).catch(() => reader.cancel().catch(() => {}));
+      }
+      await delivered;
+    } finally {
+      quietly(() => reader.releaseLock());
+      quietly(() => writer.releaseLock());
     }
   }
 }
@@ -141,6 +208,6 @@ function quietly(close: () => void): void {
   try {
     close();
   } catch {
-    // Already closed.
+    // Already closed or released.
   }
 }

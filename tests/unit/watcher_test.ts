@@ -78,6 +78,8 @@ class FakeListerWatcher implements ListerWatcher<KubeObject> {
   readonly answers: (KubeList | Error)[] = [];
   readonly streams: FakeStream[] = [];
   onWatch: ((stream: FakeStream) => void) | undefined;
+  /** Calls of {@link reconnect}. */
+  reconnects = 0;
 
   list(options: ListPageOptions): Promise<KubeList> {
     this.lists.push(options);
@@ -94,6 +96,10 @@ class FakeListerWatcher implements ListerWatcher<KubeObject> {
     this.streams.push(stream);
     this.onWatch?.(stream);
     return stream.iterate();
+  }
+
+  reconnect(): void {
+    this.reconnects++;
   }
 
   stream(index: number): FakeStream {
@@ -422,7 +428,7 @@ Deno.test("a watch closed as soon as it opened, with nothing sent, is retried af
   await pending.catch(() => {});
 });
 
-Deno.test("a silent watch is torn down after the stall timeout and resumed from the last resourceVersion", async () => {
+Deno.test("a silent watch is torn down after the stall timeout and resumed over a new connection from the last resourceVersion", async () => {
   const { lw, next, clock, w, abort } = setUp({ stallTimeoutMs: 60_000 });
   lw.answers.push(page([], "3"));
   await next();
@@ -430,8 +436,10 @@ Deno.test("a silent watch is torn down after the stall timeout and resumed from 
   await flushMicrotasks();
   await clock.advance(59_999);
   assert.deepEqual(lw.stream(0).aborted, false);
+  assert.deepEqual(lw.reconnects, 0);
   await clock.advance(1);
   assert.deepEqual(lw.stream(0).aborted, true, "the stalled request was not cancelled");
+  assert.deepEqual(lw.reconnects, 1, "the silent connection would carry the next watch too");
   await clock.advance(100);
   assert.deepEqual(lw.stream(1).options.resourceVersion, "3");
   assert.deepEqual(w.freshness.restarts, 1);
@@ -540,7 +548,9 @@ Deno.test("options out of range are rejected with what was given", () => {
 
 Deno.test("listerWatcher narrows every request to its namespace and selectors", async () => {
   const calls: { verb: string; plural: string; options: unknown }[] = [];
+  let resets = 0;
   const client: ListWatchClient = {
+    resetConnections: () => resets++,
     list: (resource, options) => {
       calls.push({ verb: "list", plural: resource.plural, options });
       return Promise.resolve({ metadata: { resourceVersion: "1" }, items: [] });
@@ -579,6 +589,8 @@ Deno.test("listerWatcher narrows every request to its namespace and selectors", 
       },
     },
   ]);
+  lw.reconnect?.();
+  assert.deepEqual(resets, 1, "reconnect resets the client's connections");
   assert.throws(
     () => listerWatcher(client, NODES, { namespace: "x" }),
     /TypeError: .*cluster-scoped/,
