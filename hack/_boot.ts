@@ -77,13 +77,13 @@ export class Boot {
    *
    * @throws {StartFailure} when a component exits or does not get ready.
    */
-  async run(gpuNodes: boolean): Promise<Booted> {
+  async run(gpuNodes: boolean, apiserverFlags: readonly string[]): Promise<Booted> {
     await Deno.mkdir(this.#logDir, { recursive: true });
     const layout = await this.#certificatesAndEtcd();
     const server = `https://127.0.0.1:${layout.ports.apiserver}`;
     const admin = { ca: layout.pki.ca.cert, ...layout.pki.clients["admin"]! };
     using api = await ApiClient.connect(server, admin);
-    const apiserver = await this.#apiserver(layout, api);
+    const apiserver = await this.#apiserver(layout, api, apiserverFlags);
     await this.#clientsAndNodes(layout, api, apiserver, gpuNodes);
     return {
       kubeconfig: join(this.#dir, "admin.kubeconfig"),
@@ -135,8 +135,12 @@ export class Boot {
     return { ...base, pki };
   }
 
-  async #apiserver(layout: Layout, api: ApiClient): Promise<Component> {
-    const apiserver = await this.#spawn("kube-apiserver", apiserverArgs(layout));
+  async #apiserver(
+    layout: Layout,
+    api: ApiClient,
+    flags: readonly string[],
+  ): Promise<Component> {
+    const apiserver = await this.#spawn("kube-apiserver", [...apiserverArgs(layout), ...flags]);
     await this.#waitFor(
       apiserver,
       "kube-apiserver to report /readyz ok",

@@ -40,6 +40,11 @@ export interface StartClusterOptions {
   gpuNodes?: boolean;
   /** Initial value of {@link Cluster.keepLogs}. Defaults to `false`. */
   keepLogs?: boolean;
+  /**
+   * Flags added to kube-apiserver's, after (so overriding) the defaults, e.g.
+   * `--watch-cache=false` so that watches read etcd and see its compaction.
+   */
+  apiserverFlags?: readonly string[];
 }
 
 /** How long the phases of {@link startCluster} took. */
@@ -115,7 +120,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
   const logDir = join(dir, "logs");
   const boot = new Boot({ dir, binDir: binaries.binDir, logDir, signal }, log);
   try {
-    const booted = await boot.run(options.gpuNodes ?? true);
+    const booted = await boot.run(options.gpuNodes ?? true, options.apiserverFlags ?? []);
     const timings = {
       binariesMs: binaries.ms,
       binariesBuilt: binaries.built,

@@ -1,0 +1,146 @@
+/**
+ * Fault: the leader dies. Three operator processes campaign for one Lease,
+ * as three k3s server nodes would; the leader is killed with SIGKILL while it
+ * reconciles. The test checks who reconciled (each process' metrics), when
+ * the Lease changed hands, and when every write happened: the children's
+ * managedFields times and the Events, whose `reportingInstance` names the
+ * process that wrote them.
+ */
+import assert from "node:assert/strict";
+import { DEPLOYMENTS, EVENTS, SERVICES } from "../../lib/kube/resources.ts";
+import type { KubeObject } from "../../lib/kube/types.ts";
+import { FIELD_MANAGER } from "../../lib/operators/labels.ts";
+import { WEB_APPS } from "../../lib/operators/webapp/schema.ts";
+import { installCrdsOnce, operatorKubeconfig } from "../_support/crds.ts";
+import { adminClient, createNamespace, deleteNamespace, waitFor } from "../_support/kube.ts";
+import type { OperatorProcess } from "../_support/operator.ts";
+import {
+  allConverged,
+  assertOneDeploymentEach,
+  createWebApps,
+  deleteLease,
+  epochMs,
+  figure,
+  leaseHeld,
+  names,
+  reconciles,
+  scaleWebApps,
+  seconds,
+  startWebAppOperator,
+} from "./_faults.ts";
+
+const LEASE_DURATION_MS = 15_000;
+/** client-go's acquire retry: the retry period (2 s) stretched by up to 1.2 times its length. */
+const MAX_RETRY_MS = 2_000 * 2.2;
+
+interface EventObject extends KubeObject {
+  eventTime: string;
+  reportingController?: string;
+  reportingInstance?: string;
+  series?: { lastObservedTime?: string };
+}
+
+Deno.test("of three operator processes one reconciles; after kill -9 of the leader another takes over within the lease, and no two write at once", async () => {
+  const client = await adminClient();
+  await installCrdsOnce(client);
+  const ns = await createNamespace(client, "fault-leader");
+  const kubeconfig = await operatorKubeconfig();
+  await deleteLease(client);
+  const ids = ["node-a", "node-b", "node-c"];
+  const operators = new Map<string, OperatorProcess>();
+  try {
+    for (const id of ids) {
+      operators.set(
+        id,
+        await startWebAppOperator(kubeconfig, ns, ["--leader-elect", `--leader-election-id=${id}`]),
+      );
+    }
+    await Promise.all([...operators.values()].map((o) => o.ready()));
+    const first = await leaseHeld(client);
+    const oldId = first.spec!.holderIdentity!;
+    const old = operators.get(oldId)!;
+    const apps = names("app", 10);
+    await createWebApps(client, ns, apps);
+    await allConverged(client, ns, apps.length);
+    const reconcilesOf = (id: string) => reconciles(operators.get(id)!);
+    assert.ok((await reconcilesOf(oldId)) > 0, "the leader reconciled");
+    for (const id of ids.filter((id) => id !== oldId)) {
+      assert.equal(await reconcilesOf(id), 0, `standby ${id} reconciled nothing`);
+    }
+
+    const before = await reconcilesOf(oldId);
+    await scaleWebApps(client, ns, apps, 2);
+    await waitFor(
+      "the leader to reconcile the change",
+      async () => (await reconcilesOf(oldId)) > before,
+    );
+    const byOld = await reconcilesOf(oldId);
+    const killedAt = Date.now();
+    await old.stop("SIGKILL");
+    const next = await leaseHeld(client, oldId);
+    const newId = next.spec!.holderIdentity!;
+    const acquiredAt = epochMs(next.spec!.acquireTime);
+    const takeoverMs = acquiredAt - killedAt;
+    await allConverged(client, ns, apps.length);
+    await assertOneDeploymentEach(client, ns);
+
+    const third = ids.find((id) => id !== oldId && id !== newId)!;
+    const byNew = await reconcilesOf(newId);
+    assert.ok(byNew > 0, "the new leader reconciled");
+    assert.equal(await reconcilesOf(third), 0, "the remaining standby never reconciled");
+    assert.equal(next.spec!.leaseTransitions, (first.spec!.leaseTransitions ?? 0) + 1);
+
+    // managedFields times are whole seconds, so the gap is the whole seconds strictly between.
+    const second = (ms: number) => Math.floor(ms / 1000) * 1000;
+    const written: number[] = [];
+    for (const resource of [DEPLOYMENTS, SERVICES, WEB_APPS]) {
+      for (const object of (await client.list(resource, { namespace: ns })).items) {
+        for (const entry of object.metadata?.managedFields ?? []) {
+          if (entry.manager === FIELD_MANAGER) written.push(epochMs(String(entry.time)));
+        }
+      }
+    }
+    const inGap = written.filter((t) => t > second(killedAt) && t < second(acquiredAt));
+    assert.deepEqual(
+      inGap,
+      [],
+      "no child nor status was written between the kill and the takeover",
+    );
+    assert.ok(written.some((t) => t >= second(acquiredAt)), "the new leader wrote");
+
+    const events = (await client.list<EventObject>(EVENTS, { namespace: ns })).items
+      .filter((e) => e.reportingController === "kinglet");
+    const by = (id: string) =>
+      events.filter((e) => e.reportingInstance === id)
+        .map((e) => epochMs(e.series?.lastObservedTime ?? e.eventTime));
+    assert.ok(by(oldId).length > 0, "the old leader recorded Events");
+    assert.ok(
+      by(oldId).every((t) => t <= killedAt),
+      "every Event of the old leader predates its kill",
+    );
+    assert.ok(
+      by(newId).every((t) => t >= acquiredAt),
+      "every Event of the new leader follows its takeover",
+    );
+    assert.deepEqual(by(third), [], "the remaining standby recorded no Event");
+
+    figure(
+      `leader failover ${seconds(takeoverMs)} from kill -9 to the new holder in the Lease ` +
+        `(lease ${seconds(LEASE_DURATION_MS)}; reconciles: ${oldId} ${byOld} before its kill, ` +
+        `${newId} ${byNew}, ${third} 0; ${written.length} kinglet writes, none in the gap)`,
+    );
+    // Expiry is judged from when a standby last saw the Lease change, which it checks at its
+    // own retry cadence: the lease duration plus up to two retries bound the takeover.
+    assert.ok(
+      takeoverMs <= LEASE_DURATION_MS + 2 * MAX_RETRY_MS,
+      `takeover took ${takeoverMs} ms`,
+    );
+    for (const id of [newId, third]) {
+      assert.equal(await operators.get(id)!.stop(), 0, `${id} exits 0 on SIGTERM`);
+    }
+  } finally {
+    await Promise.all([...operators.values()].map((o) => o[Symbol.asyncDispose]()));
+    await deleteNamespace(client, ns);
+    client.close();
+  }
+});
