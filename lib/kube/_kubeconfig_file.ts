@@ -70,7 +70,8 @@ type Obj = Record<string, unknown>;
 export function parseKubeconfig(text: string, path: string): KubeconfigFile {
   let doc: unknown;
   try {
-    doc = parse(text);
+    // Warnings (an unknown tag, say) would go to stderr around the log; the checks below judge the values.
+    doc = parse(text, { logLevel: "error" });
   } catch (e) {
     const first = (e instanceof Error ? e.message : String(e)).split("\n")[0];
     throw new ConfigError(`Invalid kubeconfig ${path}: not valid YAML: ${first}`, { cause: e });

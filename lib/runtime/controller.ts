@@ -353,13 +353,21 @@ export class Controller<T extends KubeObject = KubeObject> {
         const retryAfter = outcome.error instanceof ApiError
           ? outcome.error.retryAfterSeconds
           : undefined;
-        if (retryAfter !== undefined) this.queue.addAfter(key, retryAfter * 1000);
-        else this.queue.addRateLimited(key);
-        this.#log.error("reconcile of {key} failed, retry {retries}: {error}", {
-          key,
-          retries: this.queue.numRequeues(key),
-          error: describe(outcome.error),
-        });
+        if (retryAfter !== undefined) {
+          // The server is shedding load (a 429 or a 503): it said when to come back.
+          this.queue.addAfter(key, retryAfter * 1000);
+          this.#log.warn(
+            "reconcile of {key} failed, retried in {seconds} s as the API server asked: {error}",
+            { key, seconds: retryAfter, error: describe(outcome.error) },
+          );
+        } else {
+          this.queue.addRateLimited(key);
+          this.#log.error("reconcile of {key} failed, retry {retries}: {error}", {
+            key,
+            retries: this.queue.numRequeues(key),
+            error: describe(outcome.error),
+          });
+        }
         metrics?.reconciled("error", seconds);
         break;
       }
