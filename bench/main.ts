@@ -126,6 +126,8 @@ async function benchmark(
   const startedAt = new Date().toISOString();
   const runs: Run[] = [];
   let kubernetes = "unknown";
+  // Read before the runs: the commit measured is the one checked out when they began.
+  const versions = await describeVersions(kubernetes, target.name);
   const recordedOptions = {
     ...options,
     help: undefined,
@@ -139,7 +141,7 @@ async function benchmark(
       finishedAt: new Date().toISOString(),
       options: JSON.parse(JSON.stringify(recordedOptions)),
       machine,
-      versions: await describeVersions(kubernetes, target.name),
+      versions: { ...versions, kubernetes },
       target: {
         name: target.name,
         file: relative(Deno.cwd(), target.file),

@@ -1,0 +1,460 @@
+/**
+ * Where the WebApp controller's steady memory goes with N converged WebApps:
+ * the heap each cache and per-key structure adds, against the stores' own
+ * estimate (`kinglet_cache_bytes`), without a cluster.
+ *
+ *   deno run -A --v8-flags=--expose-gc,--max-semi-space-size=1 bench/cache_memory.ts [--objects 5000] [--snapshot]
+ *
+ * The real controller is built (`webAppController` in a `Controller` over a
+ * fake client that is never called), and its stores are fed ADDED events
+ * parsed from JSON one at a time, as a watch delivers them: WebApps as the
+ * API server returns them after kinglet reconciled them (managedFields,
+ * status with conditions), Deployments as the API server returns them after
+ * the Deployment controller rolled them out, and Services as
+ * `PartialObjectMetadata`. The cases are cumulative; each runs in a fresh
+ * process, which measures itself after a full GC before and after filling.
+ * Before the `queue` case the controller's queue is shut down, so the store
+ * subscriptions enqueue nothing; `applier` runs the real reconcile once per
+ * WebApp (which fills the ChildApplier's records); `events` publishes the
+ * three phase Events per WebApp over five simulated minutes through a real
+ * EventRecorder. With `--snapshot`, the empty and the last case also write a
+ * V8 heap snapshot, and the difference is summarized by node type and name.
+ *
+ * @module
+ */
+import v8 from "node:v8";
+import type { V1Deployment } from "@kubernetes/client-node";
+import { DEPLOYMENTS, SERVICES } from "../lib/kube/resources.ts";
+import type { KubeObject, Resource } from "../lib/kube/types.ts";
+import { renderWebApp } from "../lib/operators/webapp/render.ts";
+import { webAppController } from "../lib/operators/webapp/reconcile.ts";
+import type { WebApp } from "../lib/operators/webapp/schema.ts";
+import { webAppStatus } from "../lib/operators/webapp/status.ts";
+import type { CacheClient } from "../lib/runtime/caches.ts";
+import { Caches } from "../lib/runtime/caches.ts";
+import { systemClock } from "../lib/runtime/clock.ts";
+import { Controller } from "../lib/runtime/controller.ts";
+import { EventRecorder } from "../lib/runtime/events.ts";
+import { Semaphore } from "../lib/runtime/semaphore.ts";
+import type { Store } from "../lib/runtime/store.ts";
+import { summarizeSnapshots } from "./_heap_snapshot.ts";
+
+const CASES = [
+  "empty",
+  "webapps",
+  "deployments",
+  "services",
+  "queue",
+  "applier",
+  "events",
+] as const;
+type Case = typeof CASES[number];
+const NAMESPACE = "kinglet-bench-3f9c2a1d";
+const T0 = Date.parse("2026-11-03T10:00:00Z");
+
+/** What one case measured, in bytes. */
+interface Measurement {
+  case: Case;
+  heapDelta: number;
+  heapBeforeGc: number;
+  rss: number;
+  /** `stats().bytes` per store: webapps, deployments, services. */
+  estimates: number[];
+  jsonBytes: number[];
+  queueLen: number;
+  applied: number;
+}
+
+const encoder = new TextEncoder();
+function print(line = ""): void {
+  Deno.stdout.writeSync(encoder.encode(`${line}\n`));
+}
+
+const time = (seconds: number) => new Date(T0 + seconds * 1000).toISOString().replace(".000", "");
+const fields = (names: string[]) => Object.fromEntries(names.map((n) => [`f:${n}`, {}]));
+const uid = (kind: number, i: number) =>
+  `${kind}${i.toString(16).padStart(7, "0")}-9c1e-4b7a-8d2f-${
+    (i * 7919).toString(16).padStart(12, "0")
+  }`;
+
+/** The three objects of WebApp `i` as the API server serves them, as JSON. */
+export function objectsJson(i: number): [webApp: string, deployment: string, service: string] {
+  const name = `app-${String(i + 1).padStart(5, "0")}`;
+  const created = time(i * 0.06);
+  const app: WebApp = {
+    apiVersion: "kinglet.dev/v1alpha1",
+    kind: "WebApp",
+    metadata: {
+      name,
+      namespace: NAMESPACE,
+      uid: uid(1, i),
+      resourceVersion: String(300_000 + 5 * i),
+      generation: 1,
+      creationTimestamp: created as unknown as Date,
+      labels: { "app.kubernetes.io/part-of": "kinglet-bench" },
+    },
+    spec: { image: "registry.k8s.io/pause:3.10", replicas: 1, port: 8080 },
+  };
+  const { deployment, service } = renderWebApp(app);
+  const container = deployment.spec!.template.spec!.containers[0]!;
+  const rolledOut = time(i * 0.06 + 9);
+  const replicaSet = `${name}-${(i * 2654435761 % 2 ** 32).toString(36).slice(0, 10)}`;
+  const kcmStatus = fields(["availableReplicas", "observedGeneration", "readyReplicas"]);
+  const served = {
+    ...deployment,
+    metadata: {
+      ...deployment.metadata,
+      uid: uid(2, i),
+      resourceVersion: String(300_001 + 5 * i),
+      generation: 1,
+      creationTimestamp: time(i * 0.06 + 1),
+      annotations: { "deployment.kubernetes.io/revision": "1" },
+      managedFields: [
+        managed("kinglet", "Apply", "apps/v1", created, {
+          "f:metadata": {
+            "f:labels": fields(Object.keys(deployment.metadata!.labels!)),
+            "f:ownerReferences": { [`k:{"uid":"${uid(1, i)}"}`]: {} },
+          },
+          "f:spec": {
+            "f:replicas": {},
+            "f:selector": {},
+            "f:template": {
+              "f:metadata": { "f:labels": fields(Object.keys(deployment.metadata!.labels!)) },
+              "f:spec": {
+                "f:containers": {
+                  [`k:{"name":"app"}`]: {
+                    ".": {},
+                    "f:image": {},
+                    "f:name": {},
+                    "f:ports": {
+                      [`k:{"containerPort":8080,"protocol":"TCP"}`]: fields([".", "containerPort"]),
+                    },
+                  },
+                },
+              },
+            },
+          },
+        }),
+        managed("kube-controller-manager", "Update", "apps/v1", rolledOut, {
+          "f:metadata": { "f:annotations": fields([".", "deployment.kubernetes.io/revision"]) },
+        }),
+        managed("kube-controller-manager", "Update", "apps/v1", rolledOut, {
+          "f:status": {
+            "f:conditions": {
+              ".": {},
+              [`k:{"type":"Available"}`]: fields([".", "lastTransitionTime", "message", "type"]),
+              [`k:{"type":"Progressing"}`]: fields([".", "lastTransitionTime", "message", "type"]),
+            },
+            ...kcmStatus,
+          },
+        }, "status"),
+      ],
+    },
+    spec: {
+      ...deployment.spec!,
+      progressDeadlineSeconds: 600,
+      revisionHistoryLimit: 10,
+      strategy: {
+        type: "RollingUpdate",
+        rollingUpdate: { maxSurge: "25%", maxUnavailable: "25%" },
+      },
+      template: {
+        metadata: deployment.spec!.template.metadata!,
+        spec: {
+          containers: [{
+            ...container,
+            imagePullPolicy: "IfNotPresent",
+            resources: {},
+            terminationMessagePath: "/dev/termination-log",
+            terminationMessagePolicy: "File",
+          }],
+          dnsPolicy: "ClusterFirst",
+          restartPolicy: "Always",
+          schedulerName: "default-scheduler",
+          securityContext: {},
+          terminationGracePeriodSeconds: 30,
+        },
+      },
+    },
+    status: {
+      observedGeneration: 1,
+      replicas: 1,
+      updatedReplicas: 1,
+      readyReplicas: 1,
+      availableReplicas: 1,
+      conditions: [
+        condition("Available", "MinimumReplicasAvailable", "Deployment has minimum availability."),
+        condition(
+          "Progressing",
+          "NewReplicaSetAvailable",
+          `ReplicaSet "${replicaSet}" has successfully progressed.`,
+        ),
+      ].map((c) => ({ ...c, lastUpdateTime: rolledOut, lastTransitionTime: rolledOut })),
+    },
+  };
+  // As kinglet wrote it: Pending before the Deployment existed, then Ready once it rolled out.
+  const pending = webAppStatus(app, undefined, new Date(T0 + i * 60));
+  const status = webAppStatus(
+    { ...app, status: pending },
+    served as unknown as V1Deployment,
+    new Date(T0 + i * 60 + 9000),
+  );
+  const conditionFields = Object.fromEntries(
+    status.conditions!.map((c) => [
+      `k:{"type":"${c.type}"}`,
+      fields([".", "lastTransitionTime", "message", "observedGeneration", "reason", "status"]),
+    ]),
+  );
+  const webApp = {
+    ...app,
+    metadata: {
+      ...app.metadata,
+      resourceVersion: String(300_004 + 5 * i),
+      managedFields: [
+        managed("kinglet", "Update", "kinglet.dev/v1alpha1", created, {
+          "f:metadata": { "f:labels": fields([".", "app.kubernetes.io/part-of"]) },
+          "f:spec": fields([".", "image", "port", "replicas"]),
+        }),
+        managed("kinglet", "Apply", "kinglet.dev/v1alpha1", rolledOut, {
+          "f:status": {
+            ...fields(["availableReplicas", "observedGeneration", "phase", "readyReplicas"]),
+            ...fields(["replicas", "selector", "url"]),
+            "f:conditions": conditionFields,
+          },
+        }, "status"),
+      ],
+    },
+    status,
+  };
+  const serviceMeta = {
+    apiVersion: "meta.k8s.io/v1",
+    kind: "PartialObjectMetadata",
+    metadata: {
+      ...service.metadata,
+      uid: uid(3, i),
+      resourceVersion: String(300_002 + 5 * i),
+      creationTimestamp: time(i * 0.06 + 1),
+      managedFields: [
+        managed("kinglet", "Apply", "v1", created, {
+          "f:metadata": {
+            "f:labels": fields(Object.keys(service.metadata!.labels!)),
+            "f:ownerReferences": { [`k:{"uid":"${uid(1, i)}"}`]: {} },
+          },
+          "f:spec": {
+            "f:ports": { [`k:{"port":8080,"protocol":"TCP"}`]: fields([".", "name", "port"]) },
+            ...fields(["selector", "type"]),
+          },
+        }),
+      ],
+    },
+  };
+  return [JSON.stringify(webApp), JSON.stringify(served), JSON.stringify(serviceMeta)];
+}
+
+function managed(
+  manager: string,
+  operation: string,
+  apiVersion: string,
+  at: string,
+  fieldsV1: Record<string, unknown>,
+  subresource?: string,
+) {
+  return {
+    manager,
+    operation,
+    apiVersion,
+    time: at,
+    fieldsType: "FieldsV1",
+    fieldsV1,
+    ...(subresource && { subresource }),
+  };
+}
+
+function condition(type: string, reason: string, message: string) {
+  return { type, status: "True", reason, message };
+}
+
+function gc(): void {
+  const collect = (globalThis as { gc?: () => void }).gc;
+  if (!collect) {
+    throw new Error(
+      "Cannot measure: run with --v8-flags=--expose-gc so that garbage can be collected first",
+    );
+  }
+  for (let i = 0; i < 3; i++) collect();
+}
+
+/** Fills the real controller's caches up to `which`; see the module documentation. */
+async function measure(which: Case, objects: number, snapshot?: string): Promise<Measurement> {
+  const upTo = CASES.indexOf(which);
+  let now = T0;
+  const clock = { now: () => now, sleep: systemClock.sleep.bind(systemClock) };
+  const recorder = new EventRecorder({
+    create: () => Promise.resolve({}),
+    patch: () => Promise.resolve({}),
+  }, { reportingInstance: "kinglet-0", clock });
+  const caches = new Caches({ client: {} as CacheClient });
+  const stores = () =>
+    [caches.entries()[0]!.reflector, caches.get(DEPLOYMENTS)!, caches.get(SERVICES)!].map((r) =>
+      r.store
+    );
+  const deps = {
+    // Answers an apply with the child's revision as cached, so a second reconcile skips it.
+    client: {
+      apply: (resource: Resource, child: KubeObject) => {
+        const store = resource === DEPLOYMENTS ? stores()[1]! : stores()[2]!;
+        const entry = store.entry(`${child.metadata?.namespace}/${child.metadata?.name}`);
+        return Promise.resolve({
+          metadata: { generation: entry?.generation, resourceVersion: entry?.resourceVersion },
+        });
+      },
+    } as unknown as Parameters<typeof webAppController>[0]["client"],
+    events: recorder,
+    now: () => new Date(now),
+  };
+  const controller = new Controller(webAppController(deps), {
+    client: {} as CacheClient,
+    semaphore: new Semaphore(4),
+    caches,
+  });
+  if (upTo < CASES.indexOf("queue")) controller.queue.shutDown();
+  const [webApps, deployments, services] = stores();
+  gc();
+  const before = Deno.memoryUsage();
+  const jsonBytes = [0, 0, 0];
+  const feed: [Store<KubeObject>, number][] = [[webApps!, 1], [deployments!, 2], [services!, 3]];
+  for (let i = 0; i < objects; i++) {
+    const texts = objectsJson(i);
+    for (const [store, from] of feed) {
+      if (upTo < from) continue;
+      jsonBytes[from - 1]! += texts[from - 1]!.length;
+      store.apply({ type: "ADDED", object: JSON.parse(texts[from - 1]!) });
+    }
+  }
+  let applied = 0;
+  if (upTo >= CASES.indexOf("applier")) {
+    const signal = new AbortController().signal;
+    const cache = <C extends KubeObject>(r: Resource) =>
+      (r === DEPLOYMENTS ? deployments : services) as unknown as Store<C>;
+    for (const key of webApps!.keys()) {
+      await controller.spec.reconcile(webApps!.get(key)!, { signal, key, cache });
+      applied++;
+    }
+  }
+  if (upTo >= CASES.indexOf("events")) {
+    const phases = ["Pending", "Progressing", "Ready"];
+    for (const key of webApps!.keys()) {
+      for (const phase of phases) {
+        now += 20;
+        recorder.publish(webApps!.get(key)!, {
+          type: "Normal",
+          reason: phase,
+          action: "Reconcile",
+          note: `WebApp is ${phase}`,
+        });
+      }
+      await recorder.flush();
+    }
+  }
+  const heapBeforeGc = Deno.memoryUsage().heapUsed - before.heapUsed;
+  gc();
+  const after = Deno.memoryUsage();
+  if (snapshot) v8.writeHeapSnapshot(snapshot);
+  return {
+    case: which,
+    heapDelta: after.heapUsed - before.heapUsed,
+    heapBeforeGc,
+    rss: after.rss,
+    estimates: [webApps!, deployments!, services!].map((s) => s.stats().bytes),
+    jsonBytes: jsonBytes.map((b) => b / objects),
+    queueLen: controller.queue.len,
+    applied,
+  };
+}
+
+async function runCase(which: Case, objects: number, snapshot?: string): Promise<Measurement> {
+  const args = ["run", "-A", "--v8-flags=--expose-gc,--max-semi-space-size=1"];
+  args.push(import.meta.filename!, "--case", which, "--objects", String(objects));
+  if (snapshot) args.push("--snapshot-to", snapshot);
+  const output = await new Deno.Command(Deno.execPath(), {
+    args,
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  if (!output.success) throw new Error(`The ${which} case failed with code ${output.code}`);
+  return JSON.parse(new TextDecoder().decode(output.stdout)) as Measurement;
+}
+
+const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+
+function table(results: Measurement[], objects: number): string[] {
+  const header = ["case", "heap MiB", "Δ MiB", "Δ B/obj", "estimate MiB", "Δ/est", "pre-GC MiB"];
+  header.push("RSS MiB");
+  const rows = results.map((r, i) => {
+    const previous = results[i - 1];
+    const delta = r.heapDelta - (previous?.heapDelta ?? 0);
+    const estimate = r.estimates.reduce((a, b) => a + b, 0);
+    const added = estimate - (previous?.estimates.reduce((a, b) => a + b, 0) ?? 0);
+    return [
+      r.case,
+      mib(r.heapDelta),
+      mib(delta),
+      String(Math.round(delta / objects)),
+      mib(estimate),
+      added > 0 ? (delta / added).toFixed(2) : "-",
+      mib(r.heapBeforeGc),
+      mib(r.rss),
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join("  ");
+  return [line(header), ...rows.map(line)];
+}
+
+function option(name: string): string | undefined {
+  const at = Deno.args.indexOf(name);
+  return at < 0 ? undefined : Deno.args[at + 1];
+}
+
+if (import.meta.main) {
+  const objects = Number(option("--objects") ?? 5_000);
+  if (!Number.isSafeInteger(objects) || objects < 1) {
+    throw new RangeError(`Cannot run: '--objects' must be a positive integer, got ${objects}`);
+  }
+  const which = option("--case") as Case | undefined;
+  if (which !== undefined) {
+    if (!CASES.includes(which)) {
+      throw new TypeError(`Unknown case '${which}': expected one of ${CASES.join(", ")}`);
+    }
+    print(JSON.stringify(await measure(which, objects, option("--snapshot-to"))));
+  } else {
+    const snapshots = Deno.args.includes("--snapshot")
+      ? [await Deno.makeTempFile({ suffix: ".heapsnapshot" }), await Deno.makeTempFile()]
+      : undefined;
+    const results: Measurement[] = [];
+    for (const c of CASES) {
+      const snapshot = c === "empty" ? snapshots?.[0] : c === "events" ? snapshots?.[1] : undefined;
+      results.push(await runCase(c, objects, snapshot));
+    }
+    const last = results.at(-1)!;
+    const json = last.jsonBytes.map((b) => `${Math.round(b)} B`).join(", ");
+    print(
+      `Cache memory: ${objects} WebApps with their Deployments and Services ` +
+        `(JSON per object: ${json}); deno ${Deno.version.deno}, ` +
+        `v8 flags: --expose-gc --max-semi-space-size=1`,
+    );
+    print(
+      `Estimates at the end (MiB): webapps ${mib(last.estimates[0]!)}, deployments ` +
+        `${mib(last.estimates[1]!)}, services ${mib(last.estimates[2]!)}; queue length after ` +
+        `'queue' ${results[4]?.queueLen}; reconciles run ${last.applied}`,
+    );
+    print();
+    for (const line of table(results, objects)) print(line);
+    if (snapshots) {
+      print();
+      print("Heap snapshot, last case minus empty case, by self size (top 30):");
+      for (const line of await summarizeSnapshots(snapshots[0]!, snapshots[1]!, 30)) print(line);
+      for (const file of snapshots) await Deno.remove(file);
+    }
+  }
+}
