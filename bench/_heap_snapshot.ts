@@ -29,18 +29,25 @@ function stringGroup(text: string): string {
   return "other";
 }
 
+/** A snapshot's node self sizes by `type: name`, and its flat strings by content. */
+export interface SnapshotGroups {
+  groups: Map<string, Group>;
+  strings: Map<string, Group>;
+}
+
 /**
- * Self sizes of every node of the snapshot in `file`, by `type: name`.
+ * Reads the snapshot in `file`; see {@link SnapshotGroups}.
  *
  * @throws {SyntaxError} when the file is not a heap snapshot.
  */
-export async function groupSnapshot(file: string): Promise<Map<string, Group>> {
+export async function groupSnapshot(file: string): Promise<SnapshotGroups> {
   const data = JSON.parse(await Deno.readTextFile(file)) as Snapshot;
   const fields = data.snapshot.meta.node_fields;
   const types = data.snapshot.meta.node_types[0];
   const [typeAt, nameAt, sizeAt] = ["type", "name", "self_size"].map((f) => fields.indexOf(f));
   const width = fields.length;
   const groups = new Map<string, Group>();
+  const contents = new Map<string, Group>();
   const { nodes, strings } = data;
   for (let n = 0; n < nodes.length; n += width) {
     const type = types[nodes[n + typeAt!]!]!;
@@ -52,8 +59,13 @@ export async function groupSnapshot(file: string): Promise<Map<string, Group>> {
     group.count++;
     group.bytes += nodes[n + sizeAt!]!;
     groups.set(label, group);
+    if (type !== "string") continue;
+    const copies = contents.get(name) ?? { count: 0, bytes: 0 };
+    copies.count++;
+    copies.bytes += nodes[n + sizeAt!]!;
+    contents.set(name, copies);
   }
-  return groups;
+  return { groups, strings: contents };
 }
 
 /**
@@ -65,8 +77,8 @@ export async function summarizeSnapshots(
   after: string,
   top: number,
 ): Promise<string[]> {
-  const base = await groupSnapshot(before);
-  const grown = await groupSnapshot(after);
+  const base = (await groupSnapshot(before)).groups;
+  const { groups: grown, strings } = await groupSnapshot(after);
   const diff = [...grown].map(([label, g]) => {
     const b = base.get(label) ?? { count: 0, bytes: 0 };
     return { label, count: g.count - b.count, bytes: g.bytes - b.bytes };
@@ -85,5 +97,22 @@ export async function summarizeSnapshots(
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) =>
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
-  return [line(header), ...rows.map(line)];
+  return [line(header), ...rows.map(line), "", ...duplicates(strings, top / 3)];
+}
+
+/** Lines on the bytes spent on second and later copies of equal strings, worst values first. */
+function duplicates(strings: Map<string, Group>, top: number): string[] {
+  const wasted = [...strings].filter(([, g]) => g.count > 1)
+    .map(([text, g]) => ({ text, count: g.count, bytes: g.bytes - g.bytes / g.count }))
+    .sort((a, b) => b.bytes - a.bytes);
+  const total = wasted.reduce((sum, w) => sum + w.bytes, 0);
+  const all = [...strings.values()].reduce((sum, g) => sum + g.bytes, 0);
+  const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(2);
+  return [
+    `Flat strings in the last snapshot: ${mib(all)} MiB; ${mib(total)} MiB of it are copies ` +
+    `of ${wasted.length} values held more than once. Worst values (copies, MiB of copies):`,
+    ...wasted.slice(0, top).map((w) =>
+      `  ${w.count.toString().padStart(6)}  ${mib(w.bytes)}  ${JSON.stringify(w.text.slice(0, 70))}`
+    ),
+  ];
 }

@@ -47,6 +47,7 @@ const CASES = [
   "queue",
   "applier",
   "events",
+  "churn",
 ] as const;
 type Case = typeof CASES[number];
 const NAMESPACE = "kinglet-bench-3f9c2a1d";
@@ -63,14 +64,22 @@ interface Measurement {
   jsonBytes: number[];
   queueLen: number;
   applied: number;
+  /** `heapUsed` when the case started, after a full GC: what the deltas are relative to. */
+  baseHeap: number;
+  /** `heapUsed` and `heapTotal` sampled during the churn, without forcing a GC. */
+  churn?: { meanUsed: number; maxUsed: number; maxTotal: number; samples: number };
 }
+
+/** Rounds of churn: a status change of every Deployment and WebApp, each followed by a reconcile. */
+const CHURN_ROUNDS = 2;
 
 const encoder = new TextEncoder();
 function print(line = ""): void {
   Deno.stdout.writeSync(encoder.encode(`${line}\n`));
 }
 
-const time = (seconds: number) => new Date(T0 + seconds * 1000).toISOString().replace(".000", "");
+const time = (seconds: number) =>
+  new Date(T0 + Math.floor(seconds) * 1000).toISOString().replace(".000", "");
 const fields = (names: string[]) => Object.fromEntries(names.map((n) => [`f:${n}`, {}]));
 const uid = (kind: number, i: number) =>
   `${kind}${i.toString(16).padStart(7, "0")}-9c1e-4b7a-8d2f-${
@@ -98,7 +107,7 @@ export function objectsJson(i: number): [webApp: string, deployment: string, ser
   const { deployment, service } = renderWebApp(app);
   const container = deployment.spec!.template.spec!.containers[0]!;
   const rolledOut = time(i * 0.06 + 9);
-  const replicaSet = `${name}-${(i * 2654435761 % 2 ** 32).toString(36).slice(0, 10)}`;
+  const replicaSet = `${name}-${(i * 2654435761 % 2 ** 32).toString(16).padStart(10, "7")}`;
   const kcmStatus = fields(["availableReplicas", "observedGeneration", "readyReplicas"]);
   const served = {
     ...deployment,
@@ -248,7 +257,15 @@ export function objectsJson(i: number): [webApp: string, deployment: string, ser
       ],
     },
   };
-  return [JSON.stringify(webApp), JSON.stringify(served), JSON.stringify(serviceMeta)];
+  // Custom resources are served from unstructured maps, whose keys Go's encoder sorts.
+  return [JSON.stringify(sortKeys(webApp)), JSON.stringify(served), JSON.stringify(serviceMeta)];
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (typeof value !== "object" || value === null) return value;
+  const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1));
+  return Object.fromEntries(entries.map(([k, v]) => [k, sortKeys(v)]));
 }
 
 function managed(
@@ -356,6 +373,33 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
       await recorder.flush();
     }
   }
+  let churn: Measurement["churn"];
+  if (upTo >= CASES.indexOf("churn")) {
+    const signal = new AbortController().signal;
+    const cache = <C extends KubeObject>(r: Resource) =>
+      (r === DEPLOYMENTS ? deployments : services) as unknown as Store<C>;
+    let sum = 0;
+    churn = { meanUsed: 0, maxUsed: 0, maxTotal: 0, samples: 0 };
+    for (let round = 1; round <= CHURN_ROUNDS; round++) {
+      for (let i = 0; i < objects; i++) {
+        const [webApp, deployment] = objectsJson(i).map((text) => JSON.parse(text));
+        for (const [store, object] of [[deployments!, deployment], [webApps!, webApp]] as const) {
+          object.metadata.resourceVersion = String(1_000_000 * round + 5 * i);
+          store.apply({ type: "MODIFIED", object });
+        }
+        const key = `${NAMESPACE}/${webApp.metadata.name}`;
+        await controller.spec.reconcile(webApps!.get(key)!, { signal, key, cache });
+        if (i % 50 === 0) {
+          const usage = Deno.memoryUsage();
+          sum += usage.heapUsed;
+          churn.samples++;
+          churn.maxUsed = Math.max(churn.maxUsed, usage.heapUsed);
+          churn.maxTotal = Math.max(churn.maxTotal, usage.heapTotal);
+        }
+      }
+    }
+    churn.meanUsed = sum / churn.samples;
+  }
   const heapBeforeGc = Deno.memoryUsage().heapUsed - before.heapUsed;
   gc();
   const after = Deno.memoryUsage();
@@ -369,6 +413,8 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
     jsonBytes: jsonBytes.map((b) => b / objects),
     queueLen: controller.queue.len,
     applied,
+    baseHeap: before.heapUsed,
+    ...(churn && { churn }),
   };
 }
 
@@ -450,6 +496,17 @@ if (import.meta.main) {
     );
     print();
     for (const line of table(results, objects)) print(line);
+    const { churn, baseHeap, heapDelta } = last;
+    if (churn) {
+      print();
+      print(
+        `During the churn (${CHURN_ROUNDS} rounds of MODIFIED Deployment + WebApp and a reconcile ` +
+          `per key, ${churn.samples} samples without a forced GC): heapUsed mean ` +
+          `${mib(churn.meanUsed)} MiB, max ${mib(churn.maxUsed)} MiB, heapTotal max ` +
+          `${mib(churn.maxTotal)} MiB; live after GC ${mib(baseHeap + heapDelta)} MiB ` +
+          `(of which ${mib(baseHeap)} MiB before any object was fed)`,
+      );
+    }
     if (snapshots) {
       print();
       print("Heap snapshot, last case minus empty case, by self size (top 30):");
