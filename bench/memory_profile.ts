@@ -88,7 +88,7 @@ if (import.meta.main) {
     allowPositionals: true,
     options: {
       "debug-cache": { type: "string" },
-      "v8-flags": { type: "string", default: "--max-semi-space-size=1" },
+      "v8-flags": { type: "string", default: "--max-semi-space-size=1,--optimize-for-size" },
     },
   });
   const pid = Number(positionals[0]);
