@@ -38,6 +38,7 @@ import { EventRecorder } from "../lib/runtime/events.ts";
 import { Semaphore } from "../lib/runtime/semaphore.ts";
 import type { Store } from "../lib/runtime/store.ts";
 import { summarizeSnapshots } from "./_heap_snapshot.ts";
+import { gc } from "./store_memory.ts";
 
 const CASES = [
   "empty",
@@ -289,16 +290,6 @@ function managed(
 
 function condition(type: string, reason: string, message: string) {
   return { type, status: "True", reason, message };
-}
-
-function gc(): void {
-  const collect = (globalThis as { gc?: () => void }).gc;
-  if (!collect) {
-    throw new Error(
-      "Cannot measure: run with --v8-flags=--expose-gc so that garbage can be collected first",
-    );
-  }
-  for (let i = 0; i < 3; i++) collect();
 }
 
 /** Fills the real controller's caches up to `which`; see the module documentation. */

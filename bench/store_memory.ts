@@ -131,7 +131,12 @@ function configMapJson(i: number): string {
   });
 }
 
-function gc(): void {
+/**
+ * Collects garbage fully (three rounds, for weak references and finalizers).
+ *
+ * @throws {Error} unless the process runs with `--v8-flags=--expose-gc`.
+ */
+export function gc(): void {
   const collect = (globalThis as { gc?: () => void }).gc;
   if (!collect) {
     throw new Error(

@@ -17,7 +17,6 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { V1Secret } from "@kubernetes/client-node";
 import { parse } from "yaml";
 import { denoFlags, grantsFromEnv } from "../../hack/_permissions.ts";
@@ -43,6 +42,7 @@ import {
   waitFor,
 } from "../_support/kube.ts";
 import { startOperator } from "../_support/operator.ts";
+import { probe as permissionProbe } from "../_support/permission_probe.ts";
 import { DEPLOY_DIR } from "../_support/service_account.ts";
 import { databaseCluster, decode } from "../e2e/_database.ts";
 import { converged, type WebApp } from "./_faults.ts";
@@ -57,8 +57,6 @@ const CORE_EVENTS: Resource = {
   kind: "Event",
   namespaced: true,
 };
-
-const PROBE = fileURLToPath(new URL("../fixtures/permission_probe.ts", import.meta.url));
 
 interface Rule {
   apiGroups: string[];
@@ -406,27 +404,6 @@ function describe(searched: Record<string, string>): string {
     `${searched["/debug/cache"]!.length} of /debug/cache`;
 }
 
-interface ProbeResult {
-  ok?: true;
-  explanation?: string | null;
-  error?: string;
-}
-
-/** Runs tests/fixtures/permission_probe.ts under `flags`, as the unit tests of the grants do. */
-async function permissionProbe(flags: string[], ...args: string[]): Promise<ProbeResult> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...flags, PROBE, ...args],
-    clearEnv: true,
-    // Deno finds its cache (and so the npm packages) through HOME.
-    env: { HOME: Deno.env.get("HOME") ?? "/", PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stdout = new TextDecoder().decode(output.stdout).trim();
-  assert.ok(output.success && stdout, new TextDecoder().decode(output.stderr));
-  return JSON.parse(stdout) as ProbeResult;
-}
-
 Deno.test("the start task's permissions keep kinglet from reading an arbitrary file or connecting to an unlisted host", async () => {
   const client = await adminClient();
   await installCrdsOnce(client);
@@ -468,8 +445,8 @@ Deno.test("the start task's permissions keep kinglet from reading an arbitrary f
     const flags = denoFlags(grantsFromEnv(env));
     assert.ok(flags.includes(`--allow-net=${env.KINGLET_ALLOW_NET}`), flags.join(" "));
     // The probe works under these flags: what is granted succeeds.
-    assert.equal((await permissionProbe(flags, "read", kubeconfig)).ok, true);
-    assert.equal((await permissionProbe(flags, "connect", api)).ok, true);
+    assert.equal((await permissionProbe(flags, ["read", kubeconfig])).ok, true);
+    assert.equal((await permissionProbe(flags, ["connect", api])).ok, true);
     const attempts = [
       { what: "read /etc/hostname", operation: "read", target: "/etc/hostname" },
       { what: "read a file outside the grant", operation: "read", target: secretFile },
@@ -481,7 +458,7 @@ Deno.test("the start task's permissions keep kinglet from reading an arbitrary f
       { what: "connect to 10.0.0.1:443", operation: "connect", target: "10.0.0.1:443" },
     ];
     for (const { what, operation, target } of attempts) {
-      const result = await permissionProbe(flags, operation, target);
+      const result = await permissionProbe(flags, [operation, target]);
       assert.equal(result.ok, undefined, `${what} was allowed`);
       assert.match(result.error ?? "", /^(NotCapable|PermissionDenied): /, what);
       assert.match(result.explanation ?? "", /^kinglet may not (read|connect to or listen on) /);

@@ -5,7 +5,6 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   denoFlags,
   grantsFromEnv,
@@ -14,37 +13,7 @@ import {
   V8_FLAGS,
 } from "../../hack/_permissions.ts";
 import { compileArgs } from "../../hack/compile.ts";
-
-const PROBE = fileURLToPath(new URL("../fixtures/permission_probe.ts", import.meta.url));
-
-interface ProbeResult {
-  ok?: true;
-  value?: unknown;
-  explanation?: string | null;
-}
-
-/** Runs the probe under `flags` with exactly `env` as its environment. */
-async function probe(
-  flags: string[],
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<ProbeResult> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...flags, PROBE, ...args],
-    clearEnv: true,
-    // Deno finds its cache (and so the npm packages) through HOME, programs through PATH.
-    env: {
-      HOME: Deno.env.get("HOME") ?? "/",
-      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-      ...env,
-    },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const stdout = new TextDecoder().decode(output.stdout).trim();
-  assert.ok(output.success && stdout, new TextDecoder().decode(output.stderr));
-  return JSON.parse(stdout) as ProbeResult;
-}
+import { probe } from "../_support/permission_probe.ts";
 
 async function withTempDir(body: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "kinglet_grants_" });
