@@ -14,6 +14,13 @@ export type Pull<T extends KubeObject> =
   | { kind: "error"; error: unknown }
   | { kind: "stall" };
 
+/**
+ * The reason the stall timer is cancelled with once a pull settles: a plain
+ * value, because aborting without one builds a `DOMException` and its stack
+ * trace for every event.
+ */
+const PULLED = "pulled";
+
 /** An open watch request. */
 export class WatchStream<T extends KubeObject> {
   readonly #iterator: AsyncIterator<WatchEvent<T>>;
@@ -67,7 +74,7 @@ export class WatchStream<T extends KubeObject> {
       if (pull.kind === "event") this.delivered = true;
       return pull;
     } finally {
-      timer.abort();
+      timer.abort(PULLED);
     }
   }
 

@@ -4,6 +4,7 @@ import { CONFIG_MAPS, NODES } from "../../lib/kube/resources.ts";
 import type { KubeList, KubeObject, WatchEvent, WatchEventType } from "../../lib/kube/types.ts";
 import { Backoff } from "../../lib/runtime/backoff.ts";
 import { FakeClock, flushMicrotasks } from "../../lib/runtime/clock.ts";
+import { WatchStream } from "../../lib/runtime/_watch_stream.ts";
 import {
   type ListerWatcher,
   listerWatcher,
@@ -616,4 +617,33 @@ Deno.test("a watch that fails five times in a row at the same resourceVersion re
   });
   assert.deepEqual(lw.lists.length, 2);
   abort.abort();
+});
+
+Deno.test("a watch stream cancels its stall timer without building a DOMException per event", async () => {
+  const clock = new FakeClock();
+  const sleepSignals: AbortSignal[] = [];
+  const recording = {
+    now: () => clock.now(),
+    sleep: (ms: number, signal?: AbortSignal) => {
+      if (signal) sleepSignals.push(signal);
+      return clock.sleep(ms, signal);
+    },
+  };
+  const event: WatchEvent<KubeObject> = {
+    type: "ADDED",
+    object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", resourceVersion: "1" } },
+  };
+  const stream = new WatchStream(
+    async function* () {
+      yield event;
+    },
+    new AbortController().signal,
+    recording,
+  );
+  const pull = await stream.pull(5_000, new AbortController().signal);
+  assert.equal(pull.kind, "event");
+  assert.equal(sleepSignals.length, 1);
+  assert.ok(sleepSignals[0]!.aborted, "the stall timer is cancelled once the event arrived");
+  assert.ok(!(sleepSignals[0]!.reason instanceof DOMException), String(sleepSignals[0]!.reason));
+  stream.close();
 });
