@@ -38,6 +38,7 @@ import {
   guardChildren,
   MANAGED_SELECTOR,
   type OperatorDeps,
+  projectOwned,
   projectWorkload,
   rejectSpec,
   writeStatus,
@@ -73,7 +74,12 @@ export function workloadController<S, P extends Workload<S>>(
     resource: kind.resource,
     owns: [
       { resource: DEPLOYMENTS, transform: projectWorkload, labelSelector: MANAGED_SELECTOR },
-      { resource: SERVICES, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
+      {
+        resource: SERVICES,
+        metadataOnly: true,
+        transform: projectOwned,
+        labelSelector: MANAGED_SELECTOR,
+      },
     ],
     async reconcile(object, { signal, cache }) {
       if (object.metadata?.deletionTimestamp) return {};

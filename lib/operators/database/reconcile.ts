@@ -35,6 +35,7 @@ import {
   guardChildren,
   MANAGED_SELECTOR,
   type OperatorDeps,
+  projectOwned,
   projectWorkload,
   rejectSpec,
   writeStatus,
@@ -178,8 +179,18 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
     resource: DATABASE_CLUSTERS,
     owns: [
       { resource: STATEFUL_SETS, transform: projectWorkload, labelSelector: MANAGED_SELECTOR },
-      { resource: SERVICES, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
-      { resource: SECRETS, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
+      {
+        resource: SERVICES,
+        metadataOnly: true,
+        transform: projectOwned,
+        labelSelector: MANAGED_SELECTOR,
+      },
+      {
+        resource: SECRETS,
+        metadataOnly: true,
+        transform: projectOwned,
+        labelSelector: MANAGED_SELECTOR,
+      },
     ],
     async reconcile(object, ctx) {
       await finalizer(deps.client, DATABASE_CLUSTERS, FINALIZER, object, {

@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import { projectOwned, projectWorkload } from "../../lib/operators/reconcile_support.ts";
+import { assessDeployment } from "../../lib/operators/workload_status.ts";
+import type { V1Deployment } from "@kubernetes/client-node";
+
+const OWNER = {
+  apiVersion: "kinglet.dev/v1alpha1",
+  kind: "WebApp",
+  name: "shop",
+  uid: "0b6f9d8e-0000-4000-8000-000000000001",
+  controller: true,
+  blockOwnerDeletion: true,
+};
+
+/** A Deployment as the API server returns it after a finished rollout. */
+function deployment(progressing: Record<string, string>) {
+  return JSON.parse(JSON.stringify({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: {
+      name: "shop",
+      namespace: "default",
+      uid: "0b6f9d8e-0000-4000-8000-000000000002",
+      resourceVersion: "812",
+      generation: 3,
+      labels: { "app.kubernetes.io/managed-by": "kinglet" },
+      annotations: { "deployment.kubernetes.io/revision": "2" },
+      creationTimestamp: "2026-11-23T10:00:00Z",
+      ownerReferences: [OWNER],
+    },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { app: "shop" } },
+      template: { spec: { containers: [{ name: "app", image: "nginx" }] } },
+    },
+    status: {
+      observedGeneration: 3,
+      replicas: 2,
+      updatedReplicas: 2,
+      readyReplicas: 2,
+      availableReplicas: 2,
+      collisionCount: 1,
+      conditions: [
+        {
+          type: "Available",
+          status: "True",
+          reason: "MinimumReplicasAvailable",
+          message: "Deployment has minimum availability.",
+          lastUpdateTime: "2026-11-23T10:00:05Z",
+          lastTransitionTime: "2026-11-23T10:00:05Z",
+        },
+        {
+          type: "Progressing",
+          lastUpdateTime: "2026-11-23T10:00:05Z",
+          lastTransitionTime: "2026-11-23T10:00:00Z",
+          ...progressing,
+        },
+      ],
+    },
+  }));
+}
+
+Deno.test("projectOwned keeps identity, revision and controller owners, nothing else", () => {
+  const projected = projectOwned({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: {
+      name: "shop",
+      namespace: "default",
+      uid: "u1",
+      resourceVersion: "77",
+      labels: { a: "b" },
+      annotations: { c: "d" },
+      creationTimestamp: "2026-11-23T10:00:00Z" as unknown as Date,
+      ownerReferences: [OWNER],
+    },
+  });
+  assert.deepEqual(projected, {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: {
+      name: "shop",
+      namespace: "default",
+      uid: "u1",
+      resourceVersion: "77",
+      ownerReferences: [{
+        apiVersion: OWNER.apiVersion,
+        kind: "WebApp",
+        name: "shop",
+        uid: OWNER.uid,
+        controller: true,
+      }],
+    },
+  });
+});
+
+Deno.test("projectOwned keeps a deletion in progress and the generation", () => {
+  const projected = projectOwned({
+    metadata: {
+      name: "s",
+      generation: 4,
+      deletionTimestamp: "2026-11-23T10:00:00Z" as unknown as Date,
+    },
+  });
+  assert.equal(projected.metadata?.generation, 4);
+  assert.equal(String(projected.metadata?.deletionTimestamp), "2026-11-23T10:00:00Z");
+});
+
+Deno.test("projectWorkload keeps the replica counts and the Progressing condition only", () => {
+  const projected = projectWorkload(
+    deployment({ status: "True", reason: "NewReplicaSetAvailable", message: "progressed" }),
+  );
+  assert.deepEqual(projected.spec, { replicas: 2 });
+  assert.deepEqual(projected.status, {
+    observedGeneration: 3,
+    replicas: 2,
+    readyReplicas: 2,
+    availableReplicas: 2,
+    updatedReplicas: 2,
+    conditions: [{ type: "Progressing", status: "True", reason: "NewReplicaSetAvailable" }],
+  });
+  assert.equal(projected.metadata?.labels, undefined);
+  assert.equal(projected.metadata?.generation, 3);
+});
+
+Deno.test("a projected Deployment assesses as the full one does, a stalled rollout with its message", () => {
+  const cases = [
+    { status: "True", reason: "NewReplicaSetAvailable", message: "progressed" },
+    {
+      status: "False",
+      reason: "ProgressDeadlineExceeded",
+      message: 'ReplicaSet "shop-1" has timed out',
+    },
+  ];
+  for (const progressing of cases) {
+    for (const desired of [0, 2, 3]) {
+      const full = deployment(progressing) as V1Deployment;
+      const projected = projectWorkload(deployment(progressing)) as V1Deployment;
+      assert.deepEqual(assessDeployment(desired, projected), assessDeployment(desired, full));
+    }
+  }
+  const stalled = assessDeployment(2, projectWorkload(deployment(cases[1]!)) as V1Deployment);
+  assert.equal(stalled.phase, "Degraded");
+  assert.match(stalled.message, /timed out/);
+});
