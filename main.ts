@@ -6,7 +6,6 @@
  * @module
  */
 import { envName, type FlagSpec, formatHelp, parseFlags, UsageError } from "./lib/cli/flags.ts";
-import { crdsYaml, installCrds } from "./lib/cli/install.ts";
 import { explainPermissionError } from "./lib/cli/permissions.ts";
 import { runOperator } from "./lib/cli/run.ts";
 import { CONNECTION_FLAGS, RUN_FLAGS, runOptions } from "./lib/cli/run_flags.ts";
@@ -62,7 +61,8 @@ async function main(args: string[]): Promise<number> {
       if (commandArgs.length) {
         throw new UsageError(`kinglet crds takes no arguments, got ${commandArgs.join(" ")}`);
       }
-      console.log(crdsYaml());
+      // install.ts loads zod and yaml: only the commands that need them pay for them.
+      console.log((await import("./lib/cli/install.ts")).crdsYaml());
       return 0;
     case "install": {
       const flags = parseFlags(INSTALL_FLAGS, commandArgs, flagEnv(INSTALL_FLAGS));
@@ -72,6 +72,7 @@ async function main(args: string[]): Promise<number> {
         ...(flags.values.kubeconfig && { kubeconfig: flags.values.kubeconfig }),
         ...(flags.values.context && { context: flags.values.context }),
       });
+      const { installCrds } = await import("./lib/cli/install.ts");
       const client = new KubeClient(config);
       try {
         const names = await installCrds(client, {

@@ -28,7 +28,7 @@ import { DEPLOYMENTS, SERVICES } from "../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../lib/kube/types.ts";
 import { renderWebApp } from "../lib/operators/webapp/render.ts";
 import { webAppController } from "../lib/operators/webapp/reconcile.ts";
-import type { WebApp } from "../lib/operators/webapp/schema.ts";
+import type { WebApp } from "../lib/operators/webapp/kind.ts";
 import { webAppStatus } from "../lib/operators/webapp/status.ts";
 import type { CacheClient } from "../lib/runtime/caches.ts";
 import { Caches } from "../lib/runtime/caches.ts";

@@ -1,6 +1,6 @@
 /**
  * Status conditions in the shape of `metav1.Condition`, and the pure helpers
- * that update them.
+ * that update them (the zod schema is in `schema/conditions.ts`).
  *
  * Every kind reports the same four condition types:
  *
@@ -24,38 +24,17 @@
  *
  * @module
  */
-import { z } from "zod";
+import type { Condition } from "./schema/conditions.ts";
 
-const TYPE_PATTERN =
+export type { Condition };
+
+/** The pattern of a condition type, as `metav1.Condition` requires. */
+export const TYPE_PATTERN: RegExp =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/;
-const REASON_PATTERN = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
-const MAX_MESSAGE = 32768;
-
-/** One condition, as `metav1.Condition` defines it. */
-export const conditionSchema = z.object({
-  type: z.string().max(316).regex(TYPE_PATTERN).describe(
-    "Type of condition in CamelCase: Ready, Progressing, Degraded or InvalidSpec.",
-  ),
-  status: z.enum(["True", "False", "Unknown"]).describe("Status of the condition."),
-  observedGeneration: z.int().min(0).optional().describe(
-    "The .metadata.generation the condition was set for.",
-  ),
-  lastTransitionTime: z.string().meta({ format: "date-time" }).describe(
-    "When the condition last changed from one status to another.",
-  ),
-  reason: z.string().min(1).max(1024).regex(REASON_PATTERN).describe(
-    "Programmatic identifier of the condition's last transition, in CamelCase.",
-  ),
-  message: z.string().max(MAX_MESSAGE).describe("Human-readable details of the transition."),
-});
-
-/** Conditions as a list keyed by `type`, so server-side apply merges them per type. */
-export const conditionsSchema = z.array(conditionSchema)
-  .meta({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] })
-  .describe("Latest observations of the object's state.");
-
-/** A status condition. */
-export type Condition = z.infer<typeof conditionSchema>;
+/** The pattern of a condition reason, as `metav1.Condition` requires. */
+export const REASON_PATTERN: RegExp = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
+/** The longest condition message `metav1.Condition` accepts. */
+export const MAX_MESSAGE = 32768;
 
 /** Status of a condition. */
 export type ConditionStatus = Condition["status"];

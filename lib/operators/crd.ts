@@ -27,12 +27,7 @@
 import { z } from "zod";
 import type { Resource } from "../kube/types.ts";
 
-/** The API group of kinglet's kinds. */
-export const GROUP = "kinglet.dev";
-/** The API version of kinglet's kinds. */
-export const VERSION = "v1alpha1";
-/** `apiVersion` of kinglet's objects. */
-export const API_VERSION = `${GROUP}/${VERSION}`;
+export { API_VERSION, GROUP, VERSION } from "./api_group.ts";
 
 /** A JSON Schema node as the API server reads it (extensions keep their `x-` names). */
 export type JsonSchema = { [keyword: string]: unknown };

@@ -30,22 +30,32 @@
  *
  * @module
  */
+export * from "./api_group.ts";
 export * from "./conditions.ts";
 export * from "./crd.ts";
 export * from "./labels.ts";
 export * from "./pod_fields.ts";
 export * from "./quantity.ts";
+export * from "./spec_check.ts";
 export * from "./validation.ts";
 export * from "./workload_status.ts";
+export * from "./schema/conditions.ts";
+export * from "./schema/pod_fields.ts";
+export * from "./schema/quantity.ts";
+export * from "./schema/spec_schema.ts";
+export * from "./schema/workload_status.ts";
+export * from "./webapp/kind.ts";
 export * from "./webapp/schema.ts";
 export * from "./webapp/render.ts";
 export * from "./webapp/status.ts";
 export * from "./database/engines.ts";
 export * from "./database/password.ts";
+export * from "./database/kind.ts";
 export * from "./database/schema.ts";
 export * from "./database/render.ts";
 export * from "./database/state.ts";
 export * from "./database/status.ts";
+export * from "./inference/kind.ts";
 export * from "./inference/schema.ts";
 export * from "./inference/render.ts";
 export * from "./inference/status.ts";
@@ -61,3 +71,10 @@ export const KIND_DEFINITIONS: readonly KindDefinition[] = [
   databaseClusterDefinition,
   inferenceServiceDefinition,
 ];
+
+/** The name of each kind's constant in the generated `_spec_schemas.ts`. */
+export const SPEC_SCHEMA_NAMES: Readonly<Record<string, string>> = {
+  WebApp: "WEB_APP_SPEC",
+  DatabaseCluster: "DATABASE_CLUSTER_SPEC",
+  InferenceService: "INFERENCE_SERVICE_SPEC",
+};

@@ -1,95 +1,24 @@
 /**
  * The pod-level fields the kinds share (environment, compute resources, node
- * placement): their zod schemas, the checks the API server would only make
- * when a pod is created (too late for a useful error), and their rendering
- * into core API types.
+ * placement): the checks the API server would only make when a pod is
+ * created (too late for a useful error), and their rendering into core API
+ * types. Their zod schemas are in `schema/pod_fields.ts`.
  *
  * @example
  * ```ts
- * import { checkResources, resourcesSchema } from "./pod_fields.ts";
- * const resources = resourcesSchema.parse({ requests: { cpu: "2" }, limits: { cpu: "1" } });
- * checkResources(resources, ["resources"])[0]?.message;
+ * import { checkResources } from "./pod_fields.ts";
+ * checkResources({ requests: { cpu: "2" }, limits: { cpu: "1" } }, ["resources"])[0]?.message;
  * // "request 2 exceeds the limit 1; pods would be rejected"
  * ```
  *
  * @module
  */
 import type { V1EnvVar, V1ResourceRequirements, V1Toleration } from "@kubernetes/client-node";
-import { z } from "zod";
+import type { EnvVar, Resources, Toleration } from "./schema/pod_fields.ts";
+
+export type { EnvVar, Resources, Toleration };
 import { type FieldPath, formatPath, type Problem } from "./validation.ts";
-import { parseQuantity, type Quantity, quantitySchema, quantityString } from "./quantity.ts";
-
-const keyRef = (what: string) =>
-  z.object({
-    name: z.string().min(1).describe(`Name of the ${what} in the object's namespace.`),
-    key: z.string().min(1).describe(`Key within the ${what}.`),
-    optional: z.boolean().optional().describe(
-      `Start the pod even if the ${what} or key is missing.`,
-    ),
-  });
-
-/** One environment variable: a literal value or a reference to a Secret or ConfigMap key. */
-export const envVarSchema = z.object({
-  name: z.string().min(1).describe("Name of the variable."),
-  value: z.string().optional().describe("Literal value; exclusive with valueFrom."),
-  valueFrom: z.object({
-    secretKeyRef: keyRef("Secret").optional().describe("Take the value from a Secret key."),
-    configMapKeyRef: keyRef("ConfigMap").optional().describe(
-      "Take the value from a ConfigMap key.",
-    ),
-  }).optional().describe("Where the value comes from; exclusive with value."),
-});
-
-/** Environment variables, merged by name under server-side apply. */
-export const envSchema = z.array(envVarSchema)
-  .meta({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] })
-  .describe("Environment variables of the container.");
-
-/** An environment variable as written in a spec. */
-export type EnvVar = z.infer<typeof envVarSchema>;
-
-const computeSchema = (what: string) =>
-  z.object({
-    cpu: quantitySchema.optional().describe(`CPU ${what}, in cores (e.g. 500m, 2).`),
-    memory: quantitySchema.optional().describe(`Memory ${what}, in bytes (e.g. 256Mi, 1Gi).`),
-  });
-
-/** CPU and memory requests and limits of a container. */
-export const resourcesSchema = z.object({
-  requests: computeSchema("request").optional().describe("What the scheduler reserves."),
-  limits: computeSchema("limit").optional().describe("The most the container may use."),
-}).describe("Compute resources of the container.");
-
-/** Resources as written in a spec. */
-export type Resources = z.infer<typeof resourcesSchema>;
-
-/** A toleration: the structural subset of `corev1.Toleration`. */
-export const tolerationSchema = z.object({
-  key: z.string().optional().describe("Taint key; empty with operator Exists matches every taint."),
-  operator: z.enum(["Exists", "Equal"]).optional().describe(
-    "How key and value match; Equal by default.",
-  ),
-  value: z.string().optional().describe("Taint value to match with operator Equal."),
-  effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional().describe(
-    "Taint effect to match; empty matches all effects.",
-  ),
-  tolerationSeconds: z.int().optional().describe(
-    "How long a NoExecute taint is tolerated before eviction; forever when unset.",
-  ),
-});
-
-/** Tolerations of the pods. */
-export const tolerationsSchema = z.array(tolerationSchema).describe(
-  "Taints the pods tolerate.",
-);
-
-/** A toleration as written in a spec. */
-export type Toleration = z.infer<typeof tolerationSchema>;
-
-/** Node labels the pods must match. */
-export const nodeSelectorSchema = z.record(z.string(), z.string()).describe(
-  "Node labels a node must have to run the pods.",
-);
+import { parseQuantity, type Quantity, quantityString } from "./quantity.ts";
 
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;

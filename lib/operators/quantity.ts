@@ -1,7 +1,7 @@
 /**
- * Kubernetes resource quantities (`500m`, `1Gi`, `2`): the zod schema the
- * kinds use for CPU, memory and storage, and a parser for comparing two of
- * them.
+ * Kubernetes resource quantities (`500m`, `1Gi`, `2`) as the kinds use them
+ * for CPU, memory and storage: a parser for comparing two of them, and the
+ * messages for what is not one (the zod schema is in `schema/quantity.ts`).
  *
  * Quantities are `int-or-string` in the CRD, as in the core API: `cpu: 2` and
  * `cpu: "2"` are both accepted. Negative quantities are rejected because none
@@ -16,8 +16,6 @@
  *
  * @module
  */
-import { z } from "zod";
-
 const NUMBER = String.raw`(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)`;
 const SUFFIX = String.raw`(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?${NUMBER})`;
 
@@ -39,37 +37,36 @@ const DECIMAL_UP: Record<string, number> = { k: 1e3, M: 1e6, G: 1e9, T: 1e12, P:
 const DECIMAL_DOWN: Record<string, number> = { n: 1e9, u: 1e6, m: 1e3 };
 
 /**
- * A quantity as the kinds accept it: a non-negative integer or a string such
- * as `500m`, `1.5`, `256Mi` or `1e3`.
+ * Why a string is not a quantity.
  *
  * @example
  * ```ts
- * import { quantitySchema } from "./quantity.ts";
- * quantitySchema.parse("256Mi"); // "256Mi"
+ * import { notAQuantity } from "./quantity.ts";
+ * notAQuantity("1 GB"); // '"1 GB" is not a quantity; use a number with an optional suffix, such as 500m, 2, 256Mi or 1Gi'
  * ```
  */
-export const quantitySchema = z
-  .union([
-    z.int().min(0),
-    z.string().regex(QUANTITY_PATTERN, {
-      error: (issue) =>
-        `${JSON.stringify(issue.input)} is not a quantity; use a number with an optional ` +
-        `suffix, such as 500m, 2, 256Mi or 1Gi`,
-    }),
-  ], {
-    error: (issue) => {
-      if (issue.code !== "invalid_union") return undefined;
-      // YAML reads `cpu: 0.5` as a number, which an int-or-string field cannot hold.
-      if (typeof issue.input === "number") {
-        return `${issue.input} must be written as a string, e.g. "${issue.input}"`;
-      }
-      return "must be a quantity: an integer or a string such as 500m, 2, 256Mi or 1Gi";
-    },
-  })
-  .meta({ "x-kubernetes-int-or-string": true, pattern: QUANTITY_PATTERN.source });
+export function notAQuantity(input: string): string {
+  return `${JSON.stringify(input)} is not a quantity; use a number with an optional suffix, ` +
+    "such as 500m, 2, 256Mi or 1Gi";
+}
+
+/**
+ * Why a value that is neither an integer nor a string is not a quantity.
+ *
+ * @example
+ * ```ts
+ * import { quantityTypeMessage } from "./quantity.ts";
+ * quantityTypeMessage(0.5); // '0.5 must be written as a string, e.g. "0.5"'
+ * ```
+ */
+export function quantityTypeMessage(input: unknown): string {
+  // YAML reads `cpu: 0.5` as a number, which an int-or-string field cannot hold.
+  if (typeof input === "number") return `${input} must be written as a string, e.g. "${input}"`;
+  return "must be a quantity: an integer or a string such as 500m, 2, 256Mi or 1Gi";
+}
 
 /** A quantity as written in a spec. */
-export type Quantity = z.infer<typeof quantitySchema>;
+export type Quantity = number | string;
 
 /**
  * The value of a quantity in base units: cores for CPU, bytes for memory.

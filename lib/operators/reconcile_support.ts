@@ -115,7 +115,7 @@ export async function rejectSpec(
  * import { applyChild, guardChildren, type OperatorDeps } from "./reconcile_support.ts";
  * import { SERVICES } from "../kube/resources.ts";
  * import type { KubeObject } from "../kube/types.ts";
- * import { WEB_APPS } from "./webapp/schema.ts";
+ * import { WEB_APPS } from "./webapp/kind.ts";
  * declare const deps: OperatorDeps, app: KubeObject, service: KubeObject, signal: AbortSignal;
  * const applied = await guardChildren(deps, WEB_APPS, app, () =>
  *   applyChild(deps, SERVICES, service, signal), (message) => ({ phase: "Invalid", message }), signal);

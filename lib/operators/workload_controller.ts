@@ -9,7 +9,7 @@
  * ```ts
  * import { workloadController } from "./workload_controller.ts";
  * import { renderWebApp } from "./webapp/render.ts";
- * import { validateWebApp, WEB_APPS } from "./webapp/schema.ts";
+ * import { validateWebApp, WEB_APPS } from "./webapp/kind.ts";
  * import { invalidWebAppStatus, webAppStatus } from "./webapp/status.ts";
  * import type { OperatorDeps } from "./reconcile_support.ts";
  * declare const deps: OperatorDeps;

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import type { V1Secret, V1Service } from "@kubernetes/client-node";
 import { EVENTS, PODS, SECRETS, SERVICES, STATEFUL_SETS } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
-import { DATABASE_CLUSTERS } from "../../lib/operators/database/schema.ts";
+import { DATABASE_CLUSTERS } from "../../lib/operators/database/kind.ts";
 import {
   adminClient,
   condition,

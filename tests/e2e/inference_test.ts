@@ -15,7 +15,7 @@ import {
   SERVICES,
 } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
-import { INFERENCE_SERVICES } from "../../lib/operators/inference/schema.ts";
+import { INFERENCE_SERVICES } from "../../lib/operators/inference/kind.ts";
 import { FIELD_MANAGER } from "../../lib/operators/labels.ts";
 import {
   adminClient,

@@ -5,7 +5,7 @@
  * (figures, not assertions: the benchmark harness measures performance).
  */
 import assert from "node:assert/strict";
-import { WEB_APPS } from "../../lib/operators/webapp/schema.ts";
+import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import {
   adminClient,
   condition,

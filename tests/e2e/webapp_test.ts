@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { DEPLOYMENTS, SERVICES } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
-import { WEB_APPS } from "../../lib/operators/webapp/schema.ts";
+import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import {
   adminClient,
   condition,

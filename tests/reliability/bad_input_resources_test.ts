@@ -14,8 +14,8 @@ import type { KubeClient } from "../../lib/kube/client.ts";
 import { ApiError } from "../../lib/kube/errors.ts";
 import { DEPLOYMENTS, PODS, SERVICES, STATEFUL_SETS } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
-import { DATABASE_CLUSTERS } from "../../lib/operators/database/schema.ts";
-import { WEB_APPS } from "../../lib/operators/webapp/schema.ts";
+import { DATABASE_CLUSTERS } from "../../lib/operators/database/kind.ts";
+import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { kubectl } from "../_support/cluster.ts";
 import { installCrdsOnce, operatorKubeconfig } from "../_support/crds.ts";
 import {

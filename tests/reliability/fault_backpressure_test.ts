@@ -17,7 +17,7 @@ import assert from "node:assert/strict";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { isNotFound } from "../../lib/kube/errors.ts";
 import type { KubeObject, Resource } from "../../lib/kube/types.ts";
-import { WEB_APPS } from "../../lib/operators/webapp/schema.ts";
+import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import {
   adminClient,
   condition,

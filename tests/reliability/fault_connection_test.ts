@@ -6,7 +6,7 @@
  * impaired, and checks that every change converges.
  */
 import assert from "node:assert/strict";
-import { WEB_APPS } from "../../lib/operators/webapp/schema.ts";
+import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { adminClient, createNamespace, deleteNamespace, waitFor } from "../_support/kube.ts";
 import { installCrdsOnce, operatorKubeconfig } from "../_support/crds.ts";
 import { apiServerUrl, clientThrough, TcpProxy } from "../integration/_tcp_proxy.ts";

@@ -12,7 +12,7 @@
  * has passed.
  */
 import assert from "node:assert/strict";
-import { WEB_APPS } from "../../lib/operators/webapp/schema.ts";
+import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { startCluster } from "../../hack/cluster.ts";
 import { installCrds } from "../../lib/cli/install.ts";
 import { KubeClient } from "../../lib/kube/client.ts";

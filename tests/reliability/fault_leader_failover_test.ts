@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { DEPLOYMENTS, EVENTS, SERVICES } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
 import { FIELD_MANAGER } from "../../lib/operators/labels.ts";
-import { WEB_APPS } from "../../lib/operators/webapp/schema.ts";
+import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { installCrdsOnce, operatorKubeconfig } from "../_support/crds.ts";
 import { adminClient, createNamespace, deleteNamespace, waitFor } from "../_support/kube.ts";
 import type { OperatorProcess } from "../_support/operator.ts";

@@ -29,8 +29,8 @@ import {
   SERVICE_ACCOUNTS,
 } from "../../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../../lib/kube/types.ts";
-import { DATABASE_CLUSTERS } from "../../lib/operators/database/schema.ts";
-import { WEB_APPS } from "../../lib/operators/webapp/schema.ts";
+import { DATABASE_CLUSTERS } from "../../lib/operators/database/kind.ts";
+import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { kubectl, testKubeconfig } from "../_support/cluster.ts";
 import { installCrdsOnce, operatorKubeconfig } from "../_support/crds.ts";
 import {

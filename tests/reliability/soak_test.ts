@@ -10,7 +10,7 @@
  * longer by `deno task test:soak` (see tests/reliability/README.md).
  */
 import assert from "node:assert/strict";
-import { WEB_APPS } from "../../lib/operators/webapp/schema.ts";
+import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { adminClient, createNamespace, deleteNamespace } from "../_support/kube.ts";
 import { installCrdsOnce, operatorKubeconfig } from "../_support/crds.ts";
 import type { OperatorProcess } from "../_support/operator.ts";

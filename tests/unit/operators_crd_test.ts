@@ -7,7 +7,7 @@ import {
   structuralProblems,
   toKubernetesSchema,
 } from "../../lib/operators/mod.ts";
-import { quantitySchema } from "../../lib/operators/quantity.ts";
+import { quantitySchema } from "../../lib/operators/schema/quantity.ts";
 
 /** Every schema node below `node`, with its path. */
 function* nodes(node: JsonSchema, path = ""): Generator<[string, JsonSchema]> {

@@ -11,7 +11,7 @@ import {
 import {
   type DatabaseCluster,
   validateDatabaseCluster,
-} from "../../lib/operators/database/schema.ts";
+} from "../../lib/operators/database/kind.ts";
 import { databaseStatus, invalidDatabaseStatus } from "../../lib/operators/database/status.ts";
 
 const NOW = new Date("2025-03-01T12:00:00Z");

@@ -9,7 +9,7 @@ import {
 import {
   type InferenceService,
   validateInferenceService,
-} from "../../lib/operators/inference/schema.ts";
+} from "../../lib/operators/inference/kind.ts";
 import {
   inferenceServiceStatus,
   invalidInferenceServiceStatus,

@@ -9,8 +9,19 @@ import {
   containerResources,
   podTolerations,
 } from "../../lib/operators/pod_fields.ts";
-import { parseQuantity, QUANTITY_PATTERN, quantitySchema } from "../../lib/operators/quantity.ts";
-import { formatPath, validateSpec } from "../../lib/operators/validation.ts";
+import { parseQuantity, QUANTITY_PATTERN } from "../../lib/operators/quantity.ts";
+import { quantitySchema } from "../../lib/operators/schema/quantity.ts";
+import { toSpecSchema } from "../../lib/operators/schema/spec_schema.ts";
+import { formatPath, type Problem, validateSpec as check } from "../../lib/operators/validation.ts";
+
+/** What `kinglet run` does: the zod schema's generated spec schema, checked without zod. */
+function validateSpec<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  semantic?: (spec: z.output<S>) => Problem[],
+) {
+  return check<z.output<S>>(toSpecSchema(schema), input, semantic);
+}
 
 function problems(result: ReturnType<typeof validateSpec>): string[] {
   assert.equal(result.ok, false, "expected the spec to be invalid");

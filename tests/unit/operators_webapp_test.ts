@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { V1Deployment } from "@kubernetes/client-node";
 import { findCondition } from "../../lib/operators/conditions.ts";
 import { renderWebApp, webAppUrl } from "../../lib/operators/webapp/render.ts";
-import { validateWebApp, type WebApp } from "../../lib/operators/webapp/schema.ts";
+import { validateWebApp, type WebApp } from "../../lib/operators/webapp/kind.ts";
 import { invalidWebAppStatus, webAppStatus } from "../../lib/operators/webapp/status.ts";
 
 const NOW = new Date("2025-03-01T12:00:00Z");

@@ -43,7 +43,7 @@ import {
 import { ChildApplier } from "../child_applier.ts";
 import { generatePassword } from "./password.ts";
 import { credentialsSecretName, renderCredentialsSecret, renderDatabaseCluster } from "./render.ts";
-import { DATABASE_CLUSTERS, type DatabaseCluster, validateDatabaseCluster } from "./schema.ts";
+import { DATABASE_CLUSTERS, type DatabaseCluster, validateDatabaseCluster } from "./kind.ts";
 import { databaseStatus, invalidDatabaseStatus } from "./status.ts";
 
 /** The DatabaseCluster controller over `deps`. */

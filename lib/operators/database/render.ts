@@ -40,7 +40,7 @@ import { childMetadata, recommendedLabels, selectorLabels } from "../labels.ts";
 import { containerResources } from "../pod_fields.ts";
 import { quantityString } from "../quantity.ts";
 import { engineImage, ENGINES } from "./engines.ts";
-import type { DatabaseCluster } from "./schema.ts";
+import type { DatabaseCluster } from "./kind.ts";
 
 /** The name of the database container in each pod. */
 export const DATABASE_CONTAINER = "database";

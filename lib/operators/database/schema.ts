@@ -2,7 +2,7 @@
  * The `DatabaseCluster` kind (`dbc`): a database engine run as a StatefulSet
  * with one volume per pod, a headless Service naming every pod, a client
  * Service and a credentials Secret. Its zod schema is the TypeScript type,
- * the semantic validation and the CRD.
+ * the CRD and the spec schema that `kind.ts` validates with.
  *
  * kinglet does not set up replication: each pod is a server with its own
  * volume. The client Service routes to the first pod (`<name>-0`), which
@@ -15,33 +15,21 @@
  *
  * @example
  * ```ts
- * import { validateDatabaseCluster } from "./schema.ts";
- * const result = validateDatabaseCluster({ engine: "mysql", version: "5.7", storage: { size: "1Gi" } });
- * if (!result.ok) result.message;
- * // 'spec.version: "5.7" is not a supported mysql version; use 8.0 or 8.4, optionally with a patch (e.g. 8.4.3), or set spec.image'
+ * import { databaseSpecSchema } from "./schema.ts";
+ * databaseSpecSchema.parse({ engine: "mysql", version: "8.4", storage: { size: "1Gi" } })
+ *   .deletionPolicy; // "Retain"
  * ```
  *
  * @module
  */
-import type { V1ObjectMeta } from "@kubernetes/client-node";
 import { z } from "zod";
-import type { KubeObject, Resource } from "../../kube/types.ts";
-import { conditionsSchema } from "../conditions.ts";
-import { GROUP, type KindDefinition, VERSION } from "../crd.ts";
-import { checkResources, resourcesSchema } from "../pod_fields.ts";
-import { parseQuantity, quantitySchema } from "../quantity.ts";
-import { type Problem, validateSpec, type Validation } from "../validation.ts";
-import { ENGINE_NAMES, ENGINES, isSupportedVersion } from "./engines.ts";
+import type { KindDefinition } from "../crd.ts";
+import { conditionsSchema } from "../schema/conditions.ts";
+import { resourcesSchema } from "../schema/pod_fields.ts";
+import { quantitySchema } from "../schema/quantity.ts";
+import { ENGINE_NAMES } from "./engines.ts";
+import { DATABASE_CLUSTERS } from "./kind.ts";
 import { DATABASE_PHASES } from "./state.ts";
-
-/** The `databaseclusters.kinglet.dev` resource. */
-export const DATABASE_CLUSTERS: Resource = {
-  group: GROUP,
-  version: VERSION,
-  plural: "databaseclusters",
-  kind: "DatabaseCluster",
-  namespaced: true,
-};
 
 const immutable = (what: string) => ({
   "x-kubernetes-validations": [{
@@ -104,46 +92,6 @@ export const databaseStatusSchema = z.object({
 
 /** Observed state of a DatabaseCluster. */
 export type DatabaseStatus = z.infer<typeof databaseStatusSchema>;
-
-/** A DatabaseCluster object whose spec passed {@link validateDatabaseCluster}. */
-export interface DatabaseCluster extends KubeObject {
-  metadata: V1ObjectMeta;
-  spec: DatabaseSpec;
-  status?: DatabaseStatus;
-}
-
-/**
- * Parses a stored spec and checks what the CRD schema cannot: a version
- * kinglet supports for the engine (unless `image` overrides it), a non-zero
- * volume size and requests within limits.
- *
- * @example
- * ```ts
- * import { validateDatabaseCluster } from "./schema.ts";
- * validateDatabaseCluster({ engine: "postgres", version: "17", storage: { size: "10Gi" } }).ok; // true
- * ```
- */
-export function validateDatabaseCluster(spec: unknown): Validation<DatabaseSpec> {
-  return validateSpec(databaseSpecSchema, spec, (parsed) => {
-    const problems: Problem[] = [];
-    if (parsed.image === undefined && !isSupportedVersion(parsed.engine, parsed.version)) {
-      const engine = ENGINES[parsed.engine];
-      const majors = engine.versions.slice(0, -1).join(", ") + " or " + engine.versions.at(-1);
-      problems.push({
-        path: ["version"],
-        message: `${JSON.stringify(parsed.version)} is not a supported ${parsed.engine} ` +
-          `version; use ${majors}, optionally with a ${
-            parsed.engine === "mysql" ? "patch" : "minor"
-          } (e.g. ${engine.example}), or set spec.image`,
-      });
-    }
-    if (parseQuantity(parsed.storage.size) === 0) {
-      problems.push({ path: ["storage", "size"], message: "must be greater than zero" });
-    }
-    problems.push(...checkResources(parsed.resources, ["resources"]));
-    return problems;
-  });
-}
 
 /** The DatabaseCluster CRD's definition. */
 export const databaseClusterDefinition: KindDefinition = {

@@ -28,7 +28,7 @@ import type { V1StatefulSet } from "@kubernetes/client-node";
 import type { KubeObject } from "../../kube/types.ts";
 import { type Health, setStandardConditions } from "../conditions.ts";
 import { credentialsSecretName, databaseEndpoint } from "./render.ts";
-import type { DatabaseCluster, DatabaseStatus } from "./schema.ts";
+import type { DatabaseCluster, DatabaseStatus } from "./kind.ts";
 import {
   DATABASE_PHASES,
   type DatabasePhase,

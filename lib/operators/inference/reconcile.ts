@@ -17,7 +17,7 @@ import type { ControllerSpec } from "../../runtime/controller.ts";
 import type { OperatorDeps } from "../reconcile_support.ts";
 import { workloadController } from "../workload_controller.ts";
 import { renderInferenceService } from "./render.ts";
-import { INFERENCE_SERVICES, validateInferenceService } from "./schema.ts";
+import { INFERENCE_SERVICES, validateInferenceService } from "./kind.ts";
 import { inferenceServiceStatus, invalidInferenceServiceStatus } from "./status.ts";
 
 /** The InferenceService controller over `deps`. */

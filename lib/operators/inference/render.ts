@@ -23,10 +23,10 @@
  * @module
  */
 import type { V1Deployment, V1Service } from "@kubernetes/client-node";
-import { GROUP } from "../crd.ts";
+import { GROUP } from "../api_group.ts";
 import { childMetadata, recommendedLabels, selectorLabels } from "../labels.ts";
 import { containerResources } from "../pod_fields.ts";
-import type { GpuType, InferenceService } from "./schema.ts";
+import type { GpuType, InferenceService } from "./kind.ts";
 
 /** The node label that names a node's GPU type. */
 export const GPU_TYPE_LABEL = `${GROUP}/gpu-type`;

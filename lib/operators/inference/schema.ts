@@ -1,7 +1,8 @@
 /**
  * The `InferenceService` kind (`isvc`): a model server run as a Deployment
  * behind a ClusterIP Service, on GPU nodes of a chosen type or on CPUs. Its
- * zod schema is the TypeScript type, the semantic validation and the CRD.
+ * zod schema is the TypeScript type, the CRD and the spec schema that
+ * `kind.ts` validates with.
  *
  * `model` names the model the server loads: a Hugging Face repository id
  * (`HuggingFaceTB/SmolLM2-360M-Instruct`) or a path inside the image. The
@@ -15,38 +16,17 @@
  *
  * @example
  * ```ts
- * import { validateInferenceService } from "./schema.ts";
- * const result = validateInferenceService({ model: "m", gpuType: "T4" });
- * if (!result.ok) result.message; // 'spec.gpuType: "T4" is not supported; use one of A100, H100, L40S, none'
+ * import { inferenceSpecSchema } from "./schema.ts";
+ * inferenceSpecSchema.parse({ model: "m" }).gpuType; // "none"
  * ```
  *
  * @module
  */
-import type { V1ObjectMeta } from "@kubernetes/client-node";
 import { z } from "zod";
-import type { KubeObject, Resource } from "../../kube/types.ts";
-import { GROUP, type KindDefinition, VERSION } from "../crd.ts";
-import { checkResources, resourcesSchema } from "../pod_fields.ts";
-import { type Problem, validateSpec, type Validation } from "../validation.ts";
-import { type WorkloadStatus, workloadStatusSchema } from "../workload_status.ts";
-
-/** The `inferenceservices.kinglet.dev` resource. */
-export const INFERENCE_SERVICES: Resource = {
-  group: GROUP,
-  version: VERSION,
-  plural: "inferenceservices",
-  kind: "InferenceService",
-  namespaced: true,
-};
-
-/** The GPU types kinglet schedules for; `none` runs on CPUs. */
-export const GPU_TYPES = ["A100", "H100", "L40S", "none"] as const;
-
-/** One of {@link GPU_TYPES}. */
-export type GpuType = typeof GPU_TYPES[number];
-
-/** Largest batch accepted without a GPU: beyond it, CPU serving only adds latency. */
-export const MAX_CPU_BATCH_SIZE = 32;
+import type { KindDefinition } from "../crd.ts";
+import { resourcesSchema } from "../schema/pod_fields.ts";
+import { workloadStatusSchema } from "../schema/workload_status.ts";
+import { GPU_TYPES, INFERENCE_SERVICES, MAX_CPU_BATCH_SIZE } from "./kind.ts";
 
 /** Desired state of an InferenceService. */
 export const inferenceSpecSchema = z.object({
@@ -74,38 +54,6 @@ export const inferenceSpecSchema = z.object({
 
 /** An InferenceService spec with defaults applied. */
 export type InferenceSpec = z.output<typeof inferenceSpecSchema>;
-
-/** An InferenceService object whose spec passed {@link validateInferenceService}. */
-export interface InferenceService extends KubeObject {
-  metadata: V1ObjectMeta;
-  spec: InferenceSpec;
-  status?: WorkloadStatus;
-}
-
-/**
- * Parses a stored spec and checks what the CRD schema cannot: the batch
- * bound for CPU serving and requests within limits.
- *
- * @example
- * ```ts
- * import { validateInferenceService } from "./schema.ts";
- * validateInferenceService({ model: "HuggingFaceTB/SmolLM2-360M-Instruct" }).ok; // true
- * ```
- */
-export function validateInferenceService(spec: unknown): Validation<InferenceSpec> {
-  return validateSpec(inferenceSpecSchema, spec, (parsed) => {
-    const problems: Problem[] = [];
-    if (parsed.gpuType === "none" && parsed.maxBatchSize > MAX_CPU_BATCH_SIZE) {
-      problems.push({
-        path: ["maxBatchSize"],
-        message: `${parsed.maxBatchSize} is too large for CPU serving (gpuType none); use at ` +
-          `most ${MAX_CPU_BATCH_SIZE}, or choose a GPU type`,
-      });
-    }
-    problems.push(...checkResources(parsed.resources, ["resources"]));
-    return problems;
-  });
-}
 
 /** The InferenceService CRD's definition. */
 export const inferenceServiceDefinition: KindDefinition = {

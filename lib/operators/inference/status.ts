@@ -26,7 +26,7 @@ import type { KubeObject } from "../../kube/types.ts";
 import { labelSelector, selectorLabels } from "../labels.ts";
 import { invalidWorkloadStatus, type WorkloadStatus, workloadStatus } from "../workload_status.ts";
 import { inferenceServiceUrl } from "./render.ts";
-import type { InferenceService } from "./schema.ts";
+import type { InferenceService } from "./kind.ts";
 
 /**
  * The status of an InferenceService with a valid spec, given its Deployment

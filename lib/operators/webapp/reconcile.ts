@@ -17,7 +17,7 @@ import type { ControllerSpec } from "../../runtime/controller.ts";
 import type { OperatorDeps } from "../reconcile_support.ts";
 import { workloadController } from "../workload_controller.ts";
 import { renderWebApp } from "./render.ts";
-import { validateWebApp, WEB_APPS } from "./schema.ts";
+import { validateWebApp, WEB_APPS } from "./kind.ts";
 import { invalidWebAppStatus, webAppStatus } from "./status.ts";
 
 /** The WebApp controller over `deps`. */

@@ -24,7 +24,7 @@
 import type { V1Deployment, V1Service } from "@kubernetes/client-node";
 import { childMetadata, recommendedLabels, selectorLabels } from "../labels.ts";
 import { containerEnv, containerResources, podTolerations } from "../pod_fields.ts";
-import type { WebApp } from "./schema.ts";
+import type { WebApp } from "./kind.ts";
 
 /** The name of the WebApp's container in its pods. */
 export const WEB_APP_CONTAINER = "app";

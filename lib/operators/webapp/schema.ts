@@ -1,7 +1,7 @@
 /**
  * The `WebApp` kind (`wa`): a container image run as a Deployment behind a
- * ClusterIP Service. Its zod schema is the TypeScript type, the semantic
- * validation and the CRD.
+ * ClusterIP Service. Its zod schema is the TypeScript type, the CRD and the
+ * spec schema that `kind.ts` validates with.
  *
  * The Service listens on `spec.port` and forwards to the container port of
  * the same number (named `http`), so the URL in status,
@@ -10,38 +10,22 @@
  *
  * @example
  * ```ts
- * import { validateWebApp } from "./schema.ts";
- * const result = validateWebApp({ image: "nginx:1.27" });
- * if (result.ok) result.spec.replicas; // 1
+ * import { webAppSpecSchema } from "./schema.ts";
+ * webAppSpecSchema.parse({ image: "nginx:1.27" }).replicas; // 1
  * ```
  *
  * @module
  */
-import type { V1ObjectMeta } from "@kubernetes/client-node";
 import { z } from "zod";
-import type { KubeObject, Resource } from "../../kube/types.ts";
-import { GROUP, type KindDefinition, VERSION } from "../crd.ts";
+import type { KindDefinition } from "../crd.ts";
 import {
-  checkEnv,
-  checkNodeSelector,
-  checkResources,
-  checkTolerations,
   envSchema,
   nodeSelectorSchema,
   resourcesSchema,
   tolerationsSchema,
-} from "../pod_fields.ts";
-import { validateSpec, type Validation } from "../validation.ts";
-import { type WorkloadStatus, workloadStatusSchema } from "../workload_status.ts";
-
-/** The `webapps.kinglet.dev` resource. */
-export const WEB_APPS: Resource = {
-  group: GROUP,
-  version: VERSION,
-  plural: "webapps",
-  kind: "WebApp",
-  namespaced: true,
-};
+} from "../schema/pod_fields.ts";
+import { workloadStatusSchema } from "../schema/workload_status.ts";
+import { WEB_APPS } from "./kind.ts";
 
 /** Desired state of a WebApp. */
 export const webAppSpecSchema = z.object({
@@ -63,33 +47,6 @@ export const webAppSpecSchema = z.object({
 
 /** A WebApp spec with defaults applied. */
 export type WebAppSpec = z.output<typeof webAppSpecSchema>;
-
-/** A WebApp object whose spec passed {@link validateWebApp}. */
-export interface WebApp extends KubeObject {
-  metadata: V1ObjectMeta;
-  spec: WebAppSpec;
-  status?: WorkloadStatus;
-}
-
-/**
- * Parses a stored spec and checks what the CRD schema cannot: unique env
- * names, requests within limits, well-formed tolerations and node selectors.
- *
- * @example
- * ```ts
- * import { validateWebApp } from "./schema.ts";
- * const result = validateWebApp({ image: "nginx", port: 0 });
- * if (!result.ok) result.message; // "spec.port: must be at least 1, got 0"
- * ```
- */
-export function validateWebApp(spec: unknown): Validation<WebAppSpec> {
-  return validateSpec(webAppSpecSchema, spec, (parsed) => [
-    ...checkEnv(parsed.env, ["env"]),
-    ...checkResources(parsed.resources, ["resources"]),
-    ...checkNodeSelector(parsed.nodeSelector, ["nodeSelector"]),
-    ...checkTolerations(parsed.tolerations, ["tolerations"]),
-  ]);
-}
 
 /** The WebApp CRD's definition. */
 export const webAppDefinition: KindDefinition = {

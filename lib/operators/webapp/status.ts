@@ -22,7 +22,7 @@ import type { KubeObject } from "../../kube/types.ts";
 import { labelSelector, selectorLabels } from "../labels.ts";
 import { invalidWorkloadStatus, type WorkloadStatus, workloadStatus } from "../workload_status.ts";
 import { webAppUrl } from "./render.ts";
-import type { WebApp } from "./schema.ts";
+import type { WebApp } from "./kind.ts";
 
 /**
  * The status of a WebApp with a valid spec, given its Deployment as observed
