@@ -13,8 +13,7 @@ import { VERSION } from "./lib/cli/version.ts";
 import { KubeClient } from "./lib/kube/client.ts";
 import { loadConfig, readEnv } from "./lib/kube/config.ts";
 import { ConfigError } from "./lib/kube/errors.ts";
-import { type LogFormat, logger, setupLogging } from "./lib/log.ts";
-import type { LogLevel } from "@logtape/logtape";
+import { type LogFormat, logger, type LogLevel, setupLogging } from "./lib/log.ts";
 
 const USAGE =
   `kinglet ${VERSION}: a lean Kubernetes operator for WebApp, DatabaseCluster and InferenceService.
@@ -67,7 +66,7 @@ async function main(args: string[]): Promise<number> {
     case "install": {
       const flags = parseFlags(INSTALL_FLAGS, commandArgs, flagEnv(INSTALL_FLAGS));
       if (flags.help) return help("kinglet install [flags]", INSTALL_FLAGS);
-      await logging(flags.values);
+      logging(flags.values);
       const config = await loadConfig({
         ...(flags.values.kubeconfig && { kubeconfig: flags.values.kubeconfig }),
         ...(flags.values.context && { context: flags.values.context }),
@@ -96,7 +95,7 @@ async function main(args: string[]): Promise<number> {
         throw new UsageError(`unexpected argument ${flags.positionals[0]}`);
       }
       const options = runOptions(flags.values);
-      await logging(flags.values);
+      logging(flags.values);
       const stop = new AbortController();
       const onSignal = () => stop.abort();
       for (const s of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(s, onSignal);
@@ -121,9 +120,9 @@ function help(usage: string, specs: Parameters<typeof formatHelp>[1]): number {
   return 0;
 }
 
-async function logging(values: Record<string, string | undefined>): Promise<void> {
-  await setupLogging({
-    format: (values["log-format"] ?? "json") as LogFormat,
+function logging(values: Record<string, string | undefined>): void {
+  setupLogging({
+    ...(values["log-format"] && { format: values["log-format"] as LogFormat }),
     level: (values["log-level"] ?? "info") as LogLevel,
   });
 }

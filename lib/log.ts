@@ -1,64 +1,209 @@
 /**
- * Structured logging for kinglet, on LogTape: JSON lines by default, text for
- * terminals. Every module logs through {@link logger} with its own category
- * under `kinglet`.
+ * Structured logging for kinglet, silent until {@link setupLogging} is called:
+ * JSON lines when standard error is not a terminal, text lines that read like sentences when it is (or as
+ * `--log-format` says). Every module logs through {@link logger} with its own
+ * category under `kinglet`, a message template and its properties:
+ * `logger("queue").debug("requeued {key}", { key })`.
+ *
+ * The JSON lines keep LogTape's shape (`@timestamp`, `level`, `message`,
+ * `logger`, `properties`), so log pipelines built for it still parse them.
+ * The logger is kinglet's own rather than LogTape's because an npm package on
+ * the run path loads Deno's Node compatibility layer, about 4 MiB of resident
+ * memory for a few dozen lines of code.
  *
  * @example
  * ```ts
- * import { logger } from "./log.ts";
- * logger("queue").debug("requeued {key}", { key: "default/web" });
+ * import { logger, setupLogging } from "./log.ts";
+ * const lines: string[] = [];
+ * setupLogging({ format: "text", write: (line) => lines.push(line) });
+ * logger("queue").info("requeued {key} after {ms} ms", { key: "default/web", ms: 250 });
+ * lines[0]?.endsWith("[INF] kinglet·queue: requeued default/web after 250 ms\n"); // true
  * ```
  *
  * @module
  */
-import {
-  configure,
-  getJsonLinesFormatter,
-  getLogger,
-  getTextFormatter,
-  type Logger,
-  type LogLevel,
-  reset,
-} from "@logtape/logtape";
 
 /** Output format of the log sink. */
 export type LogFormat = "json" | "text";
 
-/** The log levels accepted by `--log-level`. */
+/** The log levels accepted by `--log-level`, lowest first. */
 export const LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "fatal"] as const;
+
+/** One of {@link LOG_LEVELS}. */
+export type LogLevel = typeof LOG_LEVELS[number];
 
 /** Options of {@link setupLogging}. */
 export interface LoggingOptions {
-  /** Defaults to `"json"`. */
+  /** Defaults to `"text"` when standard error is a terminal, `"json"` otherwise. */
   format?: LogFormat;
   /** Lowest level written. Defaults to `"info"`. */
   level?: LogLevel;
   /** Where lines go. Defaults to standard error. */
   write?: (line: string) => void;
+  /** The clock of the timestamps. Defaults to `Date.now`. */
+  now?: () => number;
+}
+
+/** Values a message template refers to by name, e.g. `{ key: "default/web" }`. */
+export type LogProperties = Record<string, unknown>;
+
+/** A logger for one category; each method takes a template such as `"synced {count}"`. */
+export interface Logger {
+  trace(message: string, properties?: LogProperties): void;
+  debug(message: string, properties?: LogProperties): void;
+  info(message: string, properties?: LogProperties): void;
+  warn(message: string, properties?: LogProperties): void;
+  error(message: string, properties?: LogProperties): void;
+  fatal(message: string, properties?: LogProperties): void;
+}
+
+interface Sink {
+  rank: number;
+  format: LogFormat;
+  write: (line: string) => void;
+  now: () => number;
+}
+
+const encoder = new TextEncoder();
+const RANK: Readonly<Record<LogLevel, number>> = {
+  trace: 0,
+  debug: 1,
+  info: 2,
+  warning: 3,
+  error: 4,
+  fatal: 5,
+};
+const JSON_LEVEL = ["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"] as const;
+const TEXT_LEVEL = ["TRC", "DBG", "INF", "WRN", "ERR", "FTL"] as const;
+
+/** Until {@link setupLogging} is called nothing is written, as a library's users expect. */
+const SILENT: Sink = { rank: Infinity, format: "json", write: () => {}, now: Date.now };
+
+let sink: Sink = SILENT;
+
+function defaultSink(options: LoggingOptions): Sink {
+  return {
+    rank: RANK[options.level ?? "info"],
+    format: options.format ?? (Deno.stderr.isTerminal() ? "text" : "json"),
+    write: options.write ?? ((line) => Deno.stderr.writeSync(encoder.encode(line))),
+    now: options.now ?? Date.now,
+  };
 }
 
 /**
  * Configures the process-wide log sink. Safe to call more than once: the last
- * call wins.
+ * call wins, for loggers made before it too.
+ *
+ * @throws {RangeError} for a level or format that is not one of the above.
  */
-export async function setupLogging(options: LoggingOptions = {}): Promise<void> {
-  const format = options.format ?? "json";
-  const write = options.write ?? ((line: string) => Deno.stderr.writeSync(encoder.encode(line)));
-  const formatter = format === "json" ? getJsonLinesFormatter() : getTextFormatter();
-  await reset();
-  await configure({
-    reset: true,
-    sinks: { out: (record) => write(formatter(record)) },
-    loggers: [
-      { category: ["kinglet"], lowestLevel: options.level ?? "info", sinks: ["out"] },
-      { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["out"] },
-    ],
-  });
+export function setupLogging(options: LoggingOptions = {}): void {
+  if (options.level !== undefined && !(options.level in RANK)) {
+    throw new RangeError(
+      `Cannot set up logging: 'level' must be one of ${LOG_LEVELS.join(", ")}, got ${
+        JSON.stringify(options.level)
+      }`,
+    );
+  }
+  if (options.format !== undefined && options.format !== "json" && options.format !== "text") {
+    throw new RangeError(
+      `Cannot set up logging: 'format' must be json or text, got ${JSON.stringify(options.format)}`,
+    );
+  }
+  sink = defaultSink(options);
 }
 
-const encoder = new TextEncoder();
+/** Writes nothing again until the next {@link setupLogging}, e.g. after a test. */
+export function resetLogging(): void {
+  sink = SILENT;
+}
 
 /** A logger for one part of kinglet, e.g. `logger("watcher")`. */
 export function logger(...category: string[]): Logger {
-  return getLogger(["kinglet", ...category]);
+  const path = ["kinglet", ...category];
+  const at = (rank: number) => (message: string, properties: LogProperties = {}) => {
+    if (rank < sink.rank) return;
+    const line = sink.format === "json"
+      ? jsonLine(sink.now(), rank, path, message, properties)
+      : textLine(sink.now(), rank, path, message, properties);
+    sink.write(line);
+  };
+  return {
+    trace: at(0),
+    debug: at(1),
+    info: at(2),
+    warn: at(3),
+    error: at(4),
+    fatal: at(5),
+  };
+}
+
+function jsonLine(
+  time: number,
+  rank: number,
+  category: string[],
+  template: string,
+  properties: LogProperties,
+): string {
+  const record = {
+    "@timestamp": new Date(time).toISOString(),
+    level: JSON_LEVEL[rank],
+    message: render(template, properties, jsonValue),
+    logger: category.join("."),
+    properties,
+  };
+  return `${JSON.stringify(record, errorReplacer)}\n`;
+}
+
+function textLine(
+  time: number,
+  rank: number,
+  category: string[],
+  template: string,
+  properties: LogProperties,
+): string {
+  const stamp = new Date(time).toISOString().replace("T", " ").replace("Z", " +00:00");
+  const message = render(template, properties, textValue);
+  return `${stamp} [${TEXT_LEVEL[rank]}] ${category.join("·")}: ${message}\n`;
+}
+
+/** The template with each `{name}` replaced by its property; `{{` and `}}` are braces. */
+function render(
+  template: string,
+  properties: LogProperties,
+  value: (v: unknown) => string,
+): string {
+  return template.replace(/\{\{|\}\}|\{([^{}]*)\}/g, (match, name: string | undefined) => {
+    if (name === undefined) return match[0]!;
+    return name in properties ? value(properties[name]) : match;
+  });
+}
+
+function jsonValue(value: unknown): string {
+  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") {
+    return JSON.stringify(value);
+  }
+  return textValue(value);
+}
+
+/** Text lines quote a value only where it would not read as one word (logfmt's rule). */
+function textValue(value: unknown): string {
+  if (value instanceof Error) return value.message;
+  if (typeof value === "string") {
+    return value === "" || /[\s"=]/.test(value) ? JSON.stringify(value) : value;
+  }
+  if (value === undefined || typeof value !== "object" || value === null) return String(value);
+  try {
+    return JSON.stringify(value, errorReplacer) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function errorReplacer(_key: string, value: unknown): unknown {
+  if (typeof value === "bigint") return value.toString();
+  if (!(value instanceof Error)) return value;
+  const out: Record<string, unknown> = { name: value.name, message: value.message };
+  if (value.stack) out.stack = value.stack;
+  if (value.cause !== undefined) out.cause = value.cause;
+  return out;
 }

@@ -32,9 +32,8 @@ export const CONNECTION_FLAGS: readonly FlagSpec[] = [
   {
     name: "log-format",
     type: "string",
-    default: "json",
     choices: ["json", "text"],
-    help: "Log line format.",
+    help: "Log line format. Default: text when standard error is a terminal, json otherwise.",
   },
   {
     name: "log-level",
@@ -145,7 +144,8 @@ export interface RunOptions {
   cacheMaxBytes?: number;
   shutdownTimeoutMs: number;
   watchStallTimeoutMs: number;
-  logFormat: LogFormat;
+  /** Unset: text when standard error is a terminal, JSON otherwise. */
+  logFormat: LogFormat | undefined;
   logLevel: typeof LOG_LEVELS[number];
 }
 
@@ -195,7 +195,7 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
     ...(positive("cache-max-bytes") && { cacheMaxBytes: positive("cache-max-bytes") }),
     shutdownTimeoutMs: parseDuration(values["shutdown-timeout"] ?? "10s") ?? 10_000,
     watchStallTimeoutMs: stall,
-    logFormat: (values["log-format"] ?? "json") as LogFormat,
+    logFormat: values["log-format"] as LogFormat | undefined,
     logLevel: (values["log-level"] ?? "info") as RunOptions["logLevel"],
   };
 }

@@ -67,7 +67,7 @@ export async function kubeconfigConfig(opts: KubeconfigOptions): Promise<Cluster
       }
       throw new ConfigError(`Cannot read kubeconfig ${path}: ${describeError(e)}`, { cause: e });
     }
-    files.push(parseKubeconfig(text, path));
+    files.push(await parseKubeconfig(text, path));
   }
   if (files.length === 0) {
     throw new ConfigError(

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { dirname, resolve } from "node:path";
-import { parse } from "yaml";
+import { dirname, resolvePath as resolve } from "./_path.ts";
+import { NOT_BLOCK_YAML, readBlockYaml } from "./_block_yaml.ts";
 import { ConfigError } from "./errors.ts";
 import { EXEC_API_VERSIONS, type ExecConfig } from "./_exec.ts";
 
@@ -63,19 +63,14 @@ type Obj = Record<string, unknown>;
 
 /**
  * Parses the text of the kubeconfig at `path` (absolute). An empty file is an
- * empty config, as for kubectl.
+ * empty config, as for kubectl. The usual block-style file is read without
+ * the `yaml` package, which is loaded only for other YAML.
  *
  * @throws {ConfigError} for invalid YAML, wrong types, unnamed or duplicate entries.
  */
-export function parseKubeconfig(text: string, path: string): KubeconfigFile {
-  let doc: unknown;
-  try {
-    // Warnings (an unknown tag, say) would go to stderr around the log; the checks below judge the values.
-    doc = parse(text, { logLevel: "error" });
-  } catch (e) {
-    const first = (e instanceof Error ? e.message : String(e)).split("\n")[0];
-    throw new ConfigError(`Invalid kubeconfig ${path}: not valid YAML: ${first}`, { cause: e });
-  }
+export async function parseKubeconfig(text: string, path: string): Promise<KubeconfigFile> {
+  let doc = readBlockYaml(text);
+  if (doc === NOT_BLOCK_YAML) doc = await parseYaml(text, path);
   const where = `kubeconfig ${path}`;
   const root = doc === null || doc === undefined ? {} : record(doc, where);
   const dir = dirname(path);
@@ -249,4 +244,15 @@ function describe(v: unknown): string {
 function quote(v: unknown): string {
   const text = typeof v === "bigint" ? String(v) : JSON.stringify(v) ?? String(v);
   return text.length > 80 ? `${text.slice(0, 80)}...` : text;
+}
+
+async function parseYaml(text: string, path: string): Promise<unknown> {
+  const { parse } = await import("yaml");
+  try {
+    // Warnings (an unknown tag, say) would go to stderr around the log; the checks judge the values.
+    return parse(text, { logLevel: "error" });
+  } catch (e) {
+    const first = (e instanceof Error ? e.message : String(e)).split("\n")[0];
+    throw new ConfigError(`Invalid kubeconfig ${path}: not valid YAML: ${first}`, { cause: e });
+  }
 }

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { resolve } from "node:path";
+import { resolvePath as resolve } from "./_path.ts";
 import type { Clock } from "../runtime/clock.ts";
 import { ConfigError } from "./errors.ts";
 import { inClusterConfig, SERVICE_ACCOUNT_DIR } from "./_in_cluster.ts";

@@ -328,7 +328,7 @@ Deno.test("parseKubeconfig and loadConfig give a usable config or a ConfigError 
   assert.ok(heapGrowth < 8, `heap grew by ${fixed1(heapGrowth)} MiB`);
 });
 
-Deno.test("an intact generated kubeconfig parses to exactly its clusters, users and contexts", () => {
+Deno.test("an intact generated kubeconfig parses to exactly its clusters, users and contexts", async () => {
   const rng = new Prng(fuzzSeed());
   for (let n = 0; n < 500; n++) {
     const doc = kubeconfig(rng) as {
@@ -338,7 +338,7 @@ Deno.test("an intact generated kubeconfig parses to exactly its clusters, users 
       "current-context"?: string;
     };
     const text = rng.chance(0.5) ? JSON.stringify(doc) : stringify(doc);
-    const file = parseKubeconfig(text, "/fuzz/dir/config");
+    const file = await parseKubeconfig(text, "/fuzz/dir/config");
     assert.deepEqual([...file.clusters.keys()], doc.clusters.map((c) => c.name));
     assert.deepEqual([...file.users.keys()], doc.users.map((u) => u.name));
     assert.deepEqual([...file.contexts.keys()], doc.contexts.map((c) => c.name));

@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
-import { reset } from "@logtape/logtape";
 import { ConfigError } from "../../lib/kube/errors.ts";
 import { loadConfig, type LoadConfigOptions } from "../../lib/kube/config.ts";
-import { setupLogging } from "../../lib/log.ts";
+import { resetLogging, setupLogging } from "../../lib/log.ts";
 import { FakeClock } from "../../lib/runtime/clock.ts";
 
 Deno.test.sanitizer({ ops: true, resources: true });
@@ -379,7 +378,7 @@ Deno.test("user problems name the user and say what to do", async () => {
 
 Deno.test("insecure-skip-tls-verify is honoured only when set, with a warning", async () => {
   const lines: string[] = [];
-  await setupLogging({ level: "warning", write: (line) => lines.push(line) });
+  setupLogging({ level: "warning", write: (line) => lines.push(line) });
   try {
     const dir = await tree({
       config: single("{server: https://x, insecure-skip-tls-verify: true}", "{}"),
@@ -389,7 +388,7 @@ Deno.test("insecure-skip-tls-verify is honoured only when set, with a warning", 
     assert.equal(lines.length, 1);
     assert.match(lines[0] ?? "", /TLS certificate verification of .*https:\/\/x.* is disabled/);
   } finally {
-    await reset();
+    resetLogging();
   }
 });
 
