@@ -123,13 +123,6 @@ async function benchmark(
   const targets: Target[] = [];
   for (const nameOrPath of options.targets) targets.push(await loadTarget(nameOrPath));
   const names = targets.map((t) => t.name);
-  const twice = names.find((name, i) => names.indexOf(name) !== i);
-  if (twice !== undefined) {
-    progress.log(
-      `two targets are named ${twice}: give one of them another name, which the report shows`,
-    );
-    return 2;
-  }
   let plans;
   try {
     plans = planRuns(options, targets);

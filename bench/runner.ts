@@ -84,10 +84,19 @@ export function resolveVariants(specs: readonly VariantSpec[], target: Target): 
  * variants of one group back to back so that they see the machine in the
  * same state. With several targets a run's id names its target.
  *
- * @throws {RangeError} for the budget scenario when a target cannot take a cache budget, or
- * for a variant a target's command has no place for.
+ * @throws {RangeError} when two targets share a name (their rows could not be told apart), for
+ * the budget scenario when a target cannot take a cache budget, or for a variant a target's
+ * command has no place for.
  */
 export function planRuns(options: BenchOptions, targets: readonly Target[]): PlannedRun[] {
+  const names = targets.map((t) => t.name);
+  const twice = targets.find((t, i) => names.indexOf(t.name) !== i);
+  if (twice !== undefined) {
+    throw new RangeError(
+      `Cannot run two targets named ${twice.name} side by side (${twice.file} is the second): ` +
+        "give one of them another name, which the report shows",
+    );
+  }
   const variantsOf = new Map(targets.map((t) => [t, resolveVariants(options.variants, t)]));
   const plans: PlannedRun[] = [];
   for (const scenario of options.scenarios) {

@@ -62,6 +62,15 @@ Deno.test("plans refuse the budget scenario naming the target that cannot take a
   assert.equal(planRuns(options, [withBudget]).length, 1);
 });
 
+Deno.test("plans refuse two targets of one name, whose rows could not be told apart", () => {
+  assert.throws(
+    () => planRuns(parseOptions([]), [target("kinglet", []), target("kinglet", [])]),
+    (e: unknown) =>
+      e instanceof RangeError &&
+      /Cannot run two targets named kinglet side by side/.test(e.message),
+  );
+});
+
 Deno.test("a side-by-side table has a row per target and each figure's ratio to the first", () => {
   const results = sideBySide([
     run("kinglet", "scale-100", { rssIdleBytes: 80 * MIB, rssPeakBytes: 100 * MIB }),
