@@ -52,6 +52,19 @@ export type Line<K extends keyof Run> = { name: string } & Pick<Run, K>;
 export type Legend = Series["legend"];
 
 /**
+ * Colour by series, with room in the legend: Vega cuts labels at 160 px, and
+ * targets' names run long (`controller-runtime…`).
+ */
+function colour(legend: Legend) {
+  return {
+    field: legend,
+    type: "nominal" as const,
+    title: legend,
+    legend: { labelLimit: 320 },
+  };
+}
+
+/**
  * RSS of each run's operator over the run, a line per process (a restarted
  * operator's second process has a line of its own in the same colour); the
  * phase starts are marked when there is one run.
@@ -82,7 +95,7 @@ export function rssChart(
         encoding: {
           x: { field: "seconds", type: "quantitative", title: "seconds since the run started" },
           y: { field: "rss", type: "quantitative", title: "RSS (MiB)" },
-          color: { field: legend, type: "nominal", title: legend },
+          color: colour(legend),
           detail: { field: "process", type: "nominal" },
         },
       },
@@ -153,7 +166,7 @@ export function latencyChart(
     encoding: {
       x: { field: "ms", type: "quantitative", title: "create→Ready (ms)" },
       y: { field: "share", type: "quantitative", title: "share of objects", axis: { format: "%" } },
-      color: { field: legend, type: "nominal", title: legend },
+      color: colour(legend),
     },
   };
 }

@@ -41,7 +41,10 @@ Deno.test("plans of several targets run them back to back within each group, nam
     "scale-1000 kinglet lite",
     "scale-1000 kube-rs default",
   ]);
-  assert.deepEqual(plans.map((p) => p.target.name).slice(0, 2), ["kinglet", "kube-rs"]);
+  assert.deepEqual(plans.map((p) => p.target.name).slice(0, 2), [
+    "kinglet",
+    "kube-rs",
+  ]);
 });
 
 Deno.test("plans of one target keep their ids without the target's name", () => {
@@ -141,18 +144,28 @@ Deno.test("an RSS chart side by side draws a line per target, coloured and named
     }));
   const spec = rssChart("scale-100", [
     { name: "kinglet", samples: samples(80), phases: [] },
-    { name: "kube-rs", samples: samples(10), phases: [] },
+    { name: "controller-runtime-webapp", samples: samples(10), phases: [] },
   ], "target") as unknown as {
     layer: { data: { values: { target: string; rss: number }[] }; encoding: ChartEncoding }[];
   };
   assert.equal(spec.layer.length, 1, "no phase marks for several runs' phases");
   const [lines] = spec.layer as [typeof spec.layer[0]];
-  assert.deepEqual([...new Set(lines.data.values.map((v) => v.target))], ["kinglet", "kube-rs"]);
+  assert.deepEqual([...new Set(lines.data.values.map((v) => v.target))], [
+    "kinglet",
+    "controller-runtime-webapp",
+  ]);
   assert.deepEqual(lines.data.values.map((v) => v.rss), [80, 80, 10, 10]);
-  assert.deepEqual(lines.encoding.color, { field: "target", type: "nominal", title: "target" });
+  assert.deepEqual(lines.encoding.color, {
+    field: "target",
+    type: "nominal",
+    title: "target",
+    legend: { labelLimit: 320 },
+  });
   const svg = await renderSvg(spec as never);
   assert.ok(svg.startsWith("<svg"));
-  for (const name of ["kinglet", "kube-rs", "target"]) assert.ok(svg.includes(`>${name}</text>`));
+  for (const name of ["kinglet", "controller-runtime-webapp", "target"]) {
+    assert.ok(svg.includes(`>${name}</text>`), `the legend names ${name} in full`);
+  }
 });
 
 interface ChartEncoding {
