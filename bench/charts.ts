@@ -1,14 +1,15 @@
 /**
  * SVG charts of a benchmark, drawn with Vega-Lite and rendered headless by
  * Vega's SVG string renderer (no browser, no canvas): per group of runs, RSS
- * over time and the create→Ready distribution, and with several variants a
- * trade-off chart of peak RSS against latency (or CPU).
+ * over time and the create→Ready distribution, a line per variant (or per
+ * target, side by side), and with several runs a trade-off chart of peak RSS
+ * against latency (or CPU).
  *
  * @example
  * ```ts
  * import { renderSvg, rssChart } from "./charts.ts";
  * const svg = await renderSvg(rssChart("idle", [{
- *   variant: { name: "default", v8Flags: [] },
+ *   name: "default",
  *   phases: [],
  *   samples: [{ t: 0, process: 0, rssBytes: 40 * 2 ** 20, hwmBytes: 0, cpuSeconds: 0, processes: 1 }],
  * }]));
@@ -19,7 +20,8 @@
  */
 import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
-import type { Run } from "./results.ts";
+import type { Results, Run } from "./results.ts";
+import { type Series, seriesOf } from "./series.ts";
 
 /** One chart file. */
 export interface Chart {
@@ -43,17 +45,41 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
   }
 }
 
-/** RSS of each variant's operator over the run, one line per process. */
+/** A run as a chart shows it: its series' name and what it measured. */
+export type Line<K extends keyof Run> = { name: string } & Pick<Run, K>;
+
+/** What the chart's legend names: variants, or targets side by side. */
+export type Legend = Series["legend"];
+
+/**
+ * Colour by series, with room in the legend: Vega cuts labels at 160 px, and
+ * targets' names run long (`controller-runtime…`).
+ */
+function colour(legend: Legend) {
+  return {
+    field: legend,
+    type: "nominal" as const,
+    title: legend,
+    legend: { labelLimit: 320 },
+  };
+}
+
+/**
+ * RSS of each run's operator over the run, a line per process (a restarted
+ * operator's second process has a line of its own in the same colour); the
+ * phase starts are marked when there is one run.
+ */
 export function rssChart(
   group: string,
-  runs: readonly Pick<Run, "variant" | "samples" | "phases">[],
+  runs: readonly Line<"samples" | "phases">[],
+  legend: Legend = "variant",
 ): TopLevelSpec {
   const values = runs.flatMap((run) =>
     run.samples.map((s) => ({
       seconds: s.t / 1000,
       rss: s.rssBytes / MIB,
-      variant: run.variant.name,
-      process: `${run.variant.name}#${s.process}`,
+      [legend]: run.name,
+      process: `${run.name}#${s.process}`,
     }))
   );
   const phases = runs.length === 1 ? phaseMarks(runs[0]!.phases) : [];
@@ -69,7 +95,7 @@ export function rssChart(
         encoding: {
           x: { field: "seconds", type: "quantitative", title: "seconds since the run started" },
           y: { field: "rss", type: "quantitative", title: "RSS (MiB)" },
-          color: { field: "variant", type: "nominal", title: "variant" },
+          color: colour(legend),
           detail: { field: "process", type: "nominal" },
         },
       },
@@ -113,10 +139,11 @@ function phaseMarks(
   }));
 }
 
-/** Cumulative distribution of create→Ready latency, one line per variant. */
+/** Cumulative distribution of create→Ready latency, one line per run. */
 export function latencyChart(
   group: string,
-  runs: readonly Pick<Run, "variant" | "objects">[],
+  runs: readonly Line<"objects">[],
+  legend: Legend = "variant",
 ): TopLevelSpec {
   const values = runs.flatMap((run) => {
     const latencies = run.objects.flatMap((
@@ -126,7 +153,7 @@ export function latencyChart(
     return latencies.map((ms, i) => ({
       ms,
       share: (i + 1) / latencies.length,
-      variant: run.variant.name,
+      [legend]: run.name,
     }));
   });
   return {
@@ -139,26 +166,27 @@ export function latencyChart(
     encoding: {
       x: { field: "ms", type: "quantitative", title: "create→Ready (ms)" },
       y: { field: "share", type: "quantitative", title: "share of objects", axis: { format: "%" } },
-      color: { field: "variant", type: "nominal", title: "variant" },
+      color: colour(legend),
     },
   };
 }
 
-/** Peak RSS against create→Ready p99 (or CPU seconds without objects), one point per variant. */
+/** Peak RSS against create→Ready p99 (or CPU seconds without objects), one point per run. */
 export function tradeoffChart(
   group: string,
-  runs: readonly Pick<Run, "variant" | "figures">[],
+  runs: readonly Line<"figures">[],
+  legend: Legend = "variant",
 ): TopLevelSpec {
   const latency = runs.some((r) => r.figures.createReady !== undefined);
   const values = runs.map((run) => ({
-    variant: run.variant.name,
+    [legend]: run.name,
     rss: (run.figures.rssPeakBytes ?? 0) / MIB,
     cost: latency ? run.figures.createReady?.p99 ?? null : run.figures.cpuSeconds ?? null,
   }));
   const y = latency ? "create→Ready p99 (ms)" : "CPU (s)";
   return {
     $schema: "https://vega.github.io/schema/vega-lite/v6.json",
-    title: `${group}: memory against ${latency ? "latency" : "CPU"} per variant`,
+    title: `${group}: memory against ${latency ? "latency" : "CPU"} per ${legend}`,
     width: WIDTH,
     height: HEIGHT,
     data: { values },
@@ -170,38 +198,54 @@ export function tradeoffChart(
       { mark: { type: "point", filled: true, size: 60 } },
       {
         mark: { type: "text", align: "left", dx: 6, fontSize: 10 },
-        encoding: { text: { field: "variant" } },
+        encoding: { text: { field: legend } },
       },
     ],
   };
 }
 
 /**
- * Renders and writes every chart of `runs` into `dir`.
+ * Renders and writes every chart of `results` into `dir`, its runs named as
+ * the report's tables name them.
  *
  * @returns the charts written, in group order.
  */
-export async function writeCharts(runs: readonly Run[], dir: string): Promise<Chart[]> {
+export async function writeCharts(
+  results: Pick<Results, "target" | "targets" | "runs">,
+  dir: string,
+): Promise<Chart[]> {
+  const series = seriesOf(results);
   const charts: Chart[] = [];
-  const groups = Map.groupBy(runs, (run) => run.group);
+  const lines = results.runs.map((run) => ({ ...run, name: series.name(run) }));
+  const groups = Map.groupBy(lines, (run) => run.group);
   const write = async (file: string, title: string, group: string, spec: TopLevelSpec) => {
     await Deno.writeTextFile(`${dir}/${file}`, await renderSvg(spec));
     charts.push({ file, title, group });
   };
   for (const [group, members] of groups) {
     if (members.some((r) => r.samples.length > 0)) {
-      await write(`rss-${group}.svg`, "RSS over time", group, rssChart(group, members));
+      await write(
+        `rss-${group}.svg`,
+        "RSS over time",
+        group,
+        rssChart(group, members, series.legend),
+      );
     }
     if (members.some((r) => r.objects.some((o) => o.readyMs !== undefined))) {
       await write(
         `create-ready-${group}.svg`,
         "create→Ready distribution",
         group,
-        latencyChart(group, members),
+        latencyChart(group, members, series.legend),
       );
     }
     if (members.length > 1) {
-      await write(`tradeoff-${group}.svg`, "trade-off", group, tradeoffChart(group, members));
+      await write(
+        `tradeoff-${group}.svg`,
+        "trade-off",
+        group,
+        tradeoffChart(group, members, series.legend),
+      );
     }
   }
   return charts;

@@ -2,11 +2,13 @@
  * `deno task bench`: the resource benchmark harness. Starts a local control
  * plane per run, installs the target's CRDs, runs the operator as its users
  * do, drives the scenarios, and writes `results.json`, `report.md` and SVG
- * charts into the output folder. See bench/README.md.
+ * charts into the output folder. Several targets run side by side in one
+ * invocation, reported in one table per scenario. See bench/README.md.
  *
  * ```sh
  * deno task bench --quick                       # CI size: a few minutes
- * deno task bench --sizes 1000,5000             # the full benchmark
+ * deno task bench                               # the full benchmark: 100, 1,000, 5,000 objects
+ * deno task bench --target kinglet,../shared/peers/kube-rs-webapp/target.json --scenarios idle,scale
  * deno task bench --v8-flags-sets matrix --scenarios idle,scale --sizes 1000
  * deno task bench --compare bench/results/<earlier>/results.json
  * ```
@@ -25,9 +27,15 @@ import { type BenchOptions, parseOptions, usage } from "./options.ts";
 import { hasProcfs } from "./process_sampler.ts";
 import { Progress } from "./progress.ts";
 import { renderReport } from "./report.ts";
-import { readResults, type Results, RESULTS_FORMAT, type Run } from "./results.ts";
+import {
+  readResults,
+  type Results,
+  RESULTS_FORMAT,
+  type Run,
+  type TargetRecord,
+} from "./results.ts";
 import { planRuns, runAll } from "./runner.ts";
-import { loadTarget } from "./target.ts";
+import { loadTarget, type Target } from "./target.ts";
 
 const encoder = new TextEncoder();
 const print = (text: string) => Deno.stdout.writeSync(encoder.encode(text));
@@ -79,7 +87,7 @@ async function main(args: string[]): Promise<number> {
     }
   }
   await Deno.mkdir(outDir, { recursive: true });
-  const charts = await writeCharts(results.runs, outDir);
+  const charts = await writeCharts(results, outDir);
   let comparison: string | undefined;
   if (options.compare !== undefined) {
     const before = await readResults(options.compare);
@@ -112,10 +120,12 @@ async function benchmark(
     );
     return 2;
   }
-  const target = await loadTarget(options.target);
+  const targets: Target[] = [];
+  for (const nameOrPath of options.targets) targets.push(await loadTarget(nameOrPath));
+  const names = targets.map((t) => t.name);
   let plans;
   try {
-    plans = planRuns(options, target);
+    plans = planRuns(options, targets);
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
     progress.log(error.message);
@@ -127,12 +137,19 @@ async function benchmark(
   const runs: Run[] = [];
   let kubernetes = "unknown";
   // Read before the runs: the commit measured is the one checked out when they began.
-  const versions = await describeVersions(kubernetes, target.name);
+  const versions = await describeVersions(kubernetes, names.join(", "));
+  const records: TargetRecord[] = targets.map((target) => ({
+    name: target.name,
+    file: relative(Deno.cwd(), target.file),
+    replicas: options.replicas,
+    ...(target.description !== undefined && { description: target.description }),
+  }));
   const recordedOptions = {
     ...options,
     help: undefined,
+    targets: undefined,
     variants: [...new Set(plans.map((p) => p.variant.name))],
-    target: relative(Deno.cwd(), target.file),
+    target: records.map((record) => record.file).join(","),
   };
   const save = async (): Promise<Results> => {
     const results: Results = {
@@ -142,18 +159,15 @@ async function benchmark(
       options: JSON.parse(JSON.stringify(recordedOptions)),
       machine,
       versions: { ...versions, kubernetes },
-      target: {
-        name: target.name,
-        file: relative(Deno.cwd(), target.file),
-        replicas: options.replicas,
-      },
+      target: records[0]!,
+      targets: records,
       runs,
     };
     await Deno.writeTextFile(join(outDir, "results.json"), JSON.stringify(results));
     return results;
   };
-  progress.log(`${plans.length} runs of ${target.name}; results in ${outDir}`);
-  await runAll(plans, { options, target, progress, outDir, signal }, async (run, version) => {
+  progress.log(`${plans.length} runs of ${names.join(", ")}; results in ${outDir}`);
+  await runAll(plans, { options, progress, outDir, signal }, async (run, version) => {
     if (version !== "unknown") kubernetes = version;
     runs.push(run);
     await save();

@@ -6,6 +6,8 @@
  * `--v8-flags-sets default,--lite-mode,--max-semi-space-size=1+--lite-mode`.
  * `shipped` is the target's own flags (what its users run), `default` is no
  * flags at all (V8's defaults), and `matrix` is the standard comparison.
+ * Several targets, separated by commas, are measured side by side: the first
+ * is the one the others are divided by.
  *
  * @example
  * ```ts
@@ -13,6 +15,7 @@
  * const options = parseOptions(["--quick", "--concurrency", "1,4"]);
  * options.sizes; // [50]
  * options.variants.length; // 2
+ * parseOptions(["--target", "kinglet,../peers/kube-rs/target.json"]).targets.length; // 2
  * ```
  *
  * @module
@@ -33,7 +36,8 @@ export interface BenchOptions extends ScenarioSettings {
   scenarios: ScenarioName[];
   /** Defaults to `bench/results/<timestamp>`, or with `from` to that file's folder. */
   out?: string;
-  target: string;
+  /** Target names or files, in the order given; the first is the reference of the ratios. */
+  targets: string[];
   variants: VariantSpec[];
   replicas: number;
   scrapeIntervalMs: number;
@@ -64,7 +68,7 @@ const SPECS: FlagSpec[] = [
   {
     name: "sizes",
     type: "string",
-    help: "Object counts of the sized scenarios. Default 1000,5000 (quick: 50).",
+    help: "Object counts of the sized scenarios. Default 100,1000,5000 (quick: 50).",
   },
   {
     name: "scenarios",
@@ -77,7 +81,8 @@ const SPECS: FlagSpec[] = [
     name: "target",
     type: "string",
     default: "kinglet",
-    help: "A target under bench/targets/, or the path of a target JSON file.",
+    help:
+      "Targets separated by commas, each a name under bench/targets/ or the path of a target JSON file; several are measured side by side, with ratios against the first.",
   },
   {
     name: "v8-flags-sets",
@@ -183,10 +188,10 @@ export function parseOptions(args: readonly string[]): BenchOptions {
   if (rate < 1) throw new UsageError("--rate: expected at least 1 object per second");
   return {
     quick,
-    sizes: list(pick("sizes", "1000,5000", "50"), "--sizes").map((s) => positive(s, "--sizes")),
+    sizes: list(pick("sizes", "100,1000,5000", "50"), "--sizes").map((s) => positive(s, "--sizes")),
     scenarios,
     ...(values.out !== undefined && { out: values.out }),
-    target: values.target!,
+    targets: targets(values.target!),
     variants: variants(values["v8-flags-sets"]!, values.concurrency),
     replicas: Number(values.replicas),
     ratePerSecond: rate,
@@ -238,6 +243,15 @@ function variants(sets: string, concurrency: string | undefined): VariantSpec[] 
   return flagSets.flatMap((v8Flags) =>
     levels.map((level) => (level === undefined ? { v8Flags } : { v8Flags, concurrency: level }))
   );
+}
+
+function targets(text: string): string[] {
+  const items = list(text, "--target");
+  const twice = items.find((item, i) => items.indexOf(item) !== i);
+  if (twice !== undefined) {
+    throw new UsageError(`--target: ${twice} is given twice; each target runs once per scenario`);
+  }
+  return items;
 }
 
 function list(text: string, flag: string): string[] {

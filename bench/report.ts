@@ -1,8 +1,10 @@
 /**
  * `report.md`: what ran where (machine, versions, options), one table per
- * scenario group with a row per variant, the charts, the trade-off between
- * variants when there are several, and the comparison with earlier results
- * when asked for. Pure: everything comes from the results and the chart list.
+ * scenario group with a row per variant (or, with several targets, a row per
+ * target and each figure's ratio against the first target), the charts, the
+ * trade-off between variants when a target ran several, and the comparison
+ * with earlier results when asked for. Pure: everything comes from the
+ * results and the chart list.
  *
  * @example
  * ```ts ignore
@@ -14,8 +16,9 @@
  */
 import { figureSpec, formatFigure, SCENARIO_COLUMNS } from "./figure_catalog.ts";
 import type { Chart } from "./charts.ts";
-import type { Results, Run } from "./results.ts";
+import type { Results, Run, TargetRecord } from "./results.ts";
 import type { ScenarioName } from "./scenarios.ts";
+import { type Series, seriesOf } from "./series.ts";
 
 const GIB = 2 ** 30;
 
@@ -33,8 +36,12 @@ export function renderReport(
 ): string {
   const out: string[] = [];
   const { machine, versions, target } = results;
+  const series = seriesOf(results);
+  const targets = results.targets ?? [target];
   out.push(
-    `# ${target.name} resource benchmark`,
+    series.sideBySide
+      ? `# ${listed(targets.map((t) => t.name))} side by side: resource benchmark`
+      : `# ${target.name} resource benchmark`,
     "",
     `Started ${results.startedAt}, finished ${results.finishedAt}.`,
     "",
@@ -46,7 +53,15 @@ export function renderReport(
       } at the start.`,
     `- **Versions**: Deno ${versions.deno} (V8 ${versions.v8}), Kubernetes ${versions.kubernetes}, ` +
       `kinglet ${versions.kinglet} at ${versions.commit}, target ${versions.target}.`,
-    `- **Target**: ${target.name} (\`${target.file}\`), ${target.replicas} replica(s) per object.`,
+    ...(series.sideBySide
+      ? [
+        `- **Targets**, each run on a control plane of its own, ${target.replicas} replica(s) per ` +
+        `object; ratios are against ${target.name}:`,
+        ...targets.map(describeTarget),
+      ]
+      : [
+        `- **Target**: ${target.name} (\`${target.file}\`), ${target.replicas} replica(s) per object.`,
+      ]),
     `- **Options**: ${describeOptions(results.options)}.`,
     "",
     "Every figure is explained in bench/README.md; lower is better for all of them. " +
@@ -54,27 +69,40 @@ export function renderReport(
   );
   const groups = Map.groupBy(results.runs, (run) => run.group);
   for (const [group, runs] of groups) {
-    out.push("", `## ${group}`, "", ...table(runs), ...failures(runs));
+    out.push("", `## ${group}`, "", ...scenarioTable(runs, series), ...failures(runs));
     const pictures = charts.filter((c) => c.group === group);
     if (pictures.length > 0) {
       out.push("", ...pictures.map((c) => `![${group}: ${c.title}](${c.file})`));
     }
   }
-  const tradeoff = tradeoffSection(groups);
+  const tradeoff = tradeoffSection(groups, series);
   if (tradeoff.length > 0) out.push("", "## Trade-off between variants", "", ...tradeoff);
   if (options.comparison) out.push("", "## Comparison", "", options.comparison.trimEnd());
   return out.join("\n") + "\n";
 }
 
-function table(runs: readonly Run[]): string[] {
+/**
+ * The table of one group: a row per run named by `series`, a column per
+ * figure of its scenario. Side by side, every other target's figure is
+ * followed by its ratio to the reference target's, e.g. `46.3 (0.62×)`.
+ */
+export function scenarioTable(runs: readonly Run[], series: Series): string[] {
   const keys = SCENARIO_COLUMNS[runs[0]!.scenario as ScenarioName] ?? [];
   const specs = keys.map(figureSpec);
+  const reference = series.sideBySide
+    ? runs.find((run) => series.targetOf(run) === series.reference)
+    : undefined;
   const rows = runs.map((run) => {
-    const cells = specs.map((spec) => formatFigure(spec, spec.get(run.figures)));
-    return `| ${run.variant.name}${run.error ? " (failed)" : ""} | ${cells.join(" | ")} |`;
+    const cells = specs.map((spec) => {
+      const value = spec.get(run.figures);
+      const base = reference && reference !== run ? spec.get(reference.figures) : undefined;
+      const ratio = base && value !== undefined ? ` (${(value / base).toFixed(2)}×)` : "";
+      return `${formatFigure(spec, value)}${ratio}`;
+    });
+    return `| ${series.name(run)}${run.error ? " (failed)" : ""} | ${cells.join(" | ")} |`;
   });
   return [
-    `| variant | ${specs.map((s) => s.label).join(" | ")} |`,
+    `| ${series.legend} | ${specs.map((s) => s.label).join(" | ")} |`,
     `| --- | ${specs.map(() => "---:").join(" | ")} |`,
     ...rows,
   ];
@@ -87,40 +115,52 @@ function failures(runs: readonly Run[]): string[] {
 }
 
 /**
- * For each group with several variants: peak RSS, CPU and p99 latency of
- * each variant relative to the first, so the memory a flag saves can be
- * weighed against the CPU and latency it costs.
+ * For each group in which a target ran several variants: peak RSS, CPU and
+ * p99 latency of each variant relative to the target's first, so the memory
+ * a flag saves can be weighed against the CPU and latency it costs.
  */
-function tradeoffSection(groups: Map<string, Run[]>): string[] {
+function tradeoffSection(groups: Map<string, Run[]>, series: Series): string[] {
   const lines: string[] = [];
   const keys = ["rssPeak", "rssSteady", "cpu", "cpuPer1000", "createReadyP99", "reconcileP99"];
   const specs = keys.map(figureSpec);
-  for (const [group, runs] of groups) {
-    if (runs.length < 2) continue;
-    const base = runs[0]!;
-    lines.push(
-      `### ${group} (relative to ${base.variant.name})`,
-      "",
-      `| variant | V8 flags | concurrency | ${specs.map((s) => s.label).join(" | ")} |`,
-      `| --- | --- | ---: | ${specs.map(() => "---:").join(" | ")} |`,
-    );
-    for (const run of runs) {
-      const cells = specs.map((spec) => {
-        const [a, b] = [spec.get(base.figures), spec.get(run.figures)];
-        if (b === undefined) return "–";
-        const ratio = a ? ` (${(b / a).toFixed(2)}×)` : "";
-        return `${formatFigure(spec, b)}${ratio}`;
-      });
-      const flags = run.variant.v8Flags.length ? `\`${run.variant.v8Flags.join(" ")}\`` : "none";
+  for (const [group, members] of groups) {
+    for (const runs of Map.groupBy(members, (run) => series.targetOf(run)).values()) {
+      if (runs.length < 2) continue;
+      const base = runs[0]!;
       lines.push(
-        `| ${run.variant.name}${run.error ? " (failed)" : ""} | ${flags} | ${
-          run.variant.concurrency ?? "default"
-        } | ${cells.join(" | ")} |`,
+        `### ${group} (relative to ${series.name(base)})`,
+        "",
+        `| ${series.legend} | V8 flags | concurrency | ${specs.map((s) => s.label).join(" | ")} |`,
+        `| --- | --- | ---: | ${specs.map(() => "---:").join(" | ")} |`,
       );
+      for (const run of runs) {
+        const cells = specs.map((spec) => {
+          const [a, b] = [spec.get(base.figures), spec.get(run.figures)];
+          if (b === undefined) return "–";
+          const ratio = a ? ` (${(b / a).toFixed(2)}×)` : "";
+          return `${formatFigure(spec, b)}${ratio}`;
+        });
+        const flags = run.variant.v8Flags.length ? `\`${run.variant.v8Flags.join(" ")}\`` : "none";
+        lines.push(
+          `| ${series.name(run)}${run.error ? " (failed)" : ""} | ${flags} | ${
+            run.variant.concurrency ?? "default"
+          } | ${cells.join(" | ")} |`,
+        );
+      }
+      lines.push("");
     }
-    lines.push("");
   }
   return lines;
+}
+
+function describeTarget(target: TargetRecord): string {
+  const about = target.description ? `: ${target.description}` : "";
+  return `  - ${target.name} (\`${target.file}\`)${about}`;
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listed(names: readonly string[]): string {
+  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
 }
 
 function describeOptions(options: Record<string, unknown>): string {

@@ -133,10 +133,15 @@ export const variantSchema = z.object({
 });
 export type Variant = z.infer<typeof variantSchema>;
 
-/** One scenario at one size with one variant. */
+/** One scenario at one size with one variant of one target. */
 export const runSchema = z.object({
-  /** Unique within the results, e.g. `scale-1000 default`. */
+  /**
+   * Unique within the results, e.g. `scale-1000 default`; with several targets
+   * the target's name comes before the variant: `scale-1000 kinglet default`.
+   */
   id: z.string(),
+  /** The target's name; absent in results written before several targets could share a file. */
+  target: z.string().optional(),
   /** `idle`, `scale-1000`, `budget-1000`: runs of one group share a table row set and charts. */
   group: z.string(),
   scenario: z.string(),
@@ -182,6 +187,16 @@ export const versionsSchema = z.object({
 });
 export type Versions = z.infer<typeof versionsSchema>;
 
+/** A measured target as recorded. */
+export const targetRecordSchema = z.object({
+  name: z.string(),
+  /** The target file, relative to the folder the harness ran in. */
+  file: z.string(),
+  replicas: z.number().int(),
+  description: z.string().optional(),
+});
+export type TargetRecord = z.infer<typeof targetRecordSchema>;
+
 /** The whole `results.json`. */
 export const resultsSchema = z.object({
   format: z.literal(RESULTS_FORMAT),
@@ -191,7 +206,10 @@ export const resultsSchema = z.object({
   options: z.record(z.string(), z.unknown()),
   machine: machineSchema,
   versions: versionsSchema,
-  target: z.object({ name: z.string(), file: z.string(), replicas: z.number().int() }),
+  /** The first target: the only one, or the reference of the side-by-side ratios. */
+  target: targetRecordSchema,
+  /** Every target in the order given; absent in results written before there could be several. */
+  targets: z.array(targetRecordSchema).optional(),
   runs: z.array(runSchema),
 });
 export type Results = z.infer<typeof resultsSchema>;

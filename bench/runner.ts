@@ -1,15 +1,15 @@
 /**
  * Plans and executes the runs: every scenario, at every size for the sized
- * ones, with every variant (V8 flag set × concurrency), each on a control
- * plane of its own with the target's CRDs installed and the operator started
- * as a separate process. A failed run is recorded with its error and the
- * control plane's logs, and the next run goes on.
+ * ones, for every target, with every variant (V8 flag set × concurrency),
+ * each on a control plane of its own with the target's CRDs installed and the
+ * operator started as a separate process. A failed run is recorded with its
+ * error and the control plane's logs, and the next run goes on.
  *
  * @example
  * ```ts ignore
  * import { planRuns, resolveVariants, runAll } from "./runner.ts";
- * const plans = planRuns(options, target);
- * const runs = await runAll(plans, { options, target, progress, outDir, signal }, async () => {});
+ * const plans = planRuns(options, [kinglet, peer]);
+ * const runs = await runAll(plans, { options, progress, outDir, signal }, async () => {});
  * ```
  *
  * @module
@@ -30,6 +30,7 @@ import { supports, type Target } from "./target.ts";
 export interface PlannedRun {
   id: string;
   group: string;
+  target: Target;
   scenario: ScenarioName;
   size: number;
   variant: Variant;
@@ -39,7 +40,6 @@ export interface PlannedRun {
 /** What the runs need. */
 export interface RunnerContext {
   options: BenchOptions;
-  target: Target;
   progress: Progress;
   outDir: string;
   signal: AbortSignal;
@@ -80,33 +80,49 @@ export function resolveVariants(specs: readonly VariantSpec[], target: Target): 
 }
 
 /**
- * Every run, scenario by scenario and size by size, the variants of one
- * group back to back so that they see the machine in the same state.
+ * Every run, scenario by scenario and size by size, the targets and their
+ * variants of one group back to back so that they see the machine in the
+ * same state. With several targets a run's id names its target.
  *
- * @throws {RangeError} for the budget scenario when the target cannot take a cache budget.
+ * @throws {RangeError} when two targets share a name (their rows could not be told apart), for
+ * the budget scenario when a target cannot take a cache budget, or for a variant a target's
+ * command has no place for.
  */
-export function planRuns(options: BenchOptions, target: Target): PlannedRun[] {
-  const variants = resolveVariants(options.variants, target);
+export function planRuns(options: BenchOptions, targets: readonly Target[]): PlannedRun[] {
+  const names = targets.map((t) => t.name);
+  const twice = targets.find((t, i) => names.indexOf(t.name) !== i);
+  if (twice !== undefined) {
+    throw new RangeError(
+      `Cannot run two targets named ${twice.name} side by side (${twice.file} is the second): ` +
+        "give one of them another name, which the report shows",
+    );
+  }
+  const variantsOf = new Map(targets.map((t) => [t, resolveVariants(options.variants, t)]));
   const plans: PlannedRun[] = [];
   for (const scenario of options.scenarios) {
     const definition = SCENARIOS[scenario];
-    if (definition.cacheMaxObjects && !supports(target, "cacheMaxObjects")) {
+    const unable = targets.find((t) => !supports(t, "cacheMaxObjects"));
+    if (definition.cacheMaxObjects && unable) {
       throw new RangeError(
-        `Cannot run '${scenario}': the target ${target.name} has no {cacheMaxObjects} in its command`,
+        `Cannot run '${scenario}': the target ${unable.name} has no {cacheMaxObjects} in its command`,
       );
     }
     for (const size of definition.sized ? options.sizes : [0]) {
       const group = definition.sized ? `${scenario}-${size}` : scenario;
-      for (const variant of variants) {
-        const cacheMaxObjects = definition.cacheMaxObjects?.(size);
-        plans.push({
-          id: `${group} ${variant.name}`,
-          group,
-          scenario,
-          size,
-          variant,
-          ...(cacheMaxObjects !== undefined && { cacheMaxObjects }),
-        });
+      const cacheMaxObjects = definition.cacheMaxObjects?.(size);
+      for (const [target, variants] of variantsOf) {
+        const prefix = targets.length > 1 ? `${group} ${target.name}` : group;
+        for (const variant of variants) {
+          plans.push({
+            id: `${prefix} ${variant.name}`,
+            group,
+            target,
+            scenario,
+            size,
+            variant,
+            ...(cacheMaxObjects !== undefined && { cacheMaxObjects }),
+          });
+        }
       }
     }
   }
@@ -136,7 +152,8 @@ async function runOne(
   plan: PlannedRun,
   context: RunnerContext,
 ): Promise<{ run: Run; kubernetesVersion: string }> {
-  const { options, target, progress, signal } = context;
+  const { options, progress, signal } = context;
+  const { target } = plan;
   const slug = plan.id.replace(/[^a-zA-Z0-9.-]+/g, "_");
   const logDir = join(context.outDir, "logs");
   await Deno.mkdir(logDir, { recursive: true });
@@ -165,6 +182,7 @@ async function runOne(
   const record = {
     id: plan.id,
     group: plan.group,
+    target: target.name,
     scenario: plan.scenario,
     size: plan.size,
     variant: plan.variant,
@@ -200,7 +218,8 @@ async function drive(
   recorder: RunRecorder,
   logPrefix: string,
 ): Promise<Driven> {
-  const { options, target, progress, signal } = context;
+  const { options, progress, signal } = context;
+  const { target } = plan;
   const driven: Driven = { command: [], objects: [] };
   const tracker = new ReadinessTracker({
     client: cluster.client,

@@ -62,6 +62,7 @@ const targetFileSchema = z.object({
 /** A loaded target with absolute paths. */
 export interface Target {
   name: string;
+  description?: string;
   /** The target file. */
   file: string;
   cwd: string;
@@ -123,6 +124,7 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
   const cwd = resolve(dirname(file), spec.cwd ?? ".");
   return {
     name: spec.name,
+    ...(spec.description !== undefined && { description: spec.description }),
     file,
     cwd,
     command: spec.command,

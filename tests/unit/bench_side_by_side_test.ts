@@ -1,0 +1,250 @@
+import assert from "node:assert/strict";
+import { UsageError } from "../../lib/cli/flags.ts";
+import { renderSvg, rssChart } from "../../bench/charts.ts";
+import { parseOptions } from "../../bench/options.ts";
+import { renderReport, scenarioTable } from "../../bench/report.ts";
+import type { Figures, Results, Run, TargetRecord } from "../../bench/results.ts";
+import { planRuns } from "../../bench/runner.ts";
+import { seriesOf } from "../../bench/series.ts";
+import type { Target } from "../../bench/target.ts";
+
+const MIB = 2 ** 20;
+
+Deno.test("bench options take several targets in the order given", () => {
+  const options = parseOptions(["--target", "kinglet, ../peers/go/target.json,../peers/rs.json"]);
+  assert.deepEqual(options.targets, ["kinglet", "../peers/go/target.json", "../peers/rs.json"]);
+  assert.deepEqual(parseOptions([]).targets, ["kinglet"]);
+});
+
+Deno.test("bench options refuse a target given twice and an empty target list", () => {
+  assert.throws(
+    () => parseOptions(["--target", "kinglet,peer.json,kinglet"]),
+    (e: unknown) => e instanceof UsageError && /--target: kinglet is given twice/.test(e.message),
+  );
+  assert.throws(() => parseOptions(["--target", ","]), UsageError);
+});
+
+Deno.test("bench sizes default to an edge size, 1,000 and 5,000, and quick keeps 50", () => {
+  assert.deepEqual(parseOptions([]).sizes, [100, 1000, 5000]);
+  assert.deepEqual(parseOptions(["--quick"]).sizes, [50]);
+  assert.deepEqual(parseOptions(["--sizes", "300"]).sizes, [300]);
+});
+
+Deno.test("plans of several targets run them back to back within each group, named by target", () => {
+  const options = parseOptions(["--scenarios", "idle,scale", "--sizes", "100,1000"]);
+  const plans = planRuns(options, [target("kinglet", ["--lite-mode"]), target("kube-rs", [])]);
+  assert.deepEqual(plans.map((p) => p.id), [
+    "idle kinglet lite",
+    "idle kube-rs default",
+    "scale-100 kinglet lite",
+    "scale-100 kube-rs default",
+    "scale-1000 kinglet lite",
+    "scale-1000 kube-rs default",
+  ]);
+  assert.deepEqual(plans.map((p) => p.target.name).slice(0, 2), [
+    "kinglet",
+    "kube-rs",
+  ]);
+});
+
+Deno.test("plans of one target keep their ids without the target's name", () => {
+  const options = parseOptions(["--scenarios", "scale", "--sizes", "100"]);
+  assert.deepEqual(planRuns(options, [target("kinglet", [])]).map((p) => p.id), [
+    "scale-100 default",
+  ]);
+});
+
+Deno.test("plans refuse the budget scenario naming the target that cannot take a budget", () => {
+  const withBudget = target("kinglet", [], ["--cache-max-objects={cacheMaxObjects}"]);
+  const options = parseOptions(["--scenarios", "budget", "--sizes", "100"]);
+  assert.throws(
+    () => planRuns(options, [withBudget, target("kube-rs", [])]),
+    (e: unknown) =>
+      e instanceof RangeError && /the target kube-rs has no \{cacheMaxObjects\}/.test(e.message),
+  );
+  assert.equal(planRuns(options, [withBudget]).length, 1);
+});
+
+Deno.test("plans refuse two targets of one name, whose rows could not be told apart", () => {
+  assert.throws(
+    () => planRuns(parseOptions([]), [target("kinglet", []), target("kinglet", [])]),
+    (e: unknown) =>
+      e instanceof RangeError &&
+      /Cannot run two targets named kinglet side by side/.test(e.message),
+  );
+});
+
+Deno.test("a side-by-side table has a row per target and each figure's ratio to the first", () => {
+  const results = sideBySide([
+    run("kinglet", "scale-100", { rssIdleBytes: 80 * MIB, rssPeakBytes: 100 * MIB }),
+    run("controller-runtime", "scale-100", { rssIdleBytes: 40 * MIB, rssPeakBytes: 150 * MIB }),
+    run("kube-rs", "scale-100", { rssIdleBytes: 10 * MIB }),
+  ]);
+  const rows = cells(scenarioTable(results.runs, seriesOf(results)));
+  assert.deepEqual(rows[0]!.slice(0, 3), ["target", "RSS idle (MiB)", "RSS peak (MiB)"]);
+  assert.deepEqual(rows.slice(2).map((r) => r.slice(0, 3)), [
+    ["kinglet", "80.0", "100.0"],
+    ["controller-runtime", "40.0 (0.50×)", "150.0 (1.50×)"],
+    ["kube-rs", "10.0 (0.13×)", "–"],
+  ]);
+});
+
+Deno.test("a side-by-side table names target and variant when a target ran several", () => {
+  const results = sideBySide([
+    run("kinglet", "idle", { rssIdleBytes: 60 * MIB }, "default"),
+    run("kinglet", "idle", { rssIdleBytes: 50 * MIB }, "lite"),
+    run("kube-rs", "idle", { rssIdleBytes: 10 * MIB }, "default"),
+  ]);
+  const rows = cells(scenarioTable(results.runs, seriesOf(results)));
+  assert.deepEqual(rows.slice(2).map((r) => r.slice(0, 2)), [
+    ["kinglet default", "60.0"],
+    ["kinglet lite", "50.0 (0.83×)"],
+    ["kube-rs default", "10.0 (0.17×)"],
+  ]);
+});
+
+Deno.test("a one-target table has a row per variant and no ratios", () => {
+  const one = run("kinglet", "idle", { rssIdleBytes: 60 * MIB }, "default");
+  const other = run("kinglet", "idle", { rssIdleBytes: 30 * MIB }, "lite");
+  const results = { ...sideBySide([one, other]), targets: [record("kinglet")] };
+  const rows = cells(scenarioTable(results.runs, seriesOf(results)));
+  assert.deepEqual(rows.map((r) => r.slice(0, 2)), [
+    ["variant", "RSS idle (MiB)"],
+    ["---", "---:"],
+    ["default", "60.0"],
+    ["lite", "30.0"],
+  ]);
+});
+
+Deno.test("a side-by-side report is headed by every target and has one table per group", () => {
+  const results = sideBySide([
+    run("kinglet", "idle", { rssIdleBytes: 80 * MIB }),
+    run("kube-rs", "idle", { rssIdleBytes: 10 * MIB }),
+    run("kinglet", "scale-100", { rssSteadyBytes: 90 * MIB }),
+    run("kube-rs", "scale-100", { rssSteadyBytes: 18 * MIB }),
+  ]);
+  const report = renderReport(results, []);
+  assert.match(report, /^# kinglet and kube-rs side by side: resource benchmark$/m);
+  assert.match(report, /^ {2}- kube-rs \(`peers\/kube-rs\.json`\): the kube-rs peer$/m);
+  assert.match(report, /ratios are against kinglet/);
+  assert.equal([...report.matchAll(/^\| target \|/gm)].length, 2);
+  assert.match(report, /^\| kube-rs \| – \| – \| 18\.0 \(0\.20×\) \|/m);
+  assert.doesNotMatch(report, /Trade-off between variants/);
+});
+
+Deno.test("an RSS chart side by side draws a line per target, coloured and named by target", async () => {
+  const samples = (mib: number) =>
+    [0, 1000].map((t) => ({
+      t,
+      process: 0,
+      rssBytes: mib * MIB,
+      hwmBytes: mib * MIB,
+      cpuSeconds: 0,
+      processes: 1,
+    }));
+  const spec = rssChart("scale-100", [
+    { name: "kinglet", samples: samples(80), phases: [] },
+    { name: "controller-runtime-webapp", samples: samples(10), phases: [] },
+  ], "target") as unknown as {
+    layer: { data: { values: { target: string; rss: number }[] }; encoding: ChartEncoding }[];
+  };
+  assert.equal(spec.layer.length, 1, "no phase marks for several runs' phases");
+  const [lines] = spec.layer as [typeof spec.layer[0]];
+  assert.deepEqual([...new Set(lines.data.values.map((v) => v.target))], [
+    "kinglet",
+    "controller-runtime-webapp",
+  ]);
+  assert.deepEqual(lines.data.values.map((v) => v.rss), [80, 80, 10, 10]);
+  assert.deepEqual(lines.encoding.color, {
+    field: "target",
+    type: "nominal",
+    title: "target",
+    legend: { labelLimit: 320 },
+  });
+  const svg = await renderSvg(spec as never);
+  assert.ok(svg.startsWith("<svg"));
+  for (const name of ["kinglet", "controller-runtime-webapp", "target"]) {
+    assert.ok(svg.includes(`>${name}</text>`), `the legend names ${name} in full`);
+  }
+});
+
+interface ChartEncoding {
+  color: unknown;
+}
+
+function target(name: string, defaultV8Flags: string[], extra: string[] = []): Target {
+  return {
+    name,
+    file: `/peers/${name}.json`,
+    cwd: "/peers",
+    command: ["./operator", "--kubeconfig={kubeconfig}", "--v8-flags={v8Flags}", ...extra],
+    env: {},
+    defaultV8Flags,
+    crds: ["/peers/crd.yaml"],
+    resource: { group: "g", version: "v1", plural: "things", kind: "Thing", namespaced: true },
+    object: {},
+    update: {},
+    ready: { path: "status.ready", equals: "True" },
+    readyzPath: "/readyz",
+    metricsPath: "/metrics",
+  };
+}
+
+function run(targetName: string, group: string, figures: Figures, variant = "default"): Run {
+  const [scenario, size] = group.split("-");
+  return {
+    id: `${group} ${targetName} ${variant}`,
+    group,
+    target: targetName,
+    scenario: scenario!,
+    size: Number(size ?? 0),
+    variant: { name: variant, v8Flags: [] },
+    command: [],
+    startedAt: "2026-01-01T00:00:00.000Z",
+    durationMs: 0,
+    phases: [],
+    samples: [],
+    scrapes: [],
+    objects: [],
+    figures,
+  };
+}
+
+function record(name: string): TargetRecord {
+  return { name, file: `peers/${name}.json`, replicas: 0, description: `the ${name} peer` };
+}
+
+function sideBySide(runs: Run[]): Results {
+  const names = [...new Set(runs.map((r) => r.target!))];
+  return {
+    format: "kinglet-bench/v1",
+    startedAt: "2026-01-01T00:00:00.000Z",
+    finishedAt: "2026-01-01T01:00:00.000Z",
+    options: {},
+    machine: {
+      cores: 2,
+      memoryBytes: 2 ** 34,
+      cpuModel: "test",
+      os: "linux x86_64",
+      kernel: "6",
+      loadAverage: [0, 0, 0],
+    },
+    versions: {
+      deno: "2",
+      v8: "14",
+      typescript: "5",
+      kubernetes: "v1.36.3",
+      kinglet: "0.1.0",
+      commit: "abc",
+      target: names.join(", "),
+    },
+    target: record(names[0]!),
+    targets: names.map(record),
+    runs,
+  };
+}
+
+/** The cells of a Markdown table's rows. */
+function cells(lines: readonly string[]): string[][] {
+  return lines.map((line) => line.slice(1, -1).split("|").map((c) => c.trim()));
+}
