@@ -1,15 +1,19 @@
 // deno-lint-ignore-file no-console -- the CLI's output is its interface
 /**
- * kinglet's command line: `run` (the default), `install`, `crds`,
- * `version`. Exit codes: 0 done, 1 failed, 2 bad flags.
+ * kinglet's command line: `run` (the default), `install`, `uninstall`,
+ * `crds`, `debug cache`, `version`. Exit codes: 0 done, 1 failed, 2 bad flags.
+ *
+ * Only `run` and what it needs are imported up front: the other commands load
+ * their code (the zod schemas, the YAML printer) when they run, so that the
+ * operator's resident memory does not pay for them.
  *
  * @module
  */
 import { envName, type FlagSpec, formatHelp, parseFlags, UsageError } from "./lib/cli/flags.ts";
-import { crdsYaml, installCrds } from "./lib/cli/install.ts";
 import { explainPermissionError } from "./lib/cli/permissions.ts";
 import { runOperator } from "./lib/cli/run.ts";
 import { CONNECTION_FLAGS, RUN_FLAGS, runOptions } from "./lib/cli/run_flags.ts";
+import { suggest } from "./lib/cli/suggest.ts";
 import { VERSION } from "./lib/cli/version.ts";
 import { KubeClient } from "./lib/kube/client.ts";
 import { loadConfig, readEnv } from "./lib/kube/config.ts";
@@ -21,12 +25,16 @@ const USAGE =
   `kinglet ${VERSION}: a lean Kubernetes operator for WebApp, DatabaseCluster and InferenceService.
 
 Usage:
-  kinglet [run] [flags]     run the operator
-  kinglet install [flags]   server-side apply the CRDs and wait until Established
-  kinglet crds              print the CRDs as YAML
-  kinglet version           print the version
+  kinglet [run] [flags]          run the operator
+  kinglet install [flags]        server-side apply the CRDs and wait until Established
+  kinglet uninstall [flags]      delete what install created (refuses while resources exist)
+  kinglet crds                   print the CRDs as YAML
+  kinglet debug cache [flags]    print what a running kinglet caches, from its /debug/cache
+  kinglet version                print the version
 
 Run 'kinglet <command> --help' for the flags of a command.`;
+
+const COMMANDS = ["run", "install", "uninstall", "crds", "debug", "version", "help"];
 
 const INSTALL_FLAGS = [
   ...CONNECTION_FLAGS,
@@ -45,7 +53,7 @@ async function main(args: string[]): Promise<number> {
   if (
     first === "help" || (command === "run" && first !== "run" && /^(-h|--help)$/.test(first ?? ""))
   ) {
-    console.log(`${USAGE}\n\n${formatHelp("Flags of kinglet run:", RUN_FLAGS)}`);
+    console.log(formatHelp(USAGE, RUN_FLAGS, "Flags of kinglet run:"));
     return 0;
   }
   switch (command) {
@@ -62,7 +70,7 @@ async function main(args: string[]): Promise<number> {
       if (commandArgs.length) {
         throw new UsageError(`kinglet crds takes no arguments, got ${commandArgs.join(" ")}`);
       }
-      console.log(crdsYaml());
+      console.log((await import("./lib/cli/install.ts")).crdsYaml());
       return 0;
     case "install": {
       const flags = parseFlags(INSTALL_FLAGS, commandArgs, flagEnv(INSTALL_FLAGS));
@@ -72,6 +80,7 @@ async function main(args: string[]): Promise<number> {
         ...(flags.values.kubeconfig && { kubeconfig: flags.values.kubeconfig }),
         ...(flags.values.context && { context: flags.values.context }),
       });
+      const { installCrds } = await import("./lib/cli/install.ts");
       const client = new KubeClient(config);
       try {
         const names = await installCrds(client, {
@@ -105,8 +114,10 @@ async function main(args: string[]): Promise<number> {
         for (const s of ["SIGTERM", "SIGINT"] as const) Deno.removeSignalListener(s, onSignal);
       }
     }
-    default:
-      throw new UsageError(`unknown command "${command}"`);
+    default: {
+      const near = suggest(command, COMMANDS);
+      throw new UsageError(`unknown command "${command}"${near ? ` (did you mean ${near}?)` : ""}`);
+    }
   }
 }
 
