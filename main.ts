@@ -46,6 +46,22 @@ const INSTALL_FLAGS = [
   },
 ];
 
+const UNINSTALL_FLAGS = [
+  ...CONNECTION_FLAGS,
+  {
+    name: "leader-election-namespace",
+    type: "string" as const,
+    default: "kinglet-system",
+    help: "Namespace to delete if install created it and no pod runs in it; empty deletes none.",
+  },
+  {
+    name: "force",
+    type: "boolean" as const,
+    default: "false",
+    help: "Uninstall even while custom resources exist: deletes them and their workloads too.",
+  },
+];
+
 async function main(args: string[]): Promise<number> {
   const [first, ...rest] = args;
   const command = first && !first.startsWith("-") ? first : "run";
@@ -76,10 +92,7 @@ async function main(args: string[]): Promise<number> {
       const flags = parseFlags(INSTALL_FLAGS, commandArgs, flagEnv(INSTALL_FLAGS));
       if (flags.help) return help("kinglet install [flags]", INSTALL_FLAGS);
       await logging(flags.values);
-      const config = await loadConfig({
-        ...(flags.values.kubeconfig && { kubeconfig: flags.values.kubeconfig }),
-        ...(flags.values.context && { context: flags.values.context }),
-      });
+      const config = await loadConfig(connection(flags.values));
       const { installCrds } = await import("./lib/cli/install.ts");
       const client = new KubeClient(config);
       try {
@@ -92,6 +105,28 @@ async function main(args: string[]): Promise<number> {
         client.close();
       }
       return 0;
+    }
+    case "uninstall": {
+      const flags = parseFlags(UNINSTALL_FLAGS, commandArgs, flagEnv(UNINSTALL_FLAGS));
+      if (flags.help) return help("kinglet uninstall [flags]", UNINSTALL_FLAGS);
+      await logging(flags.values);
+      const { uninstall } = await import("./lib/cli/uninstall.ts");
+      const client = new KubeClient(await loadConfig(connection(flags.values)));
+      try {
+        const done = await uninstall(client, {
+          ...(flags.values["leader-election-namespace"] &&
+            { namespace: flags.values["leader-election-namespace"] }),
+          force: flags.values.force === "true",
+        });
+        for (const line of done) console.log(line);
+      } finally {
+        client.close();
+      }
+      return 0;
+    }
+    case "debug": {
+      const { debugCommand } = await import("./lib/cli/debug_cache.ts");
+      return await debugCommand(commandArgs);
     }
     case "run": {
       if (commandArgs.includes("--version")) {
@@ -119,6 +154,14 @@ async function main(args: string[]): Promise<number> {
       throw new UsageError(`unknown command "${command}"${near ? ` (did you mean ${near}?)` : ""}`);
     }
   }
+}
+
+/** The kubeconfig and context the flags name. */
+function connection(values: Record<string, string | undefined>) {
+  return {
+    ...(values.kubeconfig && { kubeconfig: values.kubeconfig }),
+    ...(values.context && { context: values.context }),
+  };
 }
 
 /** The `KINGLET_*` variables of `specs`, read one by one (no blanket env permission needed). */
