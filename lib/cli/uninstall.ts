@@ -73,15 +73,18 @@ export async function uninstall(
     }
   }
   const left: string[] = [];
+  let total = 0;
   for (const crd of crds) {
     const list = await client.list(served(crd), { limit: 1, ...at });
     const count = list.items.length + (list.metadata.remainingItemCount ?? 0);
+    total += count;
     if (count > 0) left.push(`${count} ${crd.spec.names.kind}${count > 1 ? "s" : ""}`);
   }
   if (left.length && !options.force) {
     const kinds = crds.map((crd) => crd.spec.names.shortNames?.[0] ?? crd.spec.names.plural);
     throw new ResourcesExistError(
-      `refusing to uninstall: ${left.join(", ")} still exist, and deleting the CRDs deletes ` +
+      `refusing to uninstall: ${left.join(", ")} still ${total === 1 ? "exists" : "exist"}, ` +
+        "and deleting the CRDs deletes " +
         `them and their workloads; delete them first (kubectl delete ${kinds.join(",")} ` +
         "--all -A, with kinglet running to clean up), or pass --force",
     );

@@ -8,7 +8,8 @@
  * per round, each time with a long watch URL. An {@link OutageReport} writes
  * the first failure of each round (the n-th failure in a row of any watcher)
  * as one warning that names the server, the cause and when the next attempt
- * is; the rest go to debug. The first success after an outage says so once.
+ * is; the caller logs the rest at debug. The first success after an outage
+ * says so once.
  *
  * @example
  * ```ts
@@ -16,10 +17,10 @@
  * const lines: string[] = [];
  * const report = new OutageReport({ write: (level, line) => lines.push(`${level} ${line}`) });
  * const down = { server: "https://10.0.0.1:6443", reason: "connection refused" };
- * report.failed(down, 1, 800); // a warning
- * report.failed(down, 1, 810); // the same round: debug
+ * report.failed(down, 1, 800); // true: the warning of round 1
+ * report.failed(down, 1, 810); // false: the same round, already told
  * report.recovered(); // info: reachable again
- * lines.length; // 3
+ * lines.length; // 2
  * ```
  *
  * @module
@@ -33,7 +34,7 @@ export interface Unreachable {
 }
 
 /** Levels an {@link OutageReport} writes at. */
-export type OutageLevel = "debug" | "info" | "warn";
+export type OutageLevel = "info" | "warn";
 
 /** Options of {@link OutageReport}. */
 export interface OutageReportOptions {
@@ -58,14 +59,11 @@ export class OutageReport {
   /**
    * Tells that a request could not reach `where.server`, being the caller's
    * `attempt`-th failure in a row, retried in `delayMs`. Returns whether it was
-   * logged as the line of its round (otherwise it went to debug).
+   * logged as the line of its round; if not, the caller's own debug line is all.
    */
   failed(where: Unreachable, attempt: number, delayMs: number): boolean {
+    if (attempt <= this.#round) return false;
     const properties = { server: where.server, error: where.reason, delayMs, attempt };
-    if (attempt <= this.#round) {
-      this.#write("debug", "Still cannot reach {server}: {error}", properties);
-      return false;
-    }
     this.#round = attempt;
     this.#server = where.server;
     this.#write(

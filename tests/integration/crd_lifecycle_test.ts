@@ -121,14 +121,17 @@ Deno.test("uninstall refuses while custom resources exist, then --force removes 
         uninstall(client, { namespace: leaseNamespace }),
         (error: unknown) => {
           assert.ok(error instanceof ResourcesExistError);
-          assert.match(error.message, /^refusing to uninstall: 1 WebApp still exist/);
+          assert.match(
+            error.message,
+            /^refusing to uninstall: 1 WebApp still exists, and deleting/,
+          );
           assert.match(error.message, /or pass --force$/);
           return true;
         },
       );
       const cli = await kinglet(["uninstall", `--leader-election-namespace=${leaseNamespace}`]);
       assert.equal(cli.code, 1);
-      assert.match(cli.stderr, /^kinglet: refusing to uninstall: 1 WebApp still exist/m);
+      assert.match(cli.stderr, /^kinglet: refusing to uninstall: 1 WebApp still exists/m);
       for (const name of NAMES) {
         assert.ok(await getOrUndefined(client, CUSTOM_RESOURCE_DEFINITIONS, name), `${name} kept`);
       }
