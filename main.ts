@@ -1,7 +1,11 @@
 // deno-lint-ignore-file no-console -- the CLI's output is its interface
 /**
- * kinglet's command line: `run` (the default), `install`, `crds`,
- * `version`. Exit codes: 0 done, 1 failed, 2 bad flags.
+ * kinglet's command line: `run` (the default), `install`, `uninstall`,
+ * `crds`, `debug cache`, `version`. Exit codes: 0 done, 1 failed, 2 bad flags.
+ *
+ * Only `run` and what it needs are imported up front: the other commands load
+ * their code (the zod schemas, the YAML printer) when they run, so that the
+ * operator's resident memory does not pay for them.
  *
  * @module
  */
@@ -9,6 +13,7 @@ import { envName, type FlagSpec, formatHelp, parseFlags, UsageError } from "./li
 import { explainPermissionError } from "./lib/cli/permissions.ts";
 import { runOperator } from "./lib/cli/run.ts";
 import { CONNECTION_FLAGS, RUN_FLAGS, runOptions } from "./lib/cli/run_flags.ts";
+import { suggest } from "./lib/cli/suggest.ts";
 import { VERSION } from "./lib/cli/version.ts";
 import { KubeClient } from "./lib/kube/client.ts";
 import { loadConfig, readEnv } from "./lib/kube/config.ts";
@@ -19,12 +24,16 @@ const USAGE =
   `kinglet ${VERSION}: a lean Kubernetes operator for WebApp, DatabaseCluster and InferenceService.
 
 Usage:
-  kinglet [run] [flags]     run the operator
-  kinglet install [flags]   server-side apply the CRDs and wait until Established
-  kinglet crds              print the CRDs as YAML
-  kinglet version           print the version
+  kinglet [run] [flags]          run the operator
+  kinglet install [flags]        server-side apply the CRDs and wait until Established
+  kinglet uninstall [flags]      delete what install created (refuses while resources exist)
+  kinglet crds                   print the CRDs as YAML
+  kinglet debug cache [flags]    print what a running kinglet caches, from its /debug/cache
+  kinglet version                print the version
 
 Run 'kinglet <command> --help' for the flags of a command.`;
+
+const COMMANDS = ["run", "install", "uninstall", "crds", "debug", "version", "help"];
 
 const INSTALL_FLAGS = [
   ...CONNECTION_FLAGS,
@@ -36,6 +45,22 @@ const INSTALL_FLAGS = [
   },
 ];
 
+const UNINSTALL_FLAGS = [
+  ...CONNECTION_FLAGS,
+  {
+    name: "leader-election-namespace",
+    type: "string" as const,
+    default: "kinglet-system",
+    help: "Namespace to delete if install created it and no pod runs in it; empty deletes none.",
+  },
+  {
+    name: "force",
+    type: "boolean" as const,
+    default: "false",
+    help: "Uninstall even while custom resources exist: deletes them and their workloads too.",
+  },
+];
+
 async function main(args: string[]): Promise<number> {
   const [first, ...rest] = args;
   const command = first && !first.startsWith("-") ? first : "run";
@@ -43,7 +68,7 @@ async function main(args: string[]): Promise<number> {
   if (
     first === "help" || (command === "run" && first !== "run" && /^(-h|--help)$/.test(first ?? ""))
   ) {
-    console.log(`${USAGE}\n\n${formatHelp("Flags of kinglet run:", RUN_FLAGS)}`);
+    console.log(formatHelp(USAGE, RUN_FLAGS, "Flags of kinglet run:"));
     return 0;
   }
   switch (command) {
@@ -67,10 +92,7 @@ async function main(args: string[]): Promise<number> {
       const flags = parseFlags(INSTALL_FLAGS, commandArgs, flagEnv(INSTALL_FLAGS));
       if (flags.help) return help("kinglet install [flags]", INSTALL_FLAGS);
       logging(flags.values);
-      const config = await loadConfig({
-        ...(flags.values.kubeconfig && { kubeconfig: flags.values.kubeconfig }),
-        ...(flags.values.context && { context: flags.values.context }),
-      });
+      const config = await loadConfig(connection(flags.values));
       const { installCrds } = await import("./lib/cli/install.ts");
       const client = new KubeClient(config);
       try {
@@ -83,6 +105,28 @@ async function main(args: string[]): Promise<number> {
         client.close();
       }
       return 0;
+    }
+    case "uninstall": {
+      const flags = parseFlags(UNINSTALL_FLAGS, commandArgs, flagEnv(UNINSTALL_FLAGS));
+      if (flags.help) return help("kinglet uninstall [flags]", UNINSTALL_FLAGS);
+      logging(flags.values);
+      const { uninstall } = await import("./lib/cli/uninstall.ts");
+      const client = new KubeClient(await loadConfig(connection(flags.values)));
+      try {
+        const done = await uninstall(client, {
+          ...(flags.values["leader-election-namespace"] &&
+            { namespace: flags.values["leader-election-namespace"] }),
+          force: flags.values.force === "true",
+        });
+        for (const line of done) console.log(line);
+      } finally {
+        client.close();
+      }
+      return 0;
+    }
+    case "debug": {
+      const { debugCommand } = await import("./lib/cli/debug_cache.ts");
+      return await debugCommand(commandArgs);
     }
     case "run": {
       if (commandArgs.includes("--version")) {
@@ -105,9 +149,19 @@ async function main(args: string[]): Promise<number> {
         for (const s of ["SIGTERM", "SIGINT"] as const) Deno.removeSignalListener(s, onSignal);
       }
     }
-    default:
-      throw new UsageError(`unknown command "${command}"`);
+    default: {
+      const near = suggest(command, COMMANDS);
+      throw new UsageError(`unknown command "${command}"${near ? ` (did you mean ${near}?)` : ""}`);
+    }
   }
+}
+
+/** The kubeconfig and context the flags name. */
+function connection(values: Record<string, string | undefined>) {
+  return {
+    ...(values.kubeconfig && { kubeconfig: values.kubeconfig }),
+    ...(values.context && { context: values.context }),
+  };
 }
 
 /** The `KINGLET_*` variables of `specs`, read one by one (no blanket env permission needed). */

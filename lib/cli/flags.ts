@@ -18,6 +18,7 @@
  *
  * @module
  */
+import { suggest } from "./suggest.ts";
 
 /** One flag. Values stay strings until the caller converts them. */
 export interface FlagSpec {
@@ -79,14 +80,15 @@ export function parseFlags(
       positionals.push(arg);
       continue;
     }
-    const body = arg.replace(/^--?/, "");
+    const dashes = arg.startsWith("--") ? "--" : "-";
+    const body = arg.slice(dashes.length);
     const eq = body.indexOf("=");
     const name = eq < 0 ? body : body.slice(0, eq);
     const spec = byName.get(name);
     if (!spec) {
-      const near = specs.find((s) => s.name.startsWith(name.slice(0, 4)));
+      const near = suggest(name, specs.map((s) => s.name));
       throw new UsageError(
-        `unknown flag --${name}${near ? ` (did you mean --${near.name}?)` : ""}`,
+        `unknown flag ${dashes}${name}${near ? ` (did you mean --${near}?)` : ""}`,
       );
     }
     let value: string | undefined = eq < 0 ? undefined : body.slice(eq + 1);
@@ -141,9 +143,16 @@ export function parseDuration(text: string): number | undefined {
   return Number(match[1]) * unit;
 }
 
-/** Help text for `specs`, one flag a paragraph, with variable and default. */
-export function formatHelp(usage: string, specs: readonly FlagSpec[]): string {
-  const lines = [usage, "", "Flags:"];
+/**
+ * Help text: `usage`, then `heading` over `specs`, one flag a paragraph, with
+ * variable and default.
+ */
+export function formatHelp(
+  usage: string,
+  specs: readonly FlagSpec[],
+  heading = "Flags:",
+): string {
+  const lines = [usage, "", heading];
   for (const s of specs) {
     const value = s.type === "boolean" ? "" : ` ${s.choices ? s.choices.join("|") : s.type}`;
     lines.push(`  --${s.name}${value}`);

@@ -15,12 +15,14 @@ import type { KubeClient } from "../kube/client.ts";
 import { CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES } from "../kube/resources.ts";
 import type { KubeObject } from "../kube/types.ts";
 import { buildCrd, type CustomResourceDefinition } from "../operators/crd.ts";
-import { FIELD_MANAGER } from "../operators/labels.ts";
+import { isAlreadyExists, isNotFound } from "../kube/errors.ts";
+import { CREATED_BY_ANNOTATION, FIELD_MANAGER } from "../operators/labels.ts";
 import { KIND_DEFINITIONS } from "../operators/mod.ts";
+import { withSchemaHash } from "../operators/schema_hash.ts";
 
-/** Every CRD kinglet serves. */
+/** Every CRD kinglet serves, annotated with its schema hash. */
 export function crdDocuments(): CustomResourceDefinition[] {
-  return KIND_DEFINITIONS.map(buildCrd);
+  return KIND_DEFINITIONS.map((definition) => withSchemaHash(buildCrd(definition)));
 }
 
 /** The CRDs as one multi-document YAML stream. */
@@ -35,17 +37,11 @@ export function crdsYaml(): string {
  * @throws {Error} naming the CRD and its conditions when it is not Established within `timeoutMs`.
  */
 export async function installCrds(
-  client: Pick<KubeClient, "apply" | "get">,
+  client: Pick<KubeClient, "apply" | "create" | "get">,
   options: { namespace?: string; timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<string[]> {
   const signal = options.signal;
-  if (options.namespace) {
-    await client.apply(NAMESPACES, {
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name: options.namespace },
-    }, { fieldManager: FIELD_MANAGER, force: true, ...(signal && { signal }) });
-  }
+  if (options.namespace) await ensureNamespace(client, options.namespace, signal);
   const names: string[] = [];
   for (const crd of crdDocuments()) {
     await client.apply(CUSTOM_RESOURCE_DEFINITIONS, crd as unknown as KubeObject, {
@@ -74,4 +70,32 @@ export async function installCrds(
     }
   }
   return names;
+}
+
+/**
+ * Creates `name` unless it exists, marked as made by install so that
+ * uninstall removes it, and only it: a namespace that was there before is
+ * left as it is.
+ */
+async function ensureNamespace(
+  client: Pick<KubeClient, "create" | "get">,
+  name: string,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const at = signal ? { signal } : {};
+  try {
+    await client.get(NAMESPACES, name, at);
+    return;
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+  try {
+    await client.create(NAMESPACES, {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name, annotations: { [CREATED_BY_ANNOTATION]: "kinglet-install" } },
+    }, at);
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+  }
 }

@@ -28,6 +28,7 @@ import { leaseElection, Manager } from "../runtime/manager.ts";
 import { RuntimeMetrics } from "../runtime/metrics.ts";
 import { ConfigError } from "../kube/errors.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
+import { checkCrds } from "./crd_check.ts";
 import { explainPermissionError } from "./permissions.ts";
 import { VERSION } from "./version.ts";
 import type { ControllerName, RunOptions } from "./run_flags.ts";
@@ -97,6 +98,7 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
   });
   try {
     await preflight(client, specs[0]!.resource, options.namespace, signal);
+    await warnAboutCrds(client, specs.map((s) => s.resource), options, signal);
     const outcome = await manager.run(signal);
     await recorder.flush(AbortSignal.timeout(2_000)).catch(() => {});
     return outcome === "leadership-lost" ? 1 : 0;
@@ -130,6 +132,37 @@ async function preflight(
       ...(namespace && { namespace }),
       signal: AbortSignal.any([signal, AbortSignal.timeout(PREFLIGHT_TIMEOUT_MS)]),
     });
+  } catch (error) {
+    if (error instanceof ConfigError || explainPermissionError(error)) throw error;
+  }
+}
+
+/**
+ * Says in one line, with the command that fixes it, when a CRD is missing or
+ * was installed from another kinglet, then carries on: the watchers wait for
+ * a missing CRD, and an old one may still serve. A server that cannot be
+ * reached is left to the watchers, as in {@link preflight}.
+ */
+async function warnAboutCrds(
+  client: KubeClient,
+  resources: Resource[],
+  options: RunOptions,
+  signal: AbortSignal,
+): Promise<void> {
+  const install = [
+    "kinglet install",
+    ...(options.kubeconfig ? [`--kubeconfig ${options.kubeconfig}`] : []),
+    ...(options.context ? [`--context ${options.context}`] : []),
+  ].join(" ");
+  const names = resources.map((r) => `${r.plural}.${r.group}`);
+  try {
+    const problem = await checkCrds(
+      client,
+      names,
+      install,
+      AbortSignal.any([signal, AbortSignal.timeout(PREFLIGHT_TIMEOUT_MS)]),
+    );
+    if (problem) logger("main").warn(problem);
   } catch (error) {
     if (error instanceof ConfigError || explainPermissionError(error)) throw error;
   }

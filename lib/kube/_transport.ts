@@ -139,10 +139,11 @@ export class Transport {
       spec.signal?.throwIfAborted();
       if (timeout.signal.aborted) {
         this.resetConnections();
+        const reason = `no answer within ${this.#options.timeoutMs} ms`;
         throw new TransportError(
           `${spec.verb} ${spec.path}: no answer from ${this.#config.server} within ` +
             `${this.#options.timeoutMs} ms`,
-          { cause: e },
+          { cause: e, server: this.#config.server, reason },
         );
       }
       throw e;
@@ -224,13 +225,19 @@ export class Transport {
           { cause: e },
         );
       }
-      return new TransportError(
-        `${where}: TLS failed: ${reason}; check the certificate authority and client ` +
-          `certificate in ${this.#config.source}`,
-        { cause: e },
-      );
+      const tls = `TLS failed: ${reason}; check the certificate authority and client ` +
+        `certificate in ${this.#config.source}`;
+      return new TransportError(`${where}: ${tls}`, {
+        cause: e,
+        server: this.#config.server,
+        reason: tls,
+      });
     }
-    return new TransportError(`${where}: ${reason}`, { cause: e });
+    return new TransportError(`${where}: ${reason}`, {
+      cause: e,
+      server: this.#config.server,
+      reason,
+    });
   }
 
   #unauthorizedHint(sentToken: boolean): string {

@@ -177,14 +177,31 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/** Where a {@link TransportError} could not get through, for a line that names no request. */
+export interface TransportErrorOptions extends ErrorOptions {
+  /** The API server that could not be reached, when no connection was made at all. */
+  server?: string;
+  /** Why, without the request's verb and path, e.g. "connection refused". */
+  reason?: string;
+}
+
 /** No answer from the API server: connection refused or reset, TLS failure, timeout. */
 export class TransportError extends Error {
   override readonly name = "TransportError";
   /** Always true: the request may succeed when tried again. */
   readonly retryable = true;
+  /**
+   * Set when the server could not be reached at all (connection, TLS,
+   * timeout): every request to it fails the same way until it can.
+   */
+  readonly server?: string;
+  /** The cause without the request, set together with {@link TransportError.server}. */
+  readonly reason?: string;
 
-  constructor(message: string, options?: ErrorOptions) {
+  constructor(message: string, options?: TransportErrorOptions) {
     super(message, options);
+    if (options?.server !== undefined) this.server = options.server;
+    if (options?.reason !== undefined) this.reason = options.reason;
   }
 }
 

@@ -74,7 +74,11 @@ export interface KindDefinition {
 export interface CustomResourceDefinition {
   apiVersion: "apiextensions.k8s.io/v1";
   kind: "CustomResourceDefinition";
-  metadata: { name: string; labels: Record<string, string> };
+  metadata: {
+    name: string;
+    labels: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec: {
     group: string;
     scope: "Namespaced";

@@ -34,6 +34,18 @@ import type { KubeObject } from "../kube/types.ts";
 /** The field manager of every server-side apply kinglet sends. */
 export const FIELD_MANAGER = "kinglet";
 
+/**
+ * The annotation on each of kinglet's CRDs that identifies its schema: a hash
+ * of the CRD as generated, which `kinglet run` compares with its own.
+ */
+export const SCHEMA_HASH_ANNOTATION = "kinglet.dev/schema-hash";
+
+/**
+ * The annotation `kinglet install` puts on a namespace it created (never on
+ * one that existed), so that `kinglet uninstall` deletes only that.
+ */
+export const CREATED_BY_ANNOTATION = "kinglet.dev/created-by";
+
 /** The finalizer kinglet puts on primaries whose deletion needs cleanup first. */
 export const FINALIZER = "kinglet.dev/cleanup";
 

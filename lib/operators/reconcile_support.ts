@@ -306,7 +306,10 @@ export function sameJson(a: unknown, b: unknown): boolean {
     ak.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
-/** Publishes a Normal Event when the phase changed. */
+/**
+ * Publishes an Event when the phase changed: a Warning when the primary turns
+ * Degraded (someone may need to act), a Normal one otherwise.
+ */
 export function announcePhase(
   deps: OperatorDeps,
   primary: KubeObject & { status?: { phase?: string } },
@@ -314,5 +317,6 @@ export function announcePhase(
   note: string,
 ): void {
   if (!phase || primary.status?.phase === phase) return;
-  deps.events.publish(primary, { type: "Normal", reason: phase, action: "Reconcile", note });
+  const type = phase === "Degraded" ? "Warning" : "Normal";
+  deps.events.publish(primary, { type, reason: phase, action: "Reconcile", note });
 }

@@ -28,6 +28,7 @@ import { isNotFound } from "../kube/errors.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import { OutageReport } from "./outage.ts";
 import { Reflector } from "./reflector.ts";
 import { Store, type StoreBudget } from "./store.ts";
 import { listerWatcher, type ListWatchClient, watcher, type WatcherOptions } from "./watcher.ts";
@@ -49,7 +50,7 @@ export interface CachesOptions {
   /** Defaults to {@link systemClock}. */
   clock?: Clock;
   /** Passed to every watcher. */
-  watcherOptions?: Omit<WatcherOptions, "backoff">;
+  watcherOptions?: Omit<WatcherOptions, "backoff" | "outage">;
   /** Each watcher gets its own backoff with these options, so one failing watch does not slow the others. */
   backoff?: BackoffOptions;
 }
@@ -69,6 +70,8 @@ export interface CacheOptions<T extends KubeObject = KubeObject> {
 /** One reflector per resource, created on first use; see the module documentation. */
 export class Caches {
   readonly #options: CachesOptions;
+  /** One for all watchers: they share the client, so an unreachable server is one fact. */
+  readonly #outage = new OutageReport();
   readonly #reflectors = new Map<string, { resource: Resource; reflector: Reflector }>();
   #running: AbortSignal | undefined;
   readonly #runs: Promise<void>[] = [];
@@ -114,6 +117,7 @@ export class Caches {
         ...this.#options.watcherOptions,
         backoff: new Backoff(this.#options.backoff),
         clock: this.#options.clock ?? systemClock,
+        outage: this.#outage,
       }),
     );
     this.#reflectors.set(id, { resource, reflector });

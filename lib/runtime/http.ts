@@ -20,7 +20,7 @@
 import { logger } from "../log.ts";
 
 /** A route handler; runs for GET and HEAD only. */
-export type Route = () => Response | Promise<Response>;
+export type Route = (request: Request) => Response | Promise<Response>;
 
 /** One listener and what it serves. */
 export interface Listener {
@@ -91,7 +91,7 @@ export function serveEndpoints(listeners: Listener[], signal: AbortSignal): Runn
           headers: { allow: "GET, HEAD" },
         });
       }
-      return route();
+      return route(request);
     });
     const addr = server.addr as Deno.NetAddr;
     log.info("serving {routes} on {address}", {

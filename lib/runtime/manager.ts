@@ -32,6 +32,7 @@
  */
 import type { KubeObject } from "../kube/types.ts";
 import { logger } from "../log.ts";
+import { cacheKeysPage, cacheName } from "./cache_debug.ts";
 import { type CacheClient, Caches } from "./caches.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { Controller, type ControllerSpec } from "./controller.ts";
@@ -229,7 +230,25 @@ export class Manager {
         routes: {
           "/metrics": () =>
             new Response(this.metrics.render(), { headers: { "content-type": CONTENT_TYPE } }),
-          "/debug/cache": () => json(this.debugCache()),
+          "/debug/cache": (request) => {
+            const query = new URL(request.url).searchParams;
+            const name = query.get("cache");
+            if (name === null) return json(this.debugCache());
+            const found = this.caches.entries().find((e) => cacheName(e.resource) === name);
+            if (!found) {
+              const known = this.caches.entries().map((e) => cacheName(e.resource)).join(", ");
+              return json({ error: `no cache "${name}"; known: ${known}` }, 404);
+            }
+            try {
+              return json(cacheKeysPage(name, found.reflector.store, {
+                limit: query.get("limit"),
+                continue: query.get("continue"),
+              }));
+            } catch (error) {
+              if (error instanceof RangeError) return json({ error: error.message }, 400);
+              throw error;
+            }
+          },
         },
       },
       {
@@ -265,13 +284,17 @@ export class Manager {
     return problems;
   }
 
-  /** What each cache holds: sizes and freshness, never object contents. */
+  /**
+   * What each cache holds: sizes and freshness, never object contents. The
+   * keys of one cache are served page by page at `/debug/cache?cache=<name>`
+   * (see lib/runtime/cache_debug.ts).
+   */
   debugCache(): Record<string, unknown> {
     const now = this.#clock.now();
     const kinds: Record<string, unknown> = {};
     for (const { resource, reflector } of this.caches.entries()) {
       const f = reflector.freshness;
-      kinds[`${resource.plural}${resource.group ? "." + resource.group : ""}`] = {
+      kinds[cacheName(resource)] = {
         ...reflector.store.stats(),
         synced: f.synced,
         resourceVersion: f.resourceVersion,

@@ -262,6 +262,14 @@ export class Store<T extends KubeObject = KubeObject> {
     return entry && view(key, entry);
   }
 
+  /**
+   * Estimated bytes of the full object under `key` (as counted against the
+   * budget), or `undefined` when it is unknown or evicted. Not a read.
+   */
+  residentBytes(key: ObjectKey): number | undefined {
+    return this.#state.entries.get(key)?.cached?.bytes;
+  }
+
   /** Keys of objects with an owner reference (controller or not) to `uid`. */
   byOwner(uid: string): ObjectKey[] {
     return this.#state.owners.get(uid);

@@ -20,7 +20,8 @@
  *   it lasts.
  * - It gives up only on a Deno permission denial, which it throws: no
  *   retry can widen the process's grants. Other errors are logged with the resource and what happens
- *   next, then retried after a backoff with jitter: a failed watch resumes from
+ *   next (an unreachable server once per retry round through the shared
+ *   {@link WatcherOptions.outage}, the rest of the round at debug), then retried after a backoff with jitter: a failed watch resumes from
  *   the last resourceVersion seen (after five failures in a row, it relists),
  *   a 410 Gone relists from scratch (the objects deleted meanwhile are those
  *   missing from the new `restarted`).
@@ -47,11 +48,19 @@
  *
  * @module
  */
-import { ApiError, isForbidden, isGone, isUnauthorized } from "../kube/errors.ts";
+import {
+  ApiError,
+  isForbidden,
+  isGone,
+  isTooManyRequests,
+  isUnauthorized,
+  TransportError,
+} from "../kube/errors.ts";
 import type { KubeList, KubeObject } from "../kube/types.ts";
 import { logger } from "../log.ts";
 import { Backoff } from "./backoff.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import { OutageReport } from "./outage.ts";
 import { type Pull, WatchStream } from "./_watch_stream.ts";
 
 export {
@@ -106,6 +115,13 @@ export interface WatcherOptions {
   backoff?: Backoff;
   /** Defaults to {@link systemClock}. */
   clock?: Clock;
+  /**
+   * Where failures to reach the API server at all are reported. Share one
+   * among the watchers of a client, so that an unreachable server is logged
+   * once per retry round rather than once per watcher. Defaults to one of
+   * this watcher's own.
+   */
+  outage?: OutageReport;
 }
 
 /** How current a {@link Watcher}'s view is; read by readiness probes. */
@@ -162,6 +178,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
   readonly #stallTimeoutMs: number;
   readonly #backoff: Backoff;
   readonly #clock: Clock;
+  readonly #outage: OutageReport;
   /** Cleared for good the first time the server rejects a streaming list. */
   #streaming: boolean;
   #running = false;
@@ -180,6 +197,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
     this.#stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
     this.#backoff = options.backoff ?? new Backoff();
     this.#clock = options.clock ?? systemClock;
+    this.#outage = options.outage ?? new OutageReport();
     this.#streaming = (options.streamingList ?? "auto") === "auto";
     const fail = (what: string) => {
       throw new RangeError(`Cannot create the watcher of ${this.#what}: ${what}`);
@@ -400,6 +418,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
     this.#lastActivityAt = this.#clock.now();
     this.#lastError = undefined;
     this.#resourceVersion = resourceVersion;
+    this.#outage.recovered();
     log.debug("Listed {count} {resource} by {how} at resourceVersion {resourceVersion}", {
       count: objects.length,
       resource: this.#what,
@@ -429,7 +448,18 @@ export class Watcher<T extends KubeObject = KubeObject> {
     this.#restarts++;
     this.#lastError = errorText(error);
     const delayMs = Math.round(this.#backoff.next());
-    const level = isForbidden(error) || isUnauthorized(error)
+    const unreachable = error instanceof TransportError && error.server !== undefined &&
+      error.reason !== undefined;
+    if (unreachable) {
+      this.#outage.failed(
+        { server: error.server!, reason: error.reason! },
+        this.#backoff.attempts,
+        delayMs,
+      );
+    }
+    const level = unreachable || isInitializing(error)
+      ? "debug"
+      : isForbidden(error) || isUnauthorized(error)
       ? "error"
       : isGone(error)
       ? "info"
@@ -458,6 +488,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
     if (pull.kind === "event") {
       this.#lastActivityAt = this.#clock.now();
       this.#lastError = undefined;
+      this.#outage.recovered();
     }
     return pull;
   }
@@ -495,6 +526,14 @@ export function watcher<T extends KubeObject>(
 /** True when the server refuses `sendInitialEvents` (feature off, or a server too old). */
 function rejectsStreamingList(error: unknown): boolean {
   return error instanceof ApiError && (error.status === 400 || error.status === 422);
+}
+
+/**
+ * True for the 429 the API server answers while a resource's storage starts,
+ * e.g. right after its CRD is installed: expected, and over in a moment.
+ */
+function isInitializing(error: unknown): boolean {
+  return isTooManyRequests(error) && /storage is \(re\)initializing/.test(errorText(error));
 }
 
 function errorText(error: unknown): string {

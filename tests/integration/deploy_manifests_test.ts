@@ -249,6 +249,14 @@ Deno.test("the service account can do exactly what kinglet needs, verb by verb",
   for (const resource of CLUSTER_SCOPED) {
     for (const verb of VERBS) checks.push({ resource, verb, allowed: false });
   }
+  // kinglet's own CRDs, read by name at start-up to check their schema; no other CRD.
+  const crds = "apiextensions.k8s.io/customresourcedefinitions";
+  for (const name of ["webapps.kinglet.dev", "certificates.cert-manager.io"]) {
+    for (const verb of VERBS) {
+      const allowed = verb === "get" && name.endsWith(".kinglet.dev");
+      checks.push({ resource: crds, verb, name, allowed });
+    }
+  }
   // The leader Lease: created in kinglet-system, then read and replaced by name only.
   const leases = "coordination.k8s.io/leases";
   for (const verb of VERBS) {

@@ -69,3 +69,34 @@ Deno.test("durations parse in Go's units and help lists every flag with its vari
     assert.ok(help.includes(envName(spec.name)), envName(spec.name));
   }
 });
+
+Deno.test("an unknown short flag is reported as typed", () => {
+  assert.throws(() => parseFlags(RUN_FLAGS, ["-v"], {}), (e: unknown) => {
+    assert.ok(e instanceof UsageError);
+    assert.equal(e.message, "unknown flag -v");
+    return true;
+  });
+});
+
+Deno.test("a mistyped flag gets the nearest known one as a suggestion, a far one none", () => {
+  const message = (args: string[]) => {
+    try {
+      parseFlags(RUN_FLAGS, args, {});
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return "";
+  };
+  assert.equal(message(["--kubconfig=x"]), "unknown flag --kubconfig (did you mean --kubeconfig?)");
+  assert.equal(message(["--namspace", "x"]), "unknown flag --namspace (did you mean --namespace?)");
+  assert.equal(message(["--frobnicate"]), "unknown flag --frobnicate");
+});
+
+Deno.test("help with a heading names the flags once", () => {
+  const help = formatHelp("kinglet: usage", RUN_FLAGS, "Flags of kinglet run:");
+  assert.equal(
+    help.split("\n").filter((line) => /flags/i.test(line) && !line.startsWith(" ")).length,
+    1,
+  );
+  assert.match(help, /^Flags of kinglet run:$/m);
+});

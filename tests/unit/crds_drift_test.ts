@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { compareCrds, crdFiles, CRDS_DIR } from "../../hack/gen_crds.ts";
-import { buildCrd, KIND_DEFINITIONS } from "../../lib/operators/mod.ts";
+import { compareCrds, crdFiles, CRDS_DIR, HASHES_FILE, hashesSource } from "../../hack/gen_crds.ts";
+import { CRD_SCHEMA_HASHES } from "../../crds/schema_hashes.ts";
+import { buildCrd, KIND_DEFINITIONS, SCHEMA_HASH_ANNOTATION } from "../../lib/operators/mod.ts";
+import { schemaHash, withSchemaHash } from "../../lib/operators/schema_hash.ts";
 
 Deno.test("the committed CRDs match the zod schemas (run `deno task crds` if this fails)", async () => {
   assert.deepEqual(await compareCrds(CRDS_DIR), []);
@@ -12,11 +14,49 @@ Deno.test("each generated CRD file parses back to the CRD built from its schema"
   const files = crdFiles();
   assert.equal(files.size, KIND_DEFINITIONS.length);
   for (const definition of KIND_DEFINITIONS) {
-    const crd = buildCrd(definition);
+    const crd = withSchemaHash(buildCrd(definition));
     const content = files.get(`${crd.metadata.name}.yaml`);
     assert.ok(content, `no file for ${crd.metadata.name}`);
     assert.deepEqual(parse(content), crd);
   }
+});
+
+Deno.test("the schema hashes kinglet run compares with are those of the CRDs install applies", () => {
+  const expected = Object.fromEntries(KIND_DEFINITIONS.map((definition) => {
+    const crd = buildCrd(definition);
+    return [crd.metadata.name, schemaHash(crd)];
+  }));
+  assert.deepEqual(CRD_SCHEMA_HASHES, expected);
+  for (const definition of KIND_DEFINITIONS) {
+    const crd = withSchemaHash(buildCrd(definition));
+    assert.equal(crd.metadata.annotations?.[SCHEMA_HASH_ANNOTATION], expected[crd.metadata.name]);
+  }
+});
+
+Deno.test("drift detection reports schema hashes that no longer match the CRDs", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kinglet-crds-" });
+  try {
+    for (const [name, content] of crdFiles()) await Deno.writeTextFile(join(dir, name), content);
+    await Deno.writeTextFile(
+      join(dir, HASHES_FILE),
+      hashesSource().replace(/"[0-9a-f]{16}"/, '"0"'),
+    );
+    const problems = await compareCrds(dir);
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!, /schema_hashes\.ts: differs from line 4/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a schema hash changes with the schema and ignores its own annotation", () => {
+  const crd = buildCrd(KIND_DEFINITIONS[0]!);
+  const hash = schemaHash(crd);
+  assert.match(hash, /^[0-9a-f]{16}$/);
+  assert.equal(schemaHash(withSchemaHash(crd)), hash);
+  const renamed = structuredClone(crd);
+  renamed.spec.names.shortNames = ["web"];
+  assert.notEqual(schemaHash(renamed), hash);
 });
 
 Deno.test("drift detection reports an edited, a missing and a stale CRD file", async () => {
@@ -26,6 +66,7 @@ Deno.test("drift detection reports an edited, a missing and a stale CRD file", a
     const [edited, missing, kept] = files;
     await Deno.writeTextFile(join(dir, edited![0]), edited![1].replace("shortNames", "shortnames"));
     await Deno.writeTextFile(join(dir, kept![0]), kept![1]);
+    await Deno.writeTextFile(join(dir, HASHES_FILE), hashesSource());
     await Deno.writeTextFile(
       join(dir, "gadgets.kinglet.dev.yaml"),
       "kind: CustomResourceDefinition\n",

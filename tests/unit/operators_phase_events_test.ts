@@ -1,0 +1,41 @@
+import assert from "node:assert/strict";
+import type { KubeObject } from "../../lib/kube/types.ts";
+import { announcePhase, type OperatorDeps } from "../../lib/operators/reconcile_support.ts";
+import type { EventInit } from "../../lib/runtime/events.ts";
+
+function recordingDeps(): { deps: OperatorDeps; published: EventInit[] } {
+  const published: EventInit[] = [];
+  const deps = {
+    client: {} as OperatorDeps["client"],
+    events: { publish: (_regarding: KubeObject, init: EventInit) => published.push(init) },
+  };
+  return { deps, published };
+}
+
+const WEBAPP = {
+  apiVersion: "kinglet.dev/v1alpha1",
+  kind: "WebApp",
+  metadata: { namespace: "shop", name: "web", uid: "u1" },
+  status: { phase: "Ready" },
+};
+
+Deno.test("a primary that turns Degraded gets a Warning Event", () => {
+  const { deps, published } = recordingDeps();
+  announcePhase(deps, WEBAPP, "Degraded", "WebApp is Degraded");
+  assert.equal(published.length, 1);
+  assert.equal(published[0]!.type, "Warning");
+  assert.equal(published[0]!.reason, "Degraded");
+});
+
+Deno.test("a primary that turns Ready or Progressing gets a Normal Event", () => {
+  const { deps, published } = recordingDeps();
+  announcePhase(deps, { ...WEBAPP, status: { phase: "Degraded" } }, "Ready", "WebApp is Ready");
+  announcePhase(deps, WEBAPP, "Progressing", "WebApp is Progressing");
+  assert.deepEqual(published.map((e) => e.type), ["Normal", "Normal"]);
+});
+
+Deno.test("a primary whose phase did not change gets no Event", () => {
+  const { deps, published } = recordingDeps();
+  announcePhase(deps, WEBAPP, "Ready", "WebApp is Ready");
+  assert.equal(published.length, 0);
+});
