@@ -18,7 +18,6 @@ import { webAppController } from "../../lib/operators/webapp/reconcile.ts";
 import { WEB_APPS } from "../../lib/operators/webapp/schema.ts";
 import { Caches } from "../../lib/runtime/caches.ts";
 import { Controller, type ControllerSpec } from "../../lib/runtime/controller.ts";
-import { fixedErrorPolicy } from "../../lib/runtime/error_policy.ts";
 import { Manager } from "../../lib/runtime/manager.ts";
 import { RuntimeMetrics } from "../../lib/runtime/metrics.ts";
 import { Semaphore } from "../../lib/runtime/semaphore.ts";
