@@ -10,6 +10,8 @@ import type { ClusterConfig } from "./config.ts";
 import type { FlowControl } from "./_flow_control.ts";
 import { apiErrorFromResponse, ConfigError, describeError, TransportError } from "./errors.ts";
 
+const LEASES_PATH = "/apis/coordination.k8s.io/";
+
 /** One request, as the client describes it. */
 export interface RequestSpec {
   /** Kubernetes verb for errors and metrics: get, list, watch, create, update, patch, delete. */
@@ -146,9 +148,12 @@ export class Transport {
   /**
    * Waits for a flow-control token. Outside the timeout on purpose: a wait
    * for our own bucket says nothing about the connection, which a timeout
-   * would replace.
+   * would replace. Lease requests skip the bucket, as leader election has a
+   * client of its own in controller-runtime: a renewal queued behind a burst
+   * of reconciles could miss its deadline and cost the leadership.
    */
   async #throttle(spec: RequestSpec): Promise<void> {
+    if (spec.path.startsWith(LEASES_PATH)) return;
     const seconds = await this.#options.flowControl.wait(spec.signal);
     this.#options.onRateLimited?.({ method: spec.method, host: this.#host, seconds });
   }

@@ -62,8 +62,9 @@ export interface ClientOptions {
   onRequest?: (o: RequestObservation) => void;
   /**
    * Requests per second this client sends, sustained, watches included
-   * (client-go's `QPS`); 0 turns client-side flow control off. Requests past
-   * the limit wait their turn, in order. Defaults to {@link DEFAULT_QPS} (500).
+   * and Lease requests (leader election) excepted (client-go's `QPS`); 0
+   * turns client-side flow control off. Requests past the limit wait their
+   * turn, in order. Defaults to {@link DEFAULT_QPS} (500).
    */
   qps?: number;
   /**

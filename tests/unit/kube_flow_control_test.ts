@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { KubeClient, type RateLimiterObservation } from "../../lib/kube/client.ts";
 import { FlowControl } from "../../lib/kube/_flow_control.ts";
-import { CONFIG_MAPS } from "../../lib/kube/resources.ts";
+import { CONFIG_MAPS, LEASES } from "../../lib/kube/resources.ts";
 import { noToken } from "../../lib/kube/token_source.ts";
 import { FakeClock } from "../../lib/runtime/clock.ts";
 import { RuntimeMetrics } from "../../lib/runtime/metrics.ts";
@@ -114,3 +114,29 @@ async function waitUntil(done: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !done(); i++) await new Promise((r) => setTimeout(r, 2));
   assert.ok(done(), "the loopback exchange finished");
 }
+
+Deno.test("Lease requests skip the bucket, so leader election never queues behind reconciles", async () => {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => {
+    return Response.json({ apiVersion: "v1", kind: "Whatever", metadata: { name: "x" } });
+  });
+  const clock = new FakeClock();
+  const waits: string[] = [];
+  const client = new KubeClient({
+    server: `http://127.0.0.1:${server.addr.port}`,
+    auth: noToken,
+    namespace: "kinglet-system",
+    source: "test",
+  }, { qps: 1, burst: 1, clock, onRateLimited: (o) => waits.push(`${o.seconds}`) });
+  try {
+    await client.get(CONFIG_MAPS, "x");
+    const held = client.get(CONFIG_MAPS, "y");
+    for (let i = 0; i < 3; i++) await client.get(LEASES, "kinglet-leader");
+    assert.deepEqual(waits, ["0"], "three Lease reads went while a ConfigMap read waits");
+    await clock.advance(1_000);
+    await held;
+    assert.deepEqual(waits, ["0", "1"], "only the ConfigMap reads took or waited for tokens");
+  } finally {
+    client.close();
+    await server.shutdown();
+  }
+});
