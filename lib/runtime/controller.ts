@@ -60,7 +60,10 @@ import type { Store, StoreBudget, StoreChange } from "./store.ts";
 
 /** What a reconcile asks for next. `{}` means done until something changes. */
 export interface Action {
-  /** Reconcile this key again after this many milliseconds. */
+  /**
+   * Reconcile this key again after this many milliseconds, jittered by the
+   * controller's `requeueJitter` (±10 % by default).
+   */
   requeueAfterMs?: number;
 }
 
