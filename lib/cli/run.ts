@@ -51,7 +51,12 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     ...(options.context && { context: options.context }),
   });
   const metrics = new RuntimeMetrics();
-  const client = new KubeClient(config, { onRequest: (o) => metrics.observeRequest(o) });
+  const client = new KubeClient(config, {
+    onRequest: metrics.observeRequest,
+    onRateLimited: metrics.observeRateLimit,
+    qps: options.kubeApiQps,
+    burst: options.kubeApiBurst,
+  });
   const identity = options.leaderElectionId ??
     `${Deno.hostname()}_${crypto.randomUUID().slice(0, 8)}`;
   // Ends after the final flush, not at SIGTERM, so Events of the drain are still written.

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { DEFAULT_BURST, DEFAULT_QPS } from "../kube/client.ts";
 import { LOG_LEVELS, type LogFormat } from "../log.ts";
 import { type FlagSpec, parseDuration, UsageError } from "./flags.ts";
 
@@ -120,6 +121,18 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
     help: "How long SIGTERM waits for reconciles in flight.",
   },
   {
+    name: "kube-api-qps",
+    type: "string",
+    default: String(DEFAULT_QPS),
+    help: "Requests per second to the API server, sustained, watches included; 0: no limit.",
+  },
+  {
+    name: "kube-api-burst",
+    type: "integer",
+    default: String(DEFAULT_BURST),
+    help: "Requests to the API server sent at once before --kube-api-qps applies.",
+  },
+  {
     name: "watch-stall-timeout",
     type: "duration",
     default: "2m",
@@ -144,6 +157,10 @@ export interface RunOptions {
   cacheMaxBytes?: number;
   shutdownTimeoutMs: number;
   watchStallTimeoutMs: number;
+  /** Client-side flow control: requests per second; 0 turns it off. */
+  kubeApiQps: number;
+  /** Client-side flow control: requests sent at once before the rate applies. */
+  kubeApiBurst: number;
   /** Unset: text when standard error is a terminal, JSON otherwise. */
   logFormat: LogFormat | undefined;
   logLevel: typeof LOG_LEVELS[number];
@@ -174,6 +191,18 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
       `--watch-stall-timeout: must be longer than 0, got ${values["watch-stall-timeout"]}`,
     );
   }
+  const qps = Number(values["kube-api-qps"] ?? DEFAULT_QPS);
+  if (!(qps >= 0) || !Number.isFinite(qps)) {
+    throw new UsageError(
+      `--kube-api-qps: must be a number >= 0 (0 turns the limit off), got ${
+        values["kube-api-qps"]
+      }`,
+    );
+  }
+  const burst = Number(values["kube-api-burst"] ?? DEFAULT_BURST);
+  if (qps > 0 && !(burst >= 1)) {
+    throw new UsageError(`--kube-api-burst: must be at least 1, got ${burst}`);
+  }
   const positive = (name: string) => {
     const n = Number(values[name] ?? 0);
     return n > 0 ? n : undefined;
@@ -195,6 +224,8 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
     ...(positive("cache-max-bytes") && { cacheMaxBytes: positive("cache-max-bytes") }),
     shutdownTimeoutMs: parseDuration(values["shutdown-timeout"] ?? "10s") ?? 10_000,
     watchStallTimeoutMs: stall,
+    kubeApiQps: qps,
+    kubeApiBurst: burst,
     logFormat: values["log-format"] as LogFormat | undefined,
     logLevel: (values["log-level"] ?? "info") as RunOptions["logLevel"],
   };

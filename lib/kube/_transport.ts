@@ -1,13 +1,16 @@
 /**
- * One HTTP exchange with the API server: credentials, user agent, timeout,
- * one retry after a 401 with a fresh token, and every failure turned into a
- * typed error. Response bodies are always read or cancelled, so no
+ * One HTTP exchange with the API server: client-side flow control, credentials,
+ * user agent, timeout, one retry after a 401 with a fresh token, and every
+ * failure turned into a typed error. Response bodies are always read or cancelled, so no
  * connection is left behind.
  *
  * @module
  */
 import type { ClusterConfig } from "./config.ts";
+import type { FlowControl } from "./_flow_control.ts";
 import { apiErrorFromResponse, ConfigError, describeError, TransportError } from "./errors.ts";
+
+const LEASES_PATH = "/apis/coordination.k8s.io/";
 
 /** One request, as the client describes it. */
 export interface RequestSpec {
@@ -32,11 +35,21 @@ export interface RequestObservation {
   seconds: number;
 }
 
+/** What is reported after each request's wait for a flow-control token. */
+export interface RateLimiterObservation {
+  method: string;
+  host: string;
+  /** Seconds the request waited; 0 when a token was there. */
+  seconds: number;
+}
+
 /** Settings of {@link Transport}. */
 export interface TransportOptions {
   userAgent: string;
   timeoutMs: number;
+  flowControl: FlowControl;
   onRequest?: (o: RequestObservation) => void;
+  onRateLimited?: (o: RateLimiterObservation) => void;
 }
 
 /** Sends requests to one API server over one pooled `Deno.HttpClient`. */
@@ -76,6 +89,7 @@ export class Transport {
 
   /** Sends the request and parses the JSON answer, all within the timeout. */
   async json<T>(spec: RequestSpec): Promise<T> {
+    await this.#throttle(spec);
     return await this.#withTimeout(spec, async (signal) => {
       const response = await this.#send(spec, signal);
       const text = await this.#read(response, spec, signal);
@@ -94,6 +108,7 @@ export class Transport {
 
   /** Sends the request and discards the answer's body. */
   async discard(spec: RequestSpec): Promise<void> {
+    await this.#throttle(spec);
     await this.#withTimeout(spec, async (signal) => {
       await this.#read(await this.#send(spec, signal), spec, signal);
     });
@@ -105,6 +120,7 @@ export class Transport {
    * ends it, the caller cancels it, or `spec.signal` aborts.
    */
   async stream(spec: RequestSpec): Promise<ReadableStream<Uint8Array>> {
+    await this.#throttle(spec);
     const response = await this.#withTimeout(spec, (signal) => this.#send(spec, signal));
     if (!response.body) {
       throw new TransportError(`${spec.verb} ${spec.path}: the answer has no body`);
@@ -127,6 +143,19 @@ export class Transport {
     const old = this.#http;
     this.#http = Deno.createHttpClient(this.#httpOptions);
     old.close();
+  }
+
+  /**
+   * Waits for a flow-control token. Outside the timeout on purpose: a wait
+   * for our own bucket says nothing about the connection, which a timeout
+   * would replace. Lease requests skip the bucket, as leader election has a
+   * client of its own in controller-runtime: a renewal queued behind a burst
+   * of reconciles could miss its deadline and cost the leadership.
+   */
+  async #throttle(spec: RequestSpec): Promise<void> {
+    if (spec.path.startsWith(LEASES_PATH)) return;
+    const seconds = await this.#options.flowControl.wait(spec.signal);
+    this.#options.onRateLimited?.({ method: spec.method, host: this.#host, seconds });
   }
 
   async #withTimeout<T>(spec: RequestSpec, run: (signal: AbortSignal) => Promise<T>): Promise<T> {

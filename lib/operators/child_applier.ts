@@ -1,13 +1,16 @@
 /**
  * Server-side applies children, skipping the request when the cached child
- * is exactly as kinglet last applied it: same desired content, and no change
- * by anyone since (its `metadata.generation`, or `resourceVersion` for kinds
- * without one, is what the last apply returned). Most reconciles are
+ * is exactly as kinglet last applied it: same desired content, no change by
+ * anyone since (its `metadata.generation`, or `resourceVersion` for kinds
+ * without one, is what the last apply returned), and still every owner
+ * reference kinglet gave it. Most reconciles are
  * triggered by a child's status moving, and need no write at all.
  *
  * Note: the record is in memory, so a restarted operator applies every child
  * once; and a change by someone else to a child's metadata alone (which does
- * not move its generation) is repaired with the next change of its spec.
+ * not move its generation) is repaired with the next change of its spec,
+ * except a lost owner reference, which the next reconcile restores (a
+ * requeue brings one, since the child's watch no longer maps to its owner).
  *
  * @example
  * ```ts
@@ -59,7 +62,12 @@ export class ChildApplier {
     const hash = hashJson(desired);
     const cached = cache.get(namespace ? `${namespace}/${name}` : `${name}`);
     const record = this.#applied.get(id);
-    if (cached && record?.hash === hash && revision(cached) === record.revision) return cached;
+    if (
+      cached && record?.hash === hash && revision(cached) === record.revision &&
+      keepsOwners(cached, desired)
+    ) {
+      return cached;
+    }
     const applied = await applyChild(this.#deps, resource, desired, signal);
     this.#applied.set(id, { hash, revision: revision(applied) });
     return applied;
@@ -78,6 +86,14 @@ export class ChildApplier {
       if (m?.name) this.forget(resource, m.namespace, m.name);
     });
   }
+}
+
+/** Whether `cached` still carries every owner reference of `desired` (by uid). */
+function keepsOwners(cached: KubeObject, desired: KubeObject): boolean {
+  const has = cached.metadata?.ownerReferences ?? [];
+  return (desired.metadata?.ownerReferences ?? []).every((want) =>
+    has.some((o) => o.uid === want.uid)
+  );
 }
 
 function revision(object: KubeObject): string {

@@ -20,6 +20,8 @@
  *   render: renderWebApp,
  *   status: webAppStatus,
  *   invalidStatus: invalidWebAppStatus,
+ *   requeueAfterMs: 300_000,
+ *   errorPolicy: () => 10_000,
  * });
  * spec.owns?.length; // 2
  * ```
@@ -30,6 +32,7 @@ import type { V1Deployment, V1ObjectMeta, V1Service } from "@kubernetes/client-n
 import { DEPLOYMENTS, SERVICES } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
 import type { ControllerSpec } from "../runtime/controller.ts";
+import type { ErrorPolicy } from "../runtime/error_policy.ts";
 import { ChildApplier } from "./child_applier.ts";
 import type { Validation } from "./validation.ts";
 import type { WorkloadStatus } from "./workload_status.ts";
@@ -59,6 +62,14 @@ export interface WorkloadKind<S, P extends Workload<S>> {
   render(primary: P): { deployment: V1Deployment; service: V1Service };
   status(primary: P, deployment: V1Deployment | undefined, now: Date): WorkloadStatus;
   invalidStatus(primary: P, message: string, now: Date): WorkloadStatus;
+  /**
+   * How long after a reconcile that converged the primary is looked at
+   * again, to repair drift no watch reports (such as a child that lost its
+   * owner reference).
+   */
+  requeueAfterMs: number;
+  /** What a failed reconcile costs; see error_policy.ts. */
+  errorPolicy: ErrorPolicy;
 }
 
 /** A controller for one workload kind over `deps`. */
@@ -72,6 +83,7 @@ export function workloadController<S, P extends Workload<S>>(
   return {
     name: kind.name,
     resource: kind.resource,
+    errorPolicy: kind.errorPolicy,
     owns: [
       { resource: DEPLOYMENTS, transform: projectWorkload, labelSelector: MANAGED_SELECTOR },
       {
@@ -116,7 +128,7 @@ export function workloadController<S, P extends Workload<S>>(
       const status = kind.status(primary, deployment as V1Deployment, now());
       announcePhase(deps, stored, status.phase, `${object.kind} is ${status.phase}`);
       await writeStatus(deps, kind.resource, stored, status, signal);
-      return {};
+      return { requeueAfterMs: kind.requeueAfterMs };
     },
   };
 }

@@ -3,54 +3,67 @@
  * due time plus a map from key to its heap slot, so rescheduling a key is
  * O(log n) and the queue needs only one timer, for the head.
  *
+ * The heap is three parallel arrays rather than an object per key: with
+ * every object requeued (thousands of keys always waiting), a key costs its
+ * map entry, whose value is a small integer, and three array slots.
+ *
  * @module
  */
 
-interface Slot<K> {
-  key: K;
-  at: number;
-  /** Breaks ties so keys due at the same instant come out in scheduling order. */
-  seq: number;
-  index: number;
-}
-
 /** A min-heap of keys by due time; scheduling a key twice keeps the earlier time. */
 export class DelayHeap<K> {
-  #heap: Slot<K>[] = [];
-  #slots = new Map<K, Slot<K>>();
-  #seq = 0;
+  /** Heap order over slot indexes: slot `i` is key `#keys[i]`, due at `#at[i]`. */
+  #keys: K[] = [];
+  #at: number[] = [];
+  /** Breaks ties so keys due at the same instant come out in scheduling order. */
+  #seq: number[] = [];
+  /** Slot index of every key in the heap. */
+  #slots = new Map<K, number>();
+  #nextSeq = 0;
 
   /** When the earliest key is due, or undefined when empty. */
   get nextAt(): number | undefined {
-    return this.#heap[0]?.at;
+    return this.#at[0];
+  }
+
+  /** Keys waiting. */
+  get size(): number {
+    return this.#keys.length;
   }
 
   /** Schedules `key` at `at`, unless it is already scheduled no later than that. */
   schedule(key: K, at: number): void {
     const slot = this.#slots.get(key);
-    if (slot) {
-      if (at < slot.at) {
-        slot.at = at;
-        this.#up(slot.index);
+    if (slot !== undefined) {
+      if (at < this.#at[slot]!) {
+        this.#at[slot] = at;
+        this.#up(slot);
       }
       return;
     }
-    const added = { key, at, seq: this.#seq++, index: this.#heap.length };
-    this.#heap.push(added);
+    const added = this.#keys.length;
+    this.#keys.push(key);
+    this.#at.push(at);
+    this.#seq.push(this.#nextSeq++);
     this.#slots.set(key, added);
-    this.#up(added.index);
+    this.#up(added);
   }
 
   /** Removes and returns every key due at or before `now`, earliest first. */
   popDue(now: number): K[] {
     const due: K[] = [];
-    for (let head = this.#heap[0]; head && head.at <= now; head = this.#heap[0]) {
-      due.push(head.key);
-      this.#slots.delete(head.key);
-      const last = this.#heap.pop();
-      if (last && last !== head) {
-        last.index = 0;
-        this.#heap[0] = last;
+    while (this.#keys.length > 0 && this.#at[0]! <= now) {
+      const head = this.#keys[0]!;
+      due.push(head);
+      this.#slots.delete(head);
+      const lastKey = this.#keys.pop()!;
+      const lastAt = this.#at.pop()!;
+      const lastSeq = this.#seq.pop()!;
+      if (this.#keys.length > 0) {
+        this.#keys[0] = lastKey;
+        this.#at[0] = lastAt;
+        this.#seq[0] = lastSeq;
+        this.#slots.set(lastKey, 0);
         this.#down(0);
       }
     }
@@ -58,43 +71,49 @@ export class DelayHeap<K> {
   }
 
   clear(): void {
-    this.#heap = [];
+    this.#keys = [];
+    this.#at = [];
+    this.#seq = [];
     this.#slots.clear();
   }
 
-  #less(a: Slot<K>, b: Slot<K>): boolean {
-    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+  #less(i: number, j: number): boolean {
+    const a = this.#at[i]!;
+    const b = this.#at[j]!;
+    return a < b || (a === b && this.#seq[i]! < this.#seq[j]!);
   }
 
   #swap(i: number, j: number): void {
-    const a = this.#heap[i]!;
-    const b = this.#heap[j]!;
-    this.#heap[i] = b;
-    this.#heap[j] = a;
-    a.index = j;
-    b.index = i;
+    const key = this.#keys[i]!;
+    const at = this.#at[i]!;
+    const seq = this.#seq[i]!;
+    this.#keys[i] = this.#keys[j]!;
+    this.#at[i] = this.#at[j]!;
+    this.#seq[i] = this.#seq[j]!;
+    this.#keys[j] = key;
+    this.#at[j] = at;
+    this.#seq[j] = seq;
+    this.#slots.set(this.#keys[i]!, i);
+    this.#slots.set(key, j);
   }
 
   #up(i: number): void {
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.#less(this.#heap[i]!, this.#heap[parent]!)) return;
+      if (!this.#less(i, parent)) return;
       this.#swap(i, parent);
       i = parent;
     }
   }
 
   #down(i: number): void {
+    const length = this.#keys.length;
     for (;;) {
       const left = 2 * i + 1;
       const right = left + 1;
       let smallest = i;
-      if (left < this.#heap.length && this.#less(this.#heap[left]!, this.#heap[smallest]!)) {
-        smallest = left;
-      }
-      if (right < this.#heap.length && this.#less(this.#heap[right]!, this.#heap[smallest]!)) {
-        smallest = right;
-      }
+      if (left < length && this.#less(left, smallest)) smallest = left;
+      if (right < length && this.#less(right, smallest)) smallest = right;
       if (smallest === i) return;
       this.#swap(i, smallest);
       i = smallest;

@@ -12,11 +12,14 @@
  *   or the deletion mark changed, so status writes do not loop. Kinds without
  *   a generation (ConfigMaps, Secrets) count any new resourceVersion as a
  *   change. Changes of an owned child reconcile its controller owner.
- * - A thrown error is retried with the queue's rate limiter (or after the
- *   server's Retry-After); a {@link TerminalError} is not retried until the
- *   object changes as above, whatever else triggers its key meanwhile; a
- *   success forgets the key's failures. A reconcile that throws never stops
- *   the controller.
+ * - A thrown error is retried after what the controller's error policy says
+ *   (by default the queue's rate limiter), or after the server's Retry-After
+ *   plus a random spread; a {@link TerminalError}, or a policy's
+ *   `"terminal"`, is not retried until the object changes as above, whatever
+ *   else triggers its key meanwhile; a success forgets the key's failures. A
+ *   reconcile that throws never stops the controller.
+ * - A requeue the reconcile asks for, or the optional resync, is jittered;
+ *   an optional token bucket paces reconcile starts. See pacing.ts.
  * - Each reconcile gets an `AbortSignal` that fires on its timeout and when
  *   a shutdown's drain deadline passes.
  *
@@ -47,6 +50,7 @@ import { logger } from "../log.ts";
 import { type CacheClient, type CacheOptions, Caches } from "./caches.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { ControllerMetrics } from "./metrics.ts";
+import { Pacing, type PacingOptions } from "./pacing.ts";
 import type { QueueMetrics } from "./queue.ts";
 import { WorkQueue } from "./queue.ts";
 import type { RateLimiter } from "./rate_limiter.ts";
@@ -56,7 +60,10 @@ import type { Store, StoreBudget, StoreChange } from "./store.ts";
 
 /** What a reconcile asks for next. `{}` means done until something changes. */
 export interface Action {
-  /** Reconcile this key again after this many milliseconds. */
+  /**
+   * Reconcile this key again after this many milliseconds, jittered by the
+   * controller's `requeueJitter` (±10 % by default).
+   */
   requeueAfterMs?: number;
 }
 
@@ -92,8 +99,11 @@ export interface Watch extends CacheOptions {
   map?: (object: KubeObject) => ObjectKey[];
 }
 
-/** What a controller does; see the module documentation for the semantics. */
-export interface ControllerSpec<T extends KubeObject = KubeObject> {
+/**
+ * What a controller does; see the module documentation for the semantics,
+ * and {@link PacingOptions} for the requeue, resync, error and rate options.
+ */
+export interface ControllerSpec<T extends KubeObject = KubeObject> extends PacingOptions {
   /** Names the controller in logs and metrics. */
   name: string;
   /** The primary resource. */
@@ -125,12 +135,15 @@ export interface ControllerDeps {
   clock?: Clock;
   /** Defaults to the queue's default (max of exponential and token bucket). */
   rateLimiter?: RateLimiter<ObjectKey>;
+  /** Source of jitter in [0, 1). Defaults to `Math.random`. */
+  random?: () => number;
   metrics?: { queue: QueueMetrics; controller: ControllerMetrics };
 }
 
 type Outcome =
   | { kind: "success"; action: Action }
-  | { kind: "error"; error: unknown }
+  /** `revision` is the object's, when the failure came after reading it. */
+  | { kind: "error"; error: unknown; revision?: Revision }
   | { kind: "terminal"; error: TerminalError; revision: Revision }
   /** The object failed terminally at this revision already; its reconcile was not called. */
   | { kind: "skipped" }
@@ -144,6 +157,7 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly queue: WorkQueue<ObjectKey>;
   readonly #deps: ControllerDeps;
   readonly #clock: Clock;
+  readonly #pacing: Pacing;
   readonly #log;
   readonly #caches: Caches;
   /** Whether this controller runs its caches itself (nobody shares them). */
@@ -157,7 +171,7 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** Aborts every reconcile still running once the drain deadline passes. */
   readonly #abort = new AbortController();
 
-  /** @throws {RangeError} when `reconcileTimeoutMs` is not positive. */
+  /** @throws {RangeError} when `reconcileTimeoutMs` or a {@link PacingOptions} field is out of range. */
   constructor(spec: ControllerSpec<T>, deps: ControllerDeps) {
     const timeout = spec.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS;
     if (!(timeout > 0)) {
@@ -168,6 +182,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.spec = spec;
     this.#deps = deps;
     this.#clock = deps.clock ?? systemClock;
+    this.#pacing = new Pacing(spec, {
+      name: spec.name,
+      clock: this.#clock,
+      ...(deps.random && { random: deps.random }),
+    });
     this.#log = logger("controller", spec.name);
     this.queue = new WorkQueue<ObjectKey>({
       clock: this.#clock,
@@ -265,6 +284,11 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   async #loop(signal: AbortSignal): Promise<void> {
     for (;;) {
+      try {
+        await this.#pacing.admit(signal);
+      } catch {
+        return;
+      }
       const key = await this.queue.get();
       if (key === undefined) return;
       let permit;
@@ -313,13 +337,14 @@ export class Controller<T extends KubeObject = KubeObject> {
       return { kind: "success", action };
     } catch (error) {
       if (error instanceof TerminalError) return { kind: "terminal", error, revision: current };
-      return { kind: "error", error };
+      return { kind: "error", error, revision: current };
     }
   }
 
   /** The one place that maps a reconcile outcome to a queue operation. */
   #settle(key: ObjectKey, outcome: Outcome, seconds: number): void {
     const metrics = this.#deps.metrics?.controller;
+    if (outcome.kind !== "error") this.#pacing.forget(key);
     switch (outcome.kind) {
       case "gone":
         this.#terminal.delete(key);
@@ -329,50 +354,58 @@ export class Controller<T extends KubeObject = KubeObject> {
       case "success": {
         this.#terminal.delete(key);
         this.queue.forget(key);
-        const after = outcome.action.requeueAfterMs;
+        const asked = outcome.action.requeueAfterMs;
+        const after = this.#pacing.requeueDelay(asked);
         if (after !== undefined) this.queue.addAfter(key, after);
-        metrics?.reconciled(after === undefined ? "success" : "requeue_after", seconds);
+        metrics?.reconciled(asked === undefined ? "success" : "requeue_after", seconds);
         break;
       }
       case "skipped":
         this.queue.forget(key);
         break;
       case "terminal":
-        this.#terminal.set(key, outcome.revision);
-        this.queue.forget(key);
-        this.#log.warn(
-          "reconcile of {key} failed terminally, not retried until it changes: {error}",
-          {
-            key,
-            error: outcome.error.message,
-          },
-        );
+        this.#failTerminally(key, outcome.revision, outcome.error);
         metrics?.reconciled("error", seconds);
         break;
-      case "error": {
-        const retryAfter = outcome.error instanceof ApiError
-          ? outcome.error.retryAfterSeconds
-          : undefined;
-        if (retryAfter !== undefined) {
-          // The server is shedding load (a 429 or a 503): it said when to come back.
-          this.queue.addAfter(key, retryAfter * 1000);
-          this.#log.warn(
-            "reconcile of {key} failed, retried in {seconds} s as the API server asked: {error}",
-            { key, seconds: retryAfter, error: describe(outcome.error) },
-          );
-        } else {
-          this.queue.addRateLimited(key);
-          this.#log.error("reconcile of {key} failed, retry {retries}: {error}", {
-            key,
-            retries: this.queue.numRequeues(key),
-            error: describe(outcome.error),
-          });
-        }
+      case "error":
+        this.#retry(key, outcome);
         metrics?.reconciled("error", seconds);
         break;
-      }
     }
     this.queue.done(key);
+  }
+
+  #failTerminally(key: ObjectKey, revision: Revision, error: unknown): void {
+    this.#terminal.set(key, revision);
+    this.queue.forget(key);
+    this.#pacing.forget(key);
+    this.#log.warn("reconcile of {key} failed terminally, not retried until it changes: {error}", {
+      key,
+      error: describe(error),
+    });
+  }
+
+  #retry(key: ObjectKey, outcome: { error: unknown; revision?: Revision }): void {
+    const error = outcome.error;
+    const retryAfter = error instanceof ApiError ? error.retryAfterSeconds : undefined;
+    if (retryAfter !== undefined) {
+      // The server is shedding load (a 429 or a 503): it said when to come back.
+      this.queue.addAfter(key, this.#pacing.retryAfterDelay(retryAfter));
+      this.#log.warn(
+        "reconcile of {key} failed, retried in {seconds} s as the API server asked: {error}",
+        { key, seconds: retryAfter, error: describe(error) },
+      );
+      return;
+    }
+    const decision = this.#pacing.failure(key, error);
+    if (decision === "terminal") return this.#failTerminally(key, outcome.revision, error);
+    if (decision === undefined) this.queue.addRateLimited(key);
+    else this.queue.addAfter(key, decision);
+    this.#log.error("reconcile of {key} failed, retry {retries}: {error}", {
+      key,
+      retries: decision === undefined ? this.queue.numRequeues(key) : this.#pacing.attempts(key),
+      error: describe(error),
+    });
   }
 
   #onPrimary(change: StoreChange<T>): void {

@@ -1,13 +1,15 @@
 /**
  * kinglet's metrics, under controller-runtime's and client-go's names and
  * bucket layouts so existing dashboards work: `workqueue_*`,
- * `controller_runtime_*`, `rest_client_requests_total`, plus
+ * `controller_runtime_*`, `rest_client_requests_total`,
+ * `rest_client_rate_limiter_duration_seconds`, plus
  * `kinglet_cache_*` and `process_*`.
  *
  * The manager creates one {@link RuntimeMetrics} and hands its parts out:
  * {@link RuntimeMetrics.queue} to each work queue,
  * {@link RuntimeMetrics.controller} to each controller,
- * {@link RuntimeMetrics.observeRequest} to the API client,
+ * {@link RuntimeMetrics.observeRequest} and
+ * {@link RuntimeMetrics.observeRateLimit} to the API client,
  * {@link RuntimeMetrics.trackStore} for each cache. Gauges that describe
  * current state (queue depth, cache size, memory) are read on scrape.
  *
@@ -107,6 +109,16 @@ export interface RequestSample {
   host: string;
 }
 
+/** One request's wait for a client-side flow-control token, as the client reports it. */
+export interface RateLimiterSample {
+  method: string;
+  host: string;
+  seconds: number;
+}
+
+/** client-go's buckets for `rest_client_rate_limiter_duration_seconds`. */
+const RATE_LIMITER_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
+
 /** Options of {@link RuntimeMetrics}. */
 export interface RuntimeMetricsOptions {
   /** Reads this process's memory and CPU on scrape. Defaults to /proc, else `Deno.memoryUsage()`. */
@@ -129,6 +141,7 @@ export class RuntimeMetrics {
   readonly #maxConcurrent: Gauge<"controller">;
   readonly #activeWorkers: Gauge<"controller">;
   readonly #requests: Counter<"code" | "method" | "host">;
+  readonly #rateLimiterWait: Histogram<"verb" | "host">;
   /** The latest queue probe per controller; a restarted controller's queue replaces its old one. */
   readonly #queues = new Map<string, () => QueueSnapshot>();
   /** The latest store per kind, likewise. */
@@ -202,6 +215,12 @@ export class RuntimeMetrics {
       "Number of HTTP requests, partitioned by status code, method, and host.",
       ["code", "method", "host"],
     );
+    this.#rateLimiterWait = r.histogram(
+      "rest_client_rate_limiter_duration_seconds",
+      "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+      RATE_LIMITER_BUCKETS,
+      ["verb", "host"],
+    );
     this.#registerCacheMetrics();
     this.#registerProcessMetrics(options.processStats ?? (() => readProcessStats()));
     r.onCollect(() => {
@@ -257,6 +276,11 @@ export class RuntimeMetrics {
   /** Counts one API request; pass it as the client's `onRequest`. */
   readonly observeRequest = (sample: RequestSample): void => {
     this.#requests.inc({ code: sample.code, method: sample.method, host: sample.host });
+  };
+
+  /** Observes one request's flow-control wait; pass it as the client's `onRateLimited`. */
+  readonly observeRateLimit = (sample: RateLimiterSample): void => {
+    this.#rateLimiterWait.observe({ verb: sample.method, host: sample.host }, sample.seconds);
   };
 
   /** Reports `store` as the cache of `kind` on every scrape, replacing an earlier one of that kind. */

@@ -100,3 +100,20 @@ Deno.test("help with a heading names the flags once", () => {
   );
   assert.match(help, /^Flags of kinglet run:$/m);
 });
+
+Deno.test("client-side flow control comes from --kube-api-qps and --kube-api-burst or their KINGLET_ variables", () => {
+  const run = (args: string[], env: Record<string, string>) =>
+    runOptions(parseFlags(RUN_FLAGS, args, env).values);
+  const defaults = run([], {});
+  assert.deepEqual([defaults.kubeApiQps, defaults.kubeApiBurst], [500, 1_000]);
+  const fromEnv = run([], { KINGLET_KUBE_API_QPS: "20", KINGLET_KUBE_API_BURST: "30" });
+  assert.deepEqual([fromEnv.kubeApiQps, fromEnv.kubeApiBurst], [20, 30]);
+  const fromFlags = run(["--kube-api-qps=2.5", "--kube-api-burst", "5"], {
+    KINGLET_KUBE_API_QPS: "20",
+  });
+  assert.deepEqual([fromFlags.kubeApiQps, fromFlags.kubeApiBurst], [2.5, 5]);
+  assert.equal(run(["--kube-api-qps=0", "--kube-api-burst=0"], {}).kubeApiQps, 0);
+  assert.throws(() => run(["--kube-api-qps=fast"], {}), /--kube-api-qps: must be a number >= 0/);
+  assert.throws(() => run(["--kube-api-qps=-1"], {}), /--kube-api-qps: .* got -1/);
+  assert.throws(() => run(["--kube-api-burst=0"], {}), /--kube-api-burst: must be at least 1/);
+});

@@ -29,6 +29,7 @@ import {
 } from "../../kube/resources.ts";
 import type { KubeObject } from "../../kube/types.ts";
 import type { ControllerSpec, ReconcileContext } from "../../runtime/controller.ts";
+import { tieredErrorPolicy } from "../../runtime/error_policy.ts";
 import { finalizer } from "../../runtime/finalizer.ts";
 import { FINALIZER, labelSelector, selectorLabels } from "../labels.ts";
 import {
@@ -46,13 +47,32 @@ import { credentialsSecretName, renderCredentialsSecret, renderDatabaseCluster }
 import { DATABASE_CLUSTERS, type DatabaseCluster, validateDatabaseCluster } from "./kind.ts";
 import { databaseStatus, invalidDatabaseStatus } from "./status.ts";
 
-/** The DatabaseCluster controller over `deps`. */
-export function databaseClusterController(deps: OperatorDeps): ControllerSpec<KubeObject> {
+/** Options of {@link databaseClusterController}. */
+export interface DatabaseClusterControllerOptions {
+  /** How long after a reconcile a Ready cluster is looked at again. Defaults to 300 s. */
+  readyRequeueAfterMs?: number;
+  /** How long after a reconcile a cluster not Ready is looked at again. Defaults to 60 s. */
+  notReadyRequeueAfterMs?: number;
+}
+
+/**
+ * The DatabaseCluster controller over `deps`. A failed reconcile is retried
+ * after 30 s, 2 min, 5 min, then every 10 min until it succeeds; at most 100
+ * reconciles start per minute (a burst of 100, refilled over 60 s).
+ */
+export function databaseClusterController(
+  deps: OperatorDeps,
+  options: DatabaseClusterControllerOptions = {},
+): ControllerSpec<KubeObject> {
   const now = deps.now ?? (() => new Date());
   const applier = new ChildApplier(deps);
   let tracking = false;
 
-  async function apply(stored: DatabaseCluster, ctx: ReconcileContext): Promise<void> {
+  /** Resolves to the phase written to status. */
+  async function apply(
+    stored: DatabaseCluster,
+    ctx: ReconcileContext,
+  ): Promise<string | undefined> {
     const { signal } = ctx;
     const valid = validateDatabaseCluster(stored.spec);
     if (!valid.ok) {
@@ -83,7 +103,7 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
       (message) => invalidDatabaseStatus(stored, message, now()),
       signal,
     );
-    await record(stored, cluster, statefulSet as V1StatefulSet, signal);
+    return await record(stored, cluster, statefulSet as V1StatefulSet, signal);
   }
 
   /** Creates the Secret if it does not exist; never updates it, so the password is stable. */
@@ -104,13 +124,13 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
     }
   }
 
-  /** Writes status and publishes the lifecycle transition, if one happened. */
+  /** Writes status and publishes the lifecycle transition, if one happened; resolves to the phase. */
   async function record(
     stored: DatabaseCluster,
     cluster: DatabaseCluster,
     statefulSet: V1StatefulSet | undefined,
     signal: AbortSignal,
-  ) {
+  ): Promise<string | undefined> {
     const update = databaseStatus(cluster, statefulSet, now());
     await writeStatus(deps, DATABASE_CLUSTERS, stored, update.status, signal);
     const t = update.transition;
@@ -122,6 +142,7 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
         note: `${t.from} → ${t.to}: ${t.message}`,
       });
     }
+    return update.status.phase;
   }
 
   /**
@@ -177,6 +198,8 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
   return {
     name: "databasecluster",
     resource: DATABASE_CLUSTERS,
+    errorPolicy: tieredErrorPolicy(),
+    reconcileRateLimit: { qps: 100 / 60, burst: 100 },
     owns: [
       { resource: STATEFUL_SETS, transform: projectWorkload, labelSelector: MANAGED_SELECTOR },
       {
@@ -193,11 +216,16 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
       },
     ],
     async reconcile(object, ctx) {
-      await finalizer(deps.client, DATABASE_CLUSTERS, FINALIZER, object, {
+      const phase = await finalizer(deps.client, DATABASE_CLUSTERS, FINALIZER, object, {
         apply: (o) => apply(o as DatabaseCluster, ctx),
-        cleanup: (o) => cleanup(o as DatabaseCluster, ctx),
+        cleanup: (o) => cleanup(o as DatabaseCluster, ctx).then(() => undefined),
       }, ctx.signal);
-      return {};
+      if (object.metadata?.deletionTimestamp) return {};
+      return {
+        requeueAfterMs: phase === "Ready"
+          ? options.readyRequeueAfterMs ?? 300_000
+          : options.notReadyRequeueAfterMs ?? 60_000,
+      };
     },
   };
 }

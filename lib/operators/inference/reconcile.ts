@@ -14,20 +14,32 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import type { ControllerSpec } from "../../runtime/controller.ts";
+import { fixedErrorPolicy } from "../../runtime/error_policy.ts";
 import type { OperatorDeps } from "../reconcile_support.ts";
 import { workloadController } from "../workload_controller.ts";
 import { renderInferenceService } from "./render.ts";
 import { INFERENCE_SERVICES, validateInferenceService } from "./kind.ts";
 import { inferenceServiceStatus, invalidInferenceServiceStatus } from "./status.ts";
 
-/** The InferenceService controller over `deps`. */
-export function inferenceServiceController(deps: OperatorDeps): ControllerSpec<KubeObject> {
+/** Options of {@link inferenceServiceController}. */
+export interface InferenceServiceControllerOptions {
+  /** How long after it converged a InferenceService is reconciled again, to repair drift. Defaults to 30 s. */
+  requeueAfterMs?: number;
+}
+
+/** The InferenceService controller over `deps`; a failed reconcile is retried after 60 s. */
+export function inferenceServiceController(
+  deps: OperatorDeps,
+  options: InferenceServiceControllerOptions = {},
+): ControllerSpec<KubeObject> {
   return workloadController(deps, {
     name: "inferenceservice",
     resource: INFERENCE_SERVICES,
     validate: validateInferenceService,
     render: renderInferenceService,
     status: inferenceServiceStatus,
+    requeueAfterMs: options.requeueAfterMs ?? 30_000,
+    errorPolicy: fixedErrorPolicy(60_000),
     invalidStatus: invalidInferenceServiceStatus,
   });
 }

@@ -14,20 +14,32 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import type { ControllerSpec } from "../../runtime/controller.ts";
+import { fixedErrorPolicy } from "../../runtime/error_policy.ts";
 import type { OperatorDeps } from "../reconcile_support.ts";
 import { workloadController } from "../workload_controller.ts";
 import { renderWebApp } from "./render.ts";
 import { validateWebApp, WEB_APPS } from "./kind.ts";
 import { invalidWebAppStatus, webAppStatus } from "./status.ts";
 
-/** The WebApp controller over `deps`. */
-export function webAppController(deps: OperatorDeps): ControllerSpec<KubeObject> {
+/** Options of {@link webAppController}. */
+export interface WebAppControllerOptions {
+  /** How long after it converged a WebApp is reconciled again, to repair drift. Defaults to 300 s. */
+  requeueAfterMs?: number;
+}
+
+/** The WebApp controller over `deps`; a failed reconcile is retried after 10 s. */
+export function webAppController(
+  deps: OperatorDeps,
+  options: WebAppControllerOptions = {},
+): ControllerSpec<KubeObject> {
   return workloadController(deps, {
     name: "webapp",
     resource: WEB_APPS,
     validate: validateWebApp,
     render: renderWebApp,
     status: webAppStatus,
+    requeueAfterMs: options.requeueAfterMs ?? 300_000,
+    errorPolicy: fixedErrorPolicy(10_000),
     invalidStatus: invalidWebAppStatus,
   });
 }

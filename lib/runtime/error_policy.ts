@@ -1,0 +1,78 @@
+/**
+ * What a controller does when a reconcile throws: an {@link ErrorPolicy}
+ * maps the error and the key's attempt number to a delay before the next
+ * try, or to `"terminal"` (not retried until the object changes).
+ *
+ * A controller without a policy keeps the work queue's rate limiter
+ * (client-go's: per-key exponential from 5 ms to 1000 s, beside a 10 qps
+ * bucket). The ready-made policies here are the shapes operators ask for
+ * most: {@link fixedErrorPolicy} (always the same pause) and
+ * {@link tieredErrorPolicy} (a short list of growing pauses). Either way a
+ * success resets the attempt count.
+ *
+ * @example
+ * ```ts
+ * import { tieredErrorPolicy } from "./error_policy.ts";
+ * const policy = tieredErrorPolicy();
+ * policy(new Error("boom"), 1); // 30000
+ * policy(new Error("boom"), 9); // 600000
+ * ```
+ *
+ * @module
+ */
+
+/**
+ * Decides how long a key waits after its `attempt`-th failure in a row
+ * (counted from 1, reset by a success), in milliseconds; or `"terminal"`
+ * to stop retrying until the object changes, as a `TerminalError` does.
+ */
+export type ErrorPolicy = (error: unknown, attempt: number) => number | "terminal";
+
+/**
+ * Waits `ms` after every failure, however many came before.
+ *
+ * @example
+ * ```ts
+ * import { fixedErrorPolicy } from "./error_policy.ts";
+ * fixedErrorPolicy(10_000)(new Error("boom"), 3); // 10000
+ * ```
+ *
+ * @throws {RangeError} when `ms` is negative or not finite.
+ */
+export function fixedErrorPolicy(ms: number): ErrorPolicy {
+  if (!(ms >= 0) || !Number.isFinite(ms)) {
+    throw new RangeError(
+      `Cannot create the error policy: 'ms' must be a finite number >= 0, got ${ms}`,
+    );
+  }
+  return () => ms;
+}
+
+/** The tiers of {@link tieredErrorPolicy}: 30 s, 2 min, 5 min, then 10 min. */
+export const DEFAULT_TIERS_MS: readonly number[] = [30_000, 120_000, 300_000, 600_000];
+
+/**
+ * Waits `tiersMs[attempt - 1]`, staying on the last tier once past it: a
+ * failing object is looked at again soon, then less and less often, and a
+ * success starts it over from the first tier.
+ *
+ * @example
+ * ```ts
+ * import { tieredErrorPolicy } from "./error_policy.ts";
+ * const policy = tieredErrorPolicy([1_000, 5_000]);
+ * policy(new Error("boom"), 1); // 1000
+ * policy(new Error("boom"), 2); // 5000
+ * policy(new Error("boom"), 3); // 5000
+ * ```
+ *
+ * @throws {RangeError} when `tiersMs` is empty or holds a negative or non-finite delay.
+ */
+export function tieredErrorPolicy(tiersMs: readonly number[] = DEFAULT_TIERS_MS): ErrorPolicy {
+  if (tiersMs.length === 0 || tiersMs.some((ms) => !(ms >= 0) || !Number.isFinite(ms))) {
+    throw new RangeError(
+      `Cannot create the error policy: 'tiersMs' must hold finite delays >= 0, got [${tiersMs}]`,
+    );
+  }
+  const tiers = [...tiersMs];
+  return (_error, attempt) => tiers[Math.min(Math.max(attempt, 1), tiers.length) - 1]!;
+}
