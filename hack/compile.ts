@@ -24,7 +24,7 @@
 import { parseArgs } from "node:util";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { denoFlags, grantsFromEnv } from "./_permissions.ts";
+import { denoFlags, grantsFromEnv, kingletEnv } from "./_permissions.ts";
 
 /** The targets kinglet ships for. */
 export const TARGETS = ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"] as const;
@@ -169,7 +169,9 @@ function childEnv(
   denort: string | undefined,
 ): Record<string, string> {
   const { DENORT_BIN: _, ...rest } = env;
-  return denort ? { ...rest, DENORT_BIN: denort } : rest;
+  // deno compile bakes the certificate stores it is started with into the binary.
+  const base = { ...rest, ...kingletEnv(env) };
+  return denort ? { ...base, DENORT_BIN: denort } : base;
 }
 
 async function main(args: string[]): Promise<number> {

@@ -16,15 +16,16 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
-import { denoFlags, grantsFromEnv } from "./_permissions.ts";
+import { denoFlags, grantsFromEnv, kingletEnv } from "./_permissions.ts";
 
 const FORWARDED: readonly Deno.Signal[] = ["SIGTERM", "SIGHUP", "SIGQUIT", "SIGINT"];
 
 async function main(args: string[]): Promise<number> {
   const main = fileURLToPath(new URL("../main.ts", import.meta.url));
   let flags: string[];
+  const env = Deno.env.toObject();
   try {
-    flags = denoFlags(grantsFromEnv(Deno.env.toObject()));
+    flags = denoFlags(grantsFromEnv(env));
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     Deno.stderr.writeSync(new TextEncoder().encode(`start: ${message}\n`));
@@ -32,6 +33,7 @@ async function main(args: string[]): Promise<number> {
   }
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...flags, main, ...args],
+    env: kingletEnv(env),
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",

@@ -254,8 +254,13 @@ export class Transport {
           { cause: e },
         );
       }
-      const tls = `TLS failed: ${reason}; check the certificate authority and client ` +
-        `certificate in ${this.#config.source}`;
+      const tls = this.#config.caCert === undefined && trustsOnlyGivenCas()
+        ? `TLS failed: ${reason}; ${this.#config.source} names no certificate-authority and ` +
+          "DENO_TLS_CA_STORE lists no certificate store, so nothing can vouch for the server: " +
+          "add the cluster's certificate-authority-data, or set DENO_TLS_CA_STORE=system to " +
+          "trust the system's certificate authorities"
+        : `TLS failed: ${reason}; check the certificate authority and client ` +
+          `certificate in ${this.#config.source}`;
       return new TransportError(`${where}: ${tls}`, {
         cause: e,
         server: this.#config.server,
@@ -305,4 +310,19 @@ function proxyOf(url: string, source: string): Deno.Proxy {
       JSON.stringify(url)
     } in ${source}: use an http://, https:// or socks5:// URL`,
   );
+}
+
+/**
+ * Whether Deno was started with an empty list of certificate stores (as
+ * kinglet's launchers start it), so that only the CAs a client is given are
+ * trusted. Deno reads the variable once, at start.
+ */
+function trustsOnlyGivenCas(): boolean {
+  let stores: string | undefined;
+  try {
+    stores = Deno.env.get("DENO_TLS_CA_STORE");
+  } catch {
+    return false;
+  }
+  return stores !== undefined && stores.split(",").every((store) => store.trim() === "");
 }

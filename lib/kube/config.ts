@@ -24,7 +24,10 @@ export type { TokenSource } from "./token_source.ts";
 export interface ClusterConfig {
   /** Base URL, without a trailing slash, e.g. `https://10.0.0.1:6443`. */
   server: string;
-  /** PEM of the CA that signed the server certificate, trusted besides the system roots. */
+  /**
+   * PEM of the CA that signed the server certificate, trusted besides Deno's
+   * certificate stores (none in kinglet's launchers: see `DENO_TLS_CA_STORE`).
+   */
   caCert?: string;
   /**
    * Set when the kubeconfig asks to skip server certificate verification.

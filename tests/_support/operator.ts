@@ -7,7 +7,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
-import { denoFlags, grantsFromEnv } from "../../hack/_permissions.ts";
+import { denoFlags, grantsFromEnv, kingletEnv } from "../../hack/_permissions.ts";
 
 const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 
@@ -61,7 +61,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorP
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-    env: options.env ?? {},
+    env: { ...options.env, ...kingletEnv({ ...Deno.env.toObject(), ...options.env }) },
   }).spawn();
   // Copied chunk by chunk: piping a child's output into a file's writable
   // lands nothing in the file before the child exits, and tests read the log live.

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { figureSpec, formatFigure, SCENARIO_COLUMNS } from "../../bench/figure_catalog.ts";
 import { percentiles } from "../../bench/figures.ts";
-import { denoFlags, grantsFromEnv, V8_FLAGS } from "../../hack/_permissions.ts";
+import { denoFlags, grantsFromEnv, kingletEnv, V8_FLAGS } from "../../hack/_permissions.ts";
 import { parseResults, type Results, type Run } from "../../bench/results.ts";
 import type { ScenarioName } from "../../bench/scenarios.ts";
 
@@ -30,16 +30,17 @@ async function bench(args: string[]): Promise<{ code: number; stdout: string }> 
   return { code: output.code, stdout: new TextDecoder().decode(output.stdout) };
 }
 
-Deno.test("the kinglet target runs main.ts with exactly the flags of `deno task start`", async () => {
+Deno.test("the kinglet target runs main.ts with exactly the flags and environment of `deno task start`", async () => {
   const target = JSON.parse(
     await Deno.readTextFile(join(REPO, "bench/targets/kinglet.json")),
-  ) as { command: string[]; defaultV8Flags: string[] };
+  ) as { command: string[]; env: Record<string, string>; defaultV8Flags: string[] };
   // As a user widens the start task's grants to read a kubeconfig of their own.
   const flags = denoFlags(grantsFromEnv({ KINGLET_ALLOW_READ: "{kubeconfig}" }))
     .map((flag) => (flag.startsWith("--v8-flags=") ? "--v8-flags={v8Flags}" : flag));
   const expected = ["{deno}", "run", ...flags, "main.ts", "run", "--kubeconfig={kubeconfig}"];
   assert.deepEqual(target.command.slice(0, expected.length), expected);
   assert.deepEqual(target.defaultV8Flags, V8_FLAGS);
+  assert.deepEqual(target.env, kingletEnv({}));
 });
 
 Deno.test("bench --quick writes results, a report and charts that agree with each other", async () => {

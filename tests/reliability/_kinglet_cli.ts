@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { denoFlags, grantsFromEnv } from "../../hack/_permissions.ts";
+import { denoFlags, grantsFromEnv, kingletEnv } from "../../hack/_permissions.ts";
 
 /** The CLI's entry point. */
 export const MAIN: string = fileURLToPath(new URL("../../main.ts", import.meta.url));
@@ -37,6 +37,11 @@ export function startTaskArgs(args: readonly string[], options: CliOptions = {})
   return ["run", ...denoFlags(grants), ...(options.denoFlags ?? []), MAIN, ...args];
 }
 
+/** The environment `deno task start` gives kinglet: the caller's, plus kinglet's defaults. */
+function startTaskEnv(options: CliOptions): Record<string, string> {
+  return { ...options.env, ...kingletEnv({ ...Deno.env.toObject(), ...options.env }) };
+}
+
 /**
  * Runs the CLI until it exits.
  *
@@ -50,7 +55,7 @@ export async function runToExit(
   const started = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
     args: startTaskArgs(args, options),
-    env: options.env ?? {},
+    env: startTaskEnv(options),
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -102,7 +107,7 @@ export function startRun(args: readonly string[], options: CliOptions = {}): Run
       `--health-probe-bind-address=127.0.0.1:${healthPort}`,
       ...args,
     ], options),
-    env: options.env ?? {},
+    env: startTaskEnv(options),
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

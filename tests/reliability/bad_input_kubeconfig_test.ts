@@ -382,6 +382,26 @@ Deno.test("an unreachable API server keeps kinglet up, not ready, saying which s
   }
 });
 
+Deno.test("a kubeconfig without a CA under kinglet's empty certificate store names both fixes", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kinglet_noca_" });
+  try {
+    const kubeconfig = await adminWith(dir, { "certificate-authority-data": undefined });
+    const server = (parse(await Deno.readTextFile(kubeconfig)) as {
+      clusters: { cluster: { server: string; "certificate-authority-data"?: string } }[];
+    }).clusters[0]!.cluster;
+    assert.equal(server["certificate-authority-data"], undefined);
+    const { logMs } = await staysUpAndSaysWhy(
+      kubeconfig,
+      dir,
+      server.server,
+      /names no certificate-authority .*add the cluster's certificate-authority-data, or set DENO_TLS_CA_STORE=system/,
+    );
+    figure(`no CA, empty certificate store: the fix logged ${fixed1(logMs / 1000)} s after spawn`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a CA that did not sign the server keeps kinglet up, not ready, naming the TLS failure", async () => {
   const dir = await Deno.makeTempDir({ prefix: "kinglet_wrongca_" });
   try {

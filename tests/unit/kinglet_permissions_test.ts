@@ -9,7 +9,9 @@ import {
   denoFlags,
   grantsFromEnv,
   IGNORED_ENV,
+  KINGLET_ENV,
   KINGLET_GRANTS,
+  kingletEnv,
   V8_FLAGS,
 } from "../../hack/_permissions.ts";
 import { compileArgs } from "../../hack/compile.ts";
@@ -159,4 +161,11 @@ Deno.test("deno compile bakes in exactly the flags that deno task start passes",
     }
     assert.deepEqual(metadata.v8_flags.slice(-V8_FLAGS.length), [...V8_FLAGS]);
   });
+});
+
+Deno.test("kinglet starts with an empty certificate store unless the user chose one", () => {
+  assert.deepEqual(kingletEnv({}), { DENO_TLS_CA_STORE: "," });
+  assert.deepEqual(kingletEnv({ DENO_TLS_CA_STORE: "system" }), { DENO_TLS_CA_STORE: "system" });
+  // Deno's own reading of the variable: names split on commas, empty ones skipped.
+  assert.deepEqual(KINGLET_ENV.DENO_TLS_CA_STORE!.split(",").filter((s) => s.trim()), []);
 });
