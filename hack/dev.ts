@@ -20,7 +20,7 @@ import { KubeClient } from "../lib/kube/client.ts";
 import { loadConfig } from "../lib/kube/config.ts";
 import { systemClock } from "../lib/runtime/clock.ts";
 import { startCluster } from "./cluster.ts";
-import { denoFlags, grantsFromEnv } from "./_permissions.ts";
+import { denoFlags, grantsFromEnv, MALLOC_ENV } from "./_permissions.ts";
 
 const SAMPLES = new URL("../deploy/samples/", import.meta.url).pathname;
 const log = (message: string) => console.error(`[dev] ${message}`);
@@ -56,7 +56,8 @@ async function main(args: string[]): Promise<number> {
     "--metrics-bind-address=127.0.0.1:8080",
     "--health-probe-bind-address=127.0.0.1:8081",
   ];
-  const operator = new Deno.Command(command, { args: runArgs, stdin: "null" }).spawn();
+  const operator = new Deno.Command(command, { args: runArgs, env: MALLOC_ENV, stdin: "null" })
+    .spawn();
   log(`operator running (pid ${operator.pid}); metrics on http://127.0.0.1:8080/metrics`);
   if (!args.includes("--no-samples")) {
     const applied = await run(kubectl, [

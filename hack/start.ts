@@ -2,7 +2,7 @@
  * `deno task start`: runs main.ts under `deno run` with exactly the
  * permissions and V8 flags that `deno task compile` bakes into the binary
  * (hack/_permissions.ts), widened by the same `KINGLET_ALLOW_<KIND>`
- * variables. Arguments go to kinglet unchanged.
+ * variables, and with its malloc settings. Arguments go to kinglet unchanged.
  *
  * kinglet runs in the folder the task was started from (`INIT_CWD`, which
  * `deno task` sets, as npm does), not the repository root where `deno task`
@@ -21,7 +21,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
-import { denoFlags, grantsFromEnv } from "./_permissions.ts";
+import { denoFlags, grantsFromEnv, MALLOC_ENV } from "./_permissions.ts";
 
 const FORWARDED: readonly Deno.Signal[] = ["SIGTERM", "SIGHUP", "SIGQUIT", "SIGINT"];
 
@@ -39,6 +39,10 @@ async function main(args: string[]): Promise<number> {
     args: ["run", ...flags, main, ...args],
     // Deno resolves relative --allow-read entries against this folder too.
     cwd: Deno.env.get("INIT_CWD") || Deno.cwd(),
+    // A value the user set wins.
+    env: Object.fromEntries(
+      Object.entries(MALLOC_ENV).filter(([name]) => Deno.env.get(name) === undefined),
+    ),
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",

@@ -1,13 +1,13 @@
 // deno-lint-ignore-file no-console -- tells where a kept log is
 /**
  * Starts kinglet as users run it: a separate `deno run` process of main.ts
- * with the permissions and V8 flags of `deno task start`, on free loopback
+ * with the permissions, V8 flags and malloc settings of `deno task start`, on free loopback
  * ports, its log in a file. Tests stop it with SIGTERM or kill it.
  *
  * @module
  */
 import { fileURLToPath } from "node:url";
-import { denoFlags, grantsFromEnv } from "../../hack/_permissions.ts";
+import { denoFlags, grantsFromEnv, MALLOC_ENV } from "../../hack/_permissions.ts";
 
 const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 
@@ -61,7 +61,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorP
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-    env: options.env ?? {},
+    env: { ...MALLOC_ENV, ...options.env },
   }).spawn();
   // Copied chunk by chunk: piping a child's output into a file's writable
   // lands nothing in the file before the child exits, and tests read the log live.

@@ -5,11 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { parse } from "yaml";
 import {
   denoFlags,
   grantsFromEnv,
   IGNORED_ENV,
   KINGLET_GRANTS,
+  MALLOC_ENV,
   V8_FLAGS,
 } from "../../hack/_permissions.ts";
 import { compileArgs } from "../../hack/compile.ts";
@@ -159,4 +161,26 @@ Deno.test("deno compile bakes in exactly the flags that deno task start passes",
     }
     assert.deepEqual(metadata.v8_flags.slice(-V8_FLAGS.length), [...V8_FLAGS]);
   });
+});
+
+Deno.test("the systemd unit, the Deployment, the image and the bench target set kinglet's malloc settings", async () => {
+  const read = (path: string) => Deno.readTextFile(new URL(`../../${path}`, import.meta.url));
+  const unit = await read("deploy/systemd/kinglet.service");
+  const deployment = parse(await read("deploy/deployment.yaml")) as {
+    spec: { template: { spec: { containers: { env?: { name: string; value: string }[] }[] } } };
+  };
+  const dockerfile = await read("Dockerfile.scratch");
+  const target = JSON.parse(await read("bench/targets/kinglet.json")) as {
+    env?: Record<string, string>;
+  };
+  assert.ok(Object.keys(MALLOC_ENV).length > 0);
+  for (const [name, value] of Object.entries(MALLOC_ENV)) {
+    assert.match(unit, new RegExp(`^Environment=${name}=${value}$`, "m"));
+    assert.deepEqual(
+      deployment.spec.template.spec.containers[0]!.env?.find((e) => e.name === name),
+      { name, value },
+    );
+    assert.match(dockerfile, new RegExp(`^ENV ${name}=${value}$`, "m"));
+    assert.equal(target.env?.[name], value);
+  }
 });

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { MALLOC_ENV } from "../../hack/_permissions.ts";
 import { envPlugin } from "../_support/exec_plugin.ts";
 
 const CONFIG = fileURLToPath(new URL("../../deno.json", import.meta.url));
@@ -49,5 +50,22 @@ Deno.test("relative --kubeconfig, KUBECONFIG and KINGLET_ALLOW_READ resolve wher
     assert.match(await startInstall(work, [], { ...grants, KUBECONFIG: "../kc/config" }), ran);
   } finally {
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("deno task start gives kinglet its malloc settings, which glibc reads at start", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "kinglet_start_" }));
+  try {
+    const plugin = await envPlugin(dir, { fail: true });
+    // Granted to kinglet, the settings reach its exec plugin, which shows they were set.
+    await startInstall(dir, ["--kubeconfig", plugin.kubeconfig], {
+      KINGLET_ALLOW_READ: dir,
+      KINGLET_ALLOW_RUN: plugin.command,
+      KINGLET_ALLOW_ENV: Object.keys(MALLOC_ENV).join(","),
+    });
+    const names = await plugin.names();
+    for (const name of Object.keys(MALLOC_ENV)) assert.ok(names.includes(name), name);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
