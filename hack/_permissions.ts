@@ -1,5 +1,5 @@
 /**
- * The Deno permissions and V8 flags kinglet runs with, kept in one place:
+ * The Deno permissions, V8 flags and allocator settings kinglet runs with, kept in one place:
  * `deno task start` passes them to `deno run`, `deno task compile` bakes them
  * into the binary, and the tests run kinglet under them. The README's
  * "Binary" section explains each choice.
@@ -31,19 +31,43 @@ export { allowVariable };
  * defaults, against 0.67 for the semi-space alone, for the same CPU per
  * reconcile; `--lite-mode` saved 10 MiB more but cost half again the CPU.
  */
-export const V8_FLAGS: readonly string[] = ["--max-semi-space-size=1", "--optimize-for-size"];
+export const V8_FLAGS: readonly string[] = [
+  "--max-semi-space-size=1",
+  "--optimize-for-size",
+  // V8 starts no full collection in an idle process: the manager asks for one
+  // after a burst of large objects is deleted (lib/runtime/_heap_release.ts).
+  "--expose-gc",
+];
 
 /**
  * The environment every kinglet process starts with, where the user has not
- * set the variable. `DENO_TLS_CA_STORE=,` is an empty list of certificate
- * stores (Deno splits the value on commas and skips empty names), so kinglet
- * trusts exactly the certificate authority it is given, the kubeconfig's or
- * the service account's, as client-go does when a CA is configured. Deno's
- * bundled Mozilla roots are then never loaded: 3 to 4 MiB less resident
- * memory. For an API server with a publicly signed certificate and no CA in
- * the kubeconfig, set `DENO_TLS_CA_STORE=system`; kinglet's TLS error says so.
+ * set the variable. Both are read when the process starts, before any of
+ * kinglet runs, so `deno task start`, the dev loop, the test and bench
+ * launchers, the systemd unit, the Deployment and the image set them (a test
+ * keeps those in step), and `deno task compile` runs with them.
+ *
+ * - `MALLOC_MMAP_THRESHOLD_=16384`: request and response bodies of large
+ *   objects pass through buffers of 16 to 64 KiB and more, which V8 frees only
+ *   when it collects their ArrayBuffers, long after other allocations have
+ *   landed above them. glibc keeps such buffers in its heap, raises its mmap
+ *   threshold up to 32 MiB after the first large one is freed, and returns a
+ *   heap's free middle to the system only on `malloc_trim`, which Deno cannot
+ *   call without FFI. A fixed 16 KiB threshold gives every such buffer its own
+ *   mapping, returned when it is freed. After a burst of six large WebApps was
+ *   deleted (tests/reliability/memory_release_test.ts) glibc held 16 MiB of
+ *   freed memory without it and 1.4 MiB with it.
+ * - `DENO_TLS_CA_STORE=,`: an empty list of certificate stores (Deno splits
+ *   the value on commas and skips empty names), so kinglet trusts exactly the
+ *   certificate authority it is given, the kubeconfig's or the service
+ *   account's, as client-go does when a CA is configured. Deno's bundled
+ *   Mozilla roots are then never loaded: 3 to 4 MiB less resident memory. For
+ *   an API server with a publicly signed certificate and no CA in the
+ *   kubeconfig, set `DENO_TLS_CA_STORE=system`; kinglet's TLS error says so.
  */
-export const KINGLET_ENV: Readonly<Record<string, string>> = { DENO_TLS_CA_STORE: "," };
+export const KINGLET_ENV: Readonly<Record<string, string>> = {
+  MALLOC_MMAP_THRESHOLD_: "16384",
+  DENO_TLS_CA_STORE: ",",
+};
 
 /**
  * {@link KINGLET_ENV} under the variables of `env`: what the user set wins.
@@ -148,7 +172,7 @@ export function grantsFromEnv(
  * @example
  * ```ts
  * import { denoFlags, KINGLET_GRANTS } from "./_permissions.ts";
- * denoFlags(KINGLET_GRANTS).at(-1); // "--v8-flags=--max-semi-space-size=1,--optimize-for-size"
+ * denoFlags(KINGLET_GRANTS).at(-1); // "--v8-flags=--max-semi-space-size=1,--optimize-for-size,--expose-gc"
  * ```
  */
 export function denoFlags(grants: Grants = KINGLET_GRANTS): string[] {

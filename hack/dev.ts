@@ -32,7 +32,7 @@ import { DATABASE_CLUSTERS, INFERENCE_SERVICES, WEB_APPS } from "../lib/operator
 import { systemClock } from "../lib/runtime/clock.ts";
 import { startCluster } from "./cluster.ts";
 import { type MetricSums, operatorFigures, redraw, renderView, sumMetrics } from "./_dev_view.ts";
-import { denoFlags, grantsFromEnv } from "./_permissions.ts";
+import { denoFlags, grantsFromEnv, kingletEnv } from "./_permissions.ts";
 
 const SAMPLES = new URL("../deploy/samples/", import.meta.url).pathname;
 const log = (message: string) => console.error(`[dev] ${message}`);
@@ -68,6 +68,7 @@ async function main(args: string[]): Promise<number> {
   const logFile = live ? await Deno.makeTempFile({ prefix: "kinglet-dev-", suffix: ".log" }) : "";
   const operator = new Deno.Command(command, {
     args: runArgs,
+    env: kingletEnv(Deno.env.toObject()),
     stdin: "null",
     ...(live && { stdout: "piped", stderr: "piped" }),
   }).spawn();

@@ -2,7 +2,12 @@
  * `deno task start`: runs main.ts under `deno run` with exactly the
  * permissions and V8 flags that `deno task compile` bakes into the binary
  * (hack/_permissions.ts), widened by the same `KINGLET_ALLOW_<KIND>`
- * variables. Arguments go to kinglet unchanged.
+ * variables, and with its malloc settings. Arguments go to kinglet unchanged.
+ *
+ * kinglet runs in the folder the task was started from (`INIT_CWD`, which
+ * `deno task` sets, as npm does), not the repository root where `deno task`
+ * runs tasks: a relative `--kubeconfig`, `KUBECONFIG` entry or
+ * `KINGLET_ALLOW_READ` entry means what it meant where the user typed it.
  *
  * ```sh
  * deno task start --kubeconfig /etc/rancher/k3s/k3s.yaml --leader-elect
@@ -33,6 +38,9 @@ async function main(args: string[]): Promise<number> {
   }
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...flags, main, ...args],
+    // Deno resolves relative --allow-read entries against this folder too.
+    cwd: Deno.env.get("INIT_CWD") || Deno.cwd(),
+    // A value the user set wins.
     env: kingletEnv(env),
     stdin: "inherit",
     stdout: "inherit",

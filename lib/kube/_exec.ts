@@ -42,9 +42,10 @@ export interface ExecTokenSourceOptions {
   where: string;
   cluster: ExecClusterInfo;
   /**
-   * The whole environment the plugin sees, before its own `env` entries.
-   * Defaults to inheriting this process's environment: plugins need PATH,
-   * HOME and their vendor's variables.
+   * The whole environment the plugin sees, before its own `env` entries and
+   * `KUBERNETES_EXEC_INFO`. Defaults to the variables this process may read
+   * (Deno's `--allow-env`), which is where a plugin's PATH, HOME and vendor
+   * variables are granted; nothing else of this process's environment reaches it.
    */
   env?: Record<string, string | undefined>;
   /** Must tell wall-clock time: expiry timestamps are compared with `now()`. */
@@ -97,9 +98,10 @@ export class ExecTokenSource implements TokenSource {
         ...(this.#exec.provideClusterInfo ? { cluster: this.#options.cluster } : {}),
       },
     };
-    const base = this.#options.env;
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(base ?? {})) if (v !== undefined) env[k] = v;
+    for (const [k, v] of Object.entries(this.#options.env ?? grantedEnv(what))) {
+      if (v !== undefined) env[k] = v;
+    }
     for (const { name, value } of this.#exec.env) env[name] = value;
     env.KUBERNETES_EXEC_INFO = JSON.stringify(execInfo);
 
@@ -108,7 +110,9 @@ export class ExecTokenSource implements TokenSource {
       output = await new Deno.Command(command, {
         args,
         env,
-        clearEnv: base !== undefined,
+        // A child inherits the whole environment of the process unless cleared,
+        // whatever Deno lets this process read.
+        clearEnv: true,
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
@@ -188,6 +192,25 @@ export class ExecTokenSource implements TokenSource {
       );
     }
     return { token, expiresAt };
+  }
+}
+
+/**
+ * The variables this process may read. Deno lists them under `--allow-env`,
+ * and under a partial `--allow-env=A,B` only when some `--ignore-env` is also
+ * given (kinglet's flags always give one); otherwise it refuses to list any.
+ */
+function grantedEnv(what: string): Record<string, string> {
+  try {
+    return Deno.env.toObject();
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotCapable)) throw e;
+    throw new ConfigError(
+      `Cannot run ${what}: Deno grants only some environment variables and lists them ` +
+        "only when --ignore-env is also given; add --ignore-env to the deno flags, or pass " +
+        "the plugin's environment to loadConfig as `env`",
+      { cause: e },
+    );
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * One HTTP exchange with the API server: client-side flow control, credentials,
- * user agent, timeout, one retry after a 401 with a fresh token, and every
- * failure turned into a typed error. Response bodies are always read or cancelled, so no
+ * user agent, timeout, one retry after a 401 with a fresh token (or after a
+ * 403 when the token's file has changed since it was read), and every failure
+ * turned into a typed error. Response bodies are always read or cancelled, so no
  * connection is left behind.
  *
  * @module
@@ -213,6 +214,14 @@ export class Transport {
         // The token may have expired or rotated: ask the source for a fresh one, once.
         await response.body?.cancel();
         this.#config.auth.invalidate();
+        continue;
+      }
+      if (
+        response.status === 403 && token && attempt === 1 &&
+        await this.#config.auth.rotated?.(token, signal)
+      ) {
+        // RBAC answered for the old token's user; the file now names another.
+        await response.body?.cancel();
         continue;
       }
       const text = await response.text();

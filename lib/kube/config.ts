@@ -57,7 +57,8 @@ export interface LoadConfigOptions {
   context?: string;
   /**
    * Defaults to {@link CONFIG_VARIABLES} of this process. When given, exec
-   * plugins see exactly this environment; otherwise they inherit the process's.
+   * plugins see exactly this environment; otherwise they see the variables
+   * this process may read (Deno's `--allow-env`), never the rest.
    */
   env?: Record<string, string | undefined>;
   /** The home folder holding `.kube/config`. Defaults to `HOME` (or `USERPROFILE`) of `env`. */

@@ -20,13 +20,22 @@ import { ConfigError, describeError } from "./errors.ts";
  * Hands out the bearer token to send, if any. The client calls
  * {@link TokenSource.invalidate} when the server answers 401, then asks again
  * once: a source that can fetch a fresher token (re-read a file, re-run a
- * plugin) should do so on the next {@link TokenSource.token} call.
+ * plugin) should do so on the next {@link TokenSource.token} call. After a
+ * 403 the client asks {@link TokenSource.rotated}, where a source has it.
  */
 export interface TokenSource {
   /** The token to send, or undefined to send none (client certificates). */
   token(signal?: AbortSignal): Promise<string | undefined>;
   /** Forget any cached token. */
   invalidate(): void;
+  /**
+   * Checks the token's origin now and resolves to true when it holds another
+   * token than `sent`, which the next {@link TokenSource.token} call returns.
+   * A 403 proves the token authenticates, so only a source that can tell
+   * cheaply that its token was replaced implements this; the client then
+   * retries the request once with the new token.
+   */
+  rotated?(sent: string, signal?: AbortSignal): Promise<boolean>;
 }
 
 /** No bearer token: the client authenticates by certificate, or not at all. */
@@ -58,7 +67,9 @@ export interface FileTokenSourceOptions {
 /**
  * A token read from a file that someone else rotates (the kubelet refreshes
  * projected service account tokens well before they expire). The file is
- * re-read at most every `maxAgeMs` and after {@link invalidate}. When a
+ * re-read at most every `maxAgeMs`, after {@link invalidate}, and when
+ * {@link rotated} is asked after a 403 (a token swapped for one with other
+ * permissions must not wait out `maxAgeMs`). When a
  * re-read fails but an older token is cached, the older token is used and a
  * warning logged, as client-go does.
  *
@@ -106,6 +117,12 @@ export class FileTokenSource implements TokenSource {
 
   invalidate(): void {
     this.#readAt = -Infinity;
+  }
+
+  /** Re-reads the file now; true when it no longer holds `sent`. */
+  async rotated(sent: string): Promise<boolean> {
+    this.invalidate();
+    return await this.token() !== sent;
   }
 
   async #reread(): Promise<string> {

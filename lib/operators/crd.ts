@@ -46,6 +46,11 @@ export interface PrinterColumn {
 export interface CelRule {
   rule: string;
   message: string;
+  /**
+   * The field a refusal names, relative to the schema holding the rule, e.g.
+   * `.metadata.name`; without it a rule on the root is reported as `<nil>`.
+   */
+  fieldPath?: string;
 }
 
 /** Everything that defines one kind's CRD. */
@@ -324,6 +329,17 @@ function arrayProblems(schema: JsonSchema, path: string, at: string): string[] {
 }
 
 /**
+ * The scale subresource makes the API server refuse a negative
+ * `.spec.replicas` itself; a schema minimum of 0 beside it would report the
+ * same value a second time.
+ */
+function withoutReplicasMinimum(root: JsonSchema): void {
+  const spec = (root.properties as Record<string, JsonSchema>).spec;
+  const replicas = (spec?.properties as Record<string, JsonSchema> | undefined)?.replicas;
+  if (replicas?.minimum === 0) delete replicas.minimum;
+}
+
+/**
  * The CRD of one kind: the spec and status schemas under a root with
  * `apiVersion`, `kind` and `metadata`, the status subresource (and scale,
  * when asked), printer columns and names.
@@ -348,7 +364,8 @@ export function buildCrd(definition: KindDefinition): CustomResourceDefinition {
     properties: {
       apiVersion: { type: "string", description: "Versioned schema of this object." },
       kind: { type: "string", description: "REST resource this object represents." },
-      metadata: { type: "object" },
+      // Declaring name (all a CRD may say of metadata) lets the name rule below point at it.
+      metadata: { type: "object", properties: { name: { type: "string" } } },
       spec: toKubernetesSchema(definition.spec),
       status: toKubernetesSchema(definition.status),
     },
@@ -357,11 +374,13 @@ export function buildCrd(definition: KindDefinition): CustomResourceDefinition {
       {
         rule: `self.metadata.name.size() <= ${maxNameLength} && ` +
           `self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')`,
-        message: `metadata.name must be a DNS label of at most ${maxNameLength} characters ` +
-          "starting with a letter, because it names the Services kinglet creates",
+        message: `must be a DNS label of at most ${maxNameLength} characters starting with a ` +
+          "letter, because it names the Services kinglet creates",
+        fieldPath: ".metadata.name",
       } satisfies CelRule,
     ],
   };
+  if (definition.scale) withoutReplicasMinimum(root);
   const problems = structuralProblems(root);
   if (problems.length > 0) {
     throw new TypeError(

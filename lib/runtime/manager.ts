@@ -35,6 +35,7 @@ import { logger } from "../log.ts";
 import { cacheKeysPage, cacheName } from "./cache_debug.ts";
 import { type CacheClient, Caches } from "./caches.ts";
 import { type Clock, systemClock } from "./clock.ts";
+import { HeapRelease } from "./_heap_release.ts";
 import { Controller, type ControllerSpec } from "./controller.ts";
 import { type Listener, type RunningListener, serveEndpoints } from "./http.ts";
 import type { LeaderElector } from "./leader.ts";
@@ -43,6 +44,9 @@ import { RuntimeMetrics } from "./metrics.ts";
 import { Semaphore } from "./semaphore.ts";
 import type { StoreBudget } from "./store.ts";
 import type { WatcherOptions } from "./watcher.ts";
+
+/** How often the manager checks whether a finished burst left garbage to collect. */
+const HEAP_RELEASE_CHECK_MS = 5_000;
 
 /** What the manager needs of the client. */
 export type ManagerClient = CacheClient;
@@ -209,13 +213,31 @@ export class Manager {
       if (this.#phase === "syncing") this.#phase = "running";
     });
     const running = AbortSignal.any([leading, caches.signal]);
+    const releasing = this.#releaseHeap(running);
     try {
       await Promise.all(this.#controllers.map((c) => c.run(running, { drainMs })));
     } finally {
       caches.abort();
       await cachesDone;
+      await releasing;
     }
     if (failure) throw failure.error;
+  }
+
+  /** Every few seconds, lets {@link HeapRelease} collect what a finished burst left behind. */
+  async #releaseHeap(signal: AbortSignal): Promise<void> {
+    const release = new HeapRelease({
+      heapBytes: () => Deno.memoryUsage().heapTotal,
+      idle: () => this.#controllers.every((c) => c.queue.len === 0 && c.inFlight === 0),
+    });
+    while (!signal.aborted) {
+      try {
+        await this.#clock.sleep(HEAP_RELEASE_CHECK_MS, signal);
+      } catch {
+        return;
+      }
+      release.check();
+    }
   }
 
   #endpoints(): Listener[] {

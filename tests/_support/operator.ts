@@ -1,7 +1,7 @@
 // deno-lint-ignore-file no-console -- tells where a kept log is
 /**
  * Starts kinglet as users run it: a separate `deno run` process of main.ts
- * with the permissions and V8 flags of `deno task start`, on free loopback
+ * with the permissions, V8 flags and malloc settings of `deno task start`, on free loopback
  * ports, its log in a file. Tests stop it with SIGTERM or kill it.
  *
  * @module

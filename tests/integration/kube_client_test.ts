@@ -26,12 +26,14 @@ import {
   CONFIG_MAPS,
   CUSTOM_RESOURCE_DEFINITIONS,
   NAMESPACES,
+  ROLE_BINDINGS,
   SECRETS,
   SERVICE_ACCOUNTS,
 } from "../../lib/kube/resources.ts";
-import { staticToken } from "../../lib/kube/token_source.ts";
+import { FileTokenSource, staticToken } from "../../lib/kube/token_source.ts";
 import type { KubeObject, Resource, WatchEvent } from "../../lib/kube/types.ts";
 import { compactEtcd, kubectl, testKubeconfig } from "../_support/cluster.ts";
+import { waitFor } from "../_support/kube.ts";
 
 Deno.test.sanitizer({ ops: true, resources: true });
 
@@ -509,6 +511,60 @@ Deno.test("a watch from a compacted resourceVersion fails with 410 Gone", async 
   assert.equal(err.reason, "Gone");
   assert.equal(err.verb, "watch");
   assert.match(err.message, /too old/);
+});
+
+Deno.test("a 403 on a token file since rewritten with a permitted token succeeds at once", async () => {
+  await using s = await scope("kc-rotate");
+  const { client, config, namespace } = s;
+  for (const name of ["nobody", "reader"]) {
+    await client.create(SERVICE_ACCOUNTS, {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name },
+    }, { namespace });
+  }
+  await client.create(ROLE_BINDINGS, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { name: "reader-view" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
+    subjects: [{ kind: "ServiceAccount", name: "reader", namespace }],
+  }, { namespace });
+  const reader = await serviceAccountToken(namespace, "reader");
+  const asReader = new KubeClient({
+    ...config,
+    clientCert: undefined,
+    clientKey: undefined,
+    auth: staticToken(reader),
+  });
+  try {
+    await waitFor("the reader's RoleBinding in force", async () => {
+      const result = await asReader.list(CONFIG_MAPS, { namespace }).catch((e) => e);
+      if (result instanceof Error && !isForbidden(result)) throw result;
+      return !(result instanceof Error);
+    });
+  } finally {
+    asReader.close();
+  }
+  const file = await Deno.makeTempFile({ prefix: "kinglet_token_" });
+  const codes: string[] = [];
+  const rotating = new KubeClient({
+    ...config,
+    clientCert: undefined,
+    clientKey: undefined,
+    // Re-read once a minute by default: longer than this test takes.
+    auth: new FileTokenSource(file),
+  }, { onRequest: (o) => codes.push(o.code) });
+  try {
+    await Deno.writeTextFile(file, await serviceAccountToken(namespace, "nobody"));
+    assert.ok(isForbidden(await rejection(rotating.list(CONFIG_MAPS, { namespace }))));
+    await Deno.writeTextFile(file, reader);
+    await rotating.list(CONFIG_MAPS, { namespace });
+    assert.deepEqual(codes, ["403", "403", "200"]);
+  } finally {
+    rotating.close();
+    await Deno.remove(file);
+  }
 });
 
 Deno.test("a wrong token is a clear 401 and a token without RBAC a clear 403", async () => {

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { parse } from "yaml";
 import {
   denoFlags,
   grantsFromEnv,
@@ -164,8 +165,29 @@ Deno.test("deno compile bakes in exactly the flags that deno task start passes",
 });
 
 Deno.test("kinglet starts with an empty certificate store unless the user chose one", () => {
-  assert.deepEqual(kingletEnv({}), { DENO_TLS_CA_STORE: "," });
-  assert.deepEqual(kingletEnv({ DENO_TLS_CA_STORE: "system" }), { DENO_TLS_CA_STORE: "system" });
+  assert.equal(kingletEnv({}).DENO_TLS_CA_STORE, ",");
+  assert.equal(kingletEnv({ DENO_TLS_CA_STORE: "system" }).DENO_TLS_CA_STORE, "system");
   // Deno's own reading of the variable: names split on commas, empty ones skipped.
   assert.deepEqual(KINGLET_ENV.DENO_TLS_CA_STORE!.split(",").filter((s) => s.trim()), []);
+});
+
+Deno.test("the systemd unit, the Deployment, the image and the bench target set kinglet's environment", async () => {
+  const read = (path: string) => Deno.readTextFile(new URL(`../../${path}`, import.meta.url));
+  const unit = await read("deploy/systemd/kinglet.service");
+  const deployment = parse(await read("deploy/deployment.yaml")) as {
+    spec: { template: { spec: { containers: { env?: { name: string; value: string }[] }[] } } };
+  };
+  const dockerfile = await read("Dockerfile.scratch");
+  const target = JSON.parse(await read("bench/targets/kinglet.json")) as {
+    env?: Record<string, string>;
+  };
+  for (const [name, value] of Object.entries(KINGLET_ENV)) {
+    assert.match(unit, new RegExp(`^Environment=${name}=${value}$`, "m"));
+    assert.deepEqual(
+      deployment.spec.template.spec.containers[0]!.env?.find((e) => e.name === name),
+      { name, value },
+    );
+    assert.match(dockerfile, new RegExp(`^ENV ${name}=${value}$`, "m"));
+    assert.equal(target.env?.[name], value);
+  }
 });

@@ -7,9 +7,15 @@
 import assert from "node:assert/strict";
 import { KubeClient, type RequestObservation } from "../../lib/kube/client.ts";
 import type { ClusterConfig } from "../../lib/kube/config.ts";
-import { ApiError, isUnauthorized, TransportError } from "../../lib/kube/errors.ts";
+import { ApiError, isForbidden, isUnauthorized, TransportError } from "../../lib/kube/errors.ts";
 import { CONFIG_MAPS, NAMESPACES } from "../../lib/kube/resources.ts";
-import { noToken, staticToken, type TokenSource } from "../../lib/kube/token_source.ts";
+import {
+  FileTokenSource,
+  noToken,
+  staticToken,
+  type TokenSource,
+} from "../../lib/kube/token_source.ts";
+import { FakeClock } from "../../lib/runtime/clock.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 
 Deno.test.sanitizer({ ops: true, resources: true });
@@ -228,6 +234,30 @@ Deno.test("a 401 invalidates the token source and retries once with the fresh to
   assert.deepEqual(h.seen.map((s) => s.headers.get("authorization")), [
     "Bearer token-0",
     "Bearer token-1",
+  ]);
+});
+
+Deno.test("a 403 on a token whose file has since changed retries once with the new token", async () => {
+  const forbidden = json({ kind: "Status", code: 403, reason: "Forbidden", message: "no" }, 403);
+  let content = "old";
+  const auth = new FileTokenSource("/t/token", {
+    clock: new FakeClock(1_000_000),
+    readTextFile: () => Promise.resolve(content),
+  });
+  await using h = harness(
+    (_req, s) =>
+      s.headers.get("authorization") === "Bearer new"
+        ? json({ metadata: { name: "ok" } })
+        : forbidden.clone(),
+    auth,
+  );
+  await assert.rejects(h.client.get(CONFIG_MAPS, "x"), isForbidden, "an unchanged file is final");
+  content = "new";
+  assert.equal((await h.client.get(CONFIG_MAPS, "x")).metadata?.name, "ok");
+  assert.deepEqual(h.seen.map((s) => s.headers.get("authorization")), [
+    "Bearer old",
+    "Bearer old",
+    "Bearer new",
   ]);
 });
 

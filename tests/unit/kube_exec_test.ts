@@ -208,7 +208,7 @@ Deno.test("exec token wait can be aborted without killing the shared run", async
   assert.equal(await p.runs(), 1);
 });
 
-Deno.test("exec plugin inherits the whole process environment unless one is injected", async () => {
+Deno.test("exec plugin sees the variables the process may read, or exactly an injected environment", async () => {
   await using p = await plugin(credential("home=$HOME,path=$PATH"));
   const inherited = await loadConfig({ kubeconfig: p.kubeconfig });
   assert.equal(

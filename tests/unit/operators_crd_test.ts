@@ -97,7 +97,8 @@ Deno.test("CRD schemas carry defaults, enums, minimums, required fields and desc
   const properties = spec.properties as Record<string, JsonSchema>;
   assert.deepEqual(spec.required, ["model"]);
   assert.equal(properties.replicas!.default, 1);
-  assert.equal(properties.replicas!.minimum, 0);
+  // The scale subresource refuses a negative replicas; a minimum would report it twice.
+  assert.equal(properties.replicas!.minimum, undefined);
   assert.deepEqual(properties.gpuType!.enum, ["A100", "H100", "L40S", "none"]);
   assert.equal(properties.gpuType!.default, "none");
   assert.equal(properties.maxBatchSize!.default, 8);
@@ -112,6 +113,7 @@ Deno.test("CRD schemas carry defaults, enums, minimums, required fields and desc
 Deno.test("the CRD root rejects names too long for the Services kinglet derives from them", () => {
   const rules = rootSchema("DatabaseCluster")["x-kubernetes-validations"] as { rule: string }[];
   assert.match(rules[0]!.rule, /self\.metadata\.name\.size\(\) <= 52/);
+  assert.equal((rules[0] as { fieldPath?: string }).fieldPath, ".metadata.name");
 });
 
 Deno.test("toKubernetesSchema turns a quantity into the int-or-string shape Kubernetes allows", () => {

@@ -1,0 +1,91 @@
+/**
+ * Gives back the memory a finished burst took. V8 starts a full collection
+ * when its old generation grows, not when objects are dropped: once a burst
+ * of large objects has been deleted and kinglet falls idle, nothing allocates
+ * enough to start one, so their garbage, and the pages it holds, can stay for
+ * good. {@link HeapRelease} asks V8 for one full collection when its heap has
+ * grown by `minGrowthBytes` since the last one (or since it was smallest) and
+ * no reconcile is queued or running.
+ *
+ * @example
+ * ```ts
+ * import { HeapRelease } from "./_heap_release.ts";
+ * let heap = 14_000_000;
+ * let collections = 0;
+ * const release = new HeapRelease({
+ *   heapBytes: () => heap,
+ *   idle: () => true,
+ *   collect: () => {
+ *     collections++;
+ *     heap = 15_000_000;
+ *   },
+ * });
+ * release.check(); // false: the first sample sets the level
+ * heap = 28_000_000;
+ * release.check(); // true, and collections is 1
+ * ```
+ *
+ * @module
+ */
+
+/** Options of {@link HeapRelease}. */
+export interface HeapReleaseOptions {
+  /** V8's committed heap, e.g. `Deno.memoryUsage().heapTotal`. */
+  heapBytes: () => number;
+  /** True when no reconcile is queued or running. */
+  idle: () => boolean;
+  /**
+   * Runs a full collection. Defaults to V8's `gc`, which exists only under
+   * `--expose-gc` (in kinglet's V8 flags); without it nothing is collected.
+   */
+  collect?: () => void;
+  /** How far the heap must have grown to be worth a collection. Defaults to 2 MiB. */
+  minGrowthBytes?: number;
+}
+
+/** Decides when the heap is worth a full collection; see the module documentation. */
+export class HeapRelease {
+  readonly #heapBytes: () => number;
+  readonly #idle: () => boolean;
+  readonly #collect: (() => void) | undefined;
+  readonly #minGrowthBytes: number;
+  /** The heap after the last collection, or its smallest size since; unset before the first check. */
+  #level?: number;
+
+  /** @throws {RangeError} when `minGrowthBytes` is not a positive number. */
+  constructor(options: HeapReleaseOptions) {
+    const minGrowthBytes = options.minGrowthBytes ?? 2 * 2 ** 20;
+    if (!(minGrowthBytes > 0)) {
+      throw new RangeError(
+        `Cannot create the heap release: 'minGrowthBytes' must be positive, got ${minGrowthBytes}`,
+      );
+    }
+    this.#heapBytes = options.heapBytes;
+    this.#idle = options.idle;
+    this.#collect = options.collect ?? v8Collect();
+    this.#minGrowthBytes = minGrowthBytes;
+  }
+
+  /**
+   * Samples the heap; collects when it is `minGrowthBytes` above its level
+   * and kinglet is idle, then takes the size after the collection as the level.
+   *
+   * @returns whether it collected.
+   */
+  check(): boolean {
+    const heap = this.#heapBytes();
+    if (this.#level === undefined || heap < this.#level) this.#level = heap;
+    if (!this.#collect || heap - this.#level < this.#minGrowthBytes || !this.#idle()) return false;
+    this.#collect();
+    this.#level = this.#heapBytes();
+    return true;
+  }
+}
+
+function v8Collect(): (() => void) | undefined {
+  const gc = (globalThis as { gc?: unknown }).gc;
+  if (typeof gc !== "function") return undefined;
+  // "last-resort" collects until nothing more is freed and gives emptied
+  // pages back; a plain gc() keeps them committed for the next allocations.
+  return () => gc({ type: "major", execution: "sync", flavor: "last-resort" });
+}
