@@ -12,6 +12,7 @@
  */
 // deno-lint-ignore-file no-console -- prints its report
 import { parseArgs } from "node:util";
+import { V8_FLAGS } from "../hack/_permissions.ts";
 
 /** The split of one process' resident memory, in bytes. */
 export interface MemorySplit {
@@ -88,7 +89,7 @@ if (import.meta.main) {
     allowPositionals: true,
     options: {
       "debug-cache": { type: "string" },
-      "v8-flags": { type: "string", default: "--max-semi-space-size=1,--optimize-for-size" },
+      "v8-flags": { type: "string", default: V8_FLAGS.join(",") },
     },
   });
   const pid = Number(positionals[0]);

@@ -30,10 +30,16 @@ export { allowVariable };
  * sooner. With 1,000 WebApps the pair held steady RSS at 0.53 times V8's
  * defaults, against 0.67 for the semi-space alone, for the same CPU per
  * reconcile; `--lite-mode` saved 10 MiB more but cost half again the CPU.
+ * `--no-opt` leaves hot code to Maglev, V8's mid-tier compiler, instead of
+ * TurboFan, whose code and compiler pages an operator's short reconciles do
+ * not repay: at 1,000 WebApps steady RSS fell 79.3 → 75.8 MiB and CPU per
+ * reconcile 1.61 → 1.48 ms (bench/latest/flags-1000); dropping Maglev too saved
+ * 3 MiB more but stretched create→Ready p99 by 40%.
  */
 export const V8_FLAGS: readonly string[] = [
   "--max-semi-space-size=1",
   "--optimize-for-size",
+  "--no-opt",
   // V8 starts no full collection in an idle process: the manager asks for one
   // after a burst of large objects is deleted (lib/runtime/_heap_release.ts).
   "--expose-gc",
