@@ -17,7 +17,7 @@
  * @module
  */
 import type { KubeObject } from "../lib/kube/types.ts";
-import { Store, type StoreOptions } from "../lib/runtime/store.ts";
+import { Store, type StoreOptions } from "../lib/runtime/cache/store.ts";
 
 const OBJECTS = 5_000;
 const BUDGET = 1_000;

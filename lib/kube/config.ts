@@ -12,7 +12,7 @@
  * @module
  */
 import { resolvePath as resolve } from "./_path.ts";
-import type { Clock } from "../runtime/clock.ts";
+import type { Clock } from "../async/clock.ts";
 import { ConfigError } from "./errors.ts";
 import { inClusterConfig, SERVICE_ACCOUNT_DIR } from "./_in_cluster.ts";
 import type { KubeconfigOptions } from "./_kubeconfig.ts";

@@ -21,7 +21,7 @@
  * @module
  */
 import type { KubeObject, Resource } from "../kube/types.ts";
-import type { Store } from "../runtime/store.ts";
+import type { Store } from "../runtime/cache/store.ts";
 import { applyChild, type OperatorDeps } from "./reconcile_support.ts";
 
 interface Applied {

@@ -15,8 +15,8 @@
 import type { KubeClient } from "../kube/client.ts";
 import { ApiError, isForbidden, isInvalid, isNotFound } from "../kube/errors.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
-import { TerminalError } from "../runtime/controller.ts";
-import type { EventInit } from "../runtime/events.ts";
+import { TerminalError } from "../runtime/controller/controller.ts";
+import type { EventInit } from "../runtime/events/events.ts";
 import { type Condition, findCondition, setStandardConditions } from "./conditions.ts";
 import { FIELD_MANAGER, MANAGED_BY, MANAGED_BY_LABEL } from "./labels.ts";
 

@@ -29,7 +29,7 @@
 import type { V1Deployment, V1ObjectMeta, V1Service } from "@kubernetes/client-node";
 import { DEPLOYMENTS, SERVICES } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
-import type { ControllerSpec } from "../runtime/controller.ts";
+import type { ControllerSpec } from "../runtime/controller/controller.ts";
 import { ChildApplier } from "./child_applier.ts";
 import type { Validation } from "./validation.ts";
 import type { WorkloadStatus } from "./workload_status.ts";

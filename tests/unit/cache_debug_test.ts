@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import type { KubeObject } from "../../lib/kube/types.ts";
-import { type CacheKeyRow, cacheKeysPage, cacheName } from "../../lib/runtime/cache_debug.ts";
+import { type CacheKeyRow, cacheKeysPage, cacheName } from "../../lib/runtime/cache/cache_debug.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
-import { Store } from "../../lib/runtime/store.ts";
+import { Store } from "../../lib/runtime/cache/store.ts";
 
 function secret(name: string, resourceVersion: string): KubeObject {
   return {

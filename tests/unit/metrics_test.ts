@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { RuntimeMetrics } from "../../lib/runtime/metrics.ts";
-import { readProcessStats } from "../../lib/runtime/_process_stats.ts";
-import { WorkQueue } from "../../lib/runtime/queue.ts";
-import { Store } from "../../lib/runtime/store.ts";
-import { FakeClock } from "../../lib/runtime/clock.ts";
+import { RuntimeMetrics } from "../../lib/runtime/metrics/metrics.ts";
+import { readProcessStats } from "../../lib/runtime/metrics/_process_stats.ts";
+import { WorkQueue } from "../../lib/runtime/queue/queue.ts";
+import { Store } from "../../lib/runtime/cache/store.ts";
+import { FakeClock } from "../../lib/async/clock.ts";
 import { type Family, parseExposition } from "./_exposition_parser.ts";
 
 function value(family: Family | undefined, name: string, labels: Record<string, string>) {

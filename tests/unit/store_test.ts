@@ -6,8 +6,8 @@ import {
   Store,
   type StoreChange,
   stripTransform,
-} from "../../lib/runtime/store.ts";
-import { estimateBytes } from "../../lib/runtime/estimate_bytes.ts";
+} from "../../lib/runtime/cache/store.ts";
+import { estimateBytes } from "../../lib/runtime/cache/estimate_bytes.ts";
 
 interface Spec {
   rv?: string;

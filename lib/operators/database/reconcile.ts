@@ -28,8 +28,8 @@ import {
   STATEFUL_SETS,
 } from "../../kube/resources.ts";
 import type { KubeObject } from "../../kube/types.ts";
-import type { ControllerSpec, ReconcileContext } from "../../runtime/controller.ts";
-import { finalizer } from "../../runtime/finalizer.ts";
+import type { ControllerSpec, ReconcileContext } from "../../runtime/controller/controller.ts";
+import { finalizer } from "../../runtime/controller/finalizer.ts";
 import { FINALIZER, labelSelector, selectorLabels } from "../labels.ts";
 import {
   guardChildren,

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { logger } from "../log.ts";
+import { logger } from "../../log.ts";
 
 /** The `Content-Type` of {@link Registry.render}'s output. */
 export const CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";

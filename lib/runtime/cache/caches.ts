@@ -10,7 +10,7 @@
  * ```ts
  * import { Caches } from "./caches.ts";
  * import type { CacheClient } from "./caches.ts";
- * import { DEPLOYMENTS } from "../kube/resources.ts";
+ * import { DEPLOYMENTS } from "../../kube/resources.ts";
  * declare const client: CacheClient;
  * const caches = new Caches({ client });
  * const deployments = caches.reflector(DEPLOYMENTS);
@@ -24,14 +24,19 @@
  *
  * @module
  */
-import { isNotFound } from "../kube/errors.ts";
-import type { KubeObject, Resource } from "../kube/types.ts";
-import { Backoff, type BackoffOptions } from "./backoff.ts";
-import { type Clock, systemClock } from "./clock.ts";
-import { OutageReport } from "./outage.ts";
+import { isNotFound } from "../../kube/errors.ts";
+import type { KubeObject, Resource } from "../../kube/types.ts";
+import { Backoff, type BackoffOptions } from "../../async/backoff.ts";
+import { type Clock, systemClock } from "../../async/clock.ts";
+import { OutageReport } from "../watcher/outage.ts";
 import { Reflector } from "./reflector.ts";
 import { Store, type StoreBudget } from "./store.ts";
-import { listerWatcher, type ListWatchClient, watcher, type WatcherOptions } from "./watcher.ts";
+import {
+  listerWatcher,
+  type ListWatchClient,
+  watcher,
+  type WatcherOptions,
+} from "../watcher/watcher.ts";
 
 /** The part of the client that caches use: list and watch, and GET for evicted reads. */
 export interface CacheClient extends ListWatchClient {

@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { logger } from "../log.ts";
+import { logger } from "../../log.ts";
 
 /** A failure to reach the server at all, as {@link TransportError} describes it. */
 export interface Unreachable {

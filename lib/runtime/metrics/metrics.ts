@@ -14,7 +14,7 @@
  * @example
  * ```ts
  * import { RuntimeMetrics } from "./metrics.ts";
- * import { WorkQueue } from "./queue.ts";
+ * import { WorkQueue } from "../queue/queue.ts";
  * const metrics = new RuntimeMetrics();
  * const queue = new WorkQueue<string>({ metrics: metrics.queue("webapp") });
  * queue.add("default/web");
@@ -24,8 +24,8 @@
  *
  * @module
  */
-import type { QueueMetrics, QueueSnapshot } from "./queue.ts";
-import type { StoreStats } from "./store.ts";
+import type { QueueMetrics, QueueSnapshot } from "../queue/queue.ts";
+import type { StoreStats } from "../cache/store.ts";
 import {
   type Counter,
   exponentialBuckets,

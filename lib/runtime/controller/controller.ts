@@ -23,9 +23,9 @@
  * @example
  * ```ts
  * import { Controller } from "./controller.ts";
- * import { Semaphore } from "./semaphore.ts";
- * import type { CacheClient } from "./caches.ts";
- * import { CONFIG_MAPS } from "../kube/resources.ts";
+ * import { Semaphore } from "../../async/semaphore.ts";
+ * import type { CacheClient } from "../cache/caches.ts";
+ * import { CONFIG_MAPS } from "../../kube/resources.ts";
  * declare const client: CacheClient;
  * const controller = new Controller({
  *   name: "configmaps",
@@ -41,18 +41,18 @@
  *
  * @module
  */
-import { ApiError } from "../kube/errors.ts";
-import type { KubeObject, ObjectKey, Resource } from "../kube/types.ts";
-import { logger } from "../log.ts";
-import { type CacheClient, type CacheOptions, Caches } from "./caches.ts";
-import { type Clock, systemClock } from "./clock.ts";
-import type { ControllerMetrics } from "./metrics.ts";
-import type { QueueMetrics } from "./queue.ts";
-import { WorkQueue } from "./queue.ts";
-import type { RateLimiter } from "./rate_limiter.ts";
-import type { Reflector } from "./reflector.ts";
-import type { Semaphore } from "./semaphore.ts";
-import type { Store, StoreBudget, StoreChange } from "./store.ts";
+import { ApiError } from "../../kube/errors.ts";
+import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
+import { logger } from "../../log.ts";
+import { type CacheClient, type CacheOptions, Caches } from "../cache/caches.ts";
+import { type Clock, systemClock } from "../../async/clock.ts";
+import type { ControllerMetrics } from "../metrics/metrics.ts";
+import type { QueueMetrics } from "../queue/queue.ts";
+import { WorkQueue } from "../queue/queue.ts";
+import type { RateLimiter } from "../queue/rate_limiter.ts";
+import type { Reflector } from "../cache/reflector.ts";
+import type { Semaphore } from "../../async/semaphore.ts";
+import type { Store, StoreBudget, StoreChange } from "../cache/store.ts";
 
 /** What a reconcile asks for next. `{}` means done until something changes. */
 export interface Action {

@@ -24,7 +24,7 @@
  * @example
  * ```ts
  * import { WorkQueue } from "./queue.ts";
- * import { FakeClock } from "./clock.ts";
+ * import { FakeClock } from "../../async/clock.ts";
  * const queue = new WorkQueue<string>({ clock: new FakeClock() });
  * queue.add("default/web");
  * queue.add("default/web"); // deduplicated
@@ -40,9 +40,9 @@
  *
  * @module
  */
-import type { ObjectKey } from "../kube/types.ts";
-import { type Clock, systemClock } from "./clock.ts";
-import { DelayHeap } from "./_delay_heap.ts";
+import type { ObjectKey } from "../../kube/types.ts";
+import { type Clock, systemClock } from "../../async/clock.ts";
+import { DelayHeap } from "../../async/delay_heap.ts";
 import { defaultControllerRateLimiter, type RateLimiter } from "./rate_limiter.ts";
 
 /** What a queue reports when its metrics are read. */

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { KubeObject } from "../kube/types.ts";
-import { microTime } from "./_micro_time.ts";
+import type { KubeObject } from "../../kube/types.ts";
+import { microTime } from "../../kube/micro_time.ts";
 
 /** What a {@link KubeEvent} points at. */
 export interface ObjectReference {

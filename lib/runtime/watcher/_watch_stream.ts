@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { KubeObject, WatchEvent } from "../kube/types.ts";
-import type { Clock } from "./clock.ts";
+import type { KubeObject, WatchEvent } from "../../kube/types.ts";
+import type { Clock } from "../../async/clock.ts";
 
 /** What one pull from a {@link WatchStream} gave. */
 export type Pull<T extends KubeObject> =

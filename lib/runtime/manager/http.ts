@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { logger } from "../log.ts";
+import { logger } from "../../log.ts";
 
 /** A route handler; runs for GET and HEAD only. */
 export type Route = (request: Request) => Response | Promise<Response>;

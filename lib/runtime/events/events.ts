@@ -41,12 +41,12 @@
  *
  * @module
  */
-import { ApiError, isAlreadyExists, isNotFound, TransportError } from "../kube/errors.ts";
-import type { KubeObject } from "../kube/types.ts";
-import { logger } from "../log.ts";
-import { Backoff } from "./backoff.ts";
-import { type Clock, systemClock } from "./clock.ts";
-import { TokenBucket } from "./_token_bucket.ts";
+import { ApiError, isAlreadyExists, isNotFound, TransportError } from "../../kube/errors.ts";
+import type { KubeObject } from "../../kube/types.ts";
+import { logger } from "../../log.ts";
+import { Backoff } from "../../async/backoff.ts";
+import { type Clock, systemClock } from "../../async/clock.ts";
+import { TokenBucket } from "../../async/token_bucket.ts";
 import {
   buildEvent,
   describe,
@@ -57,7 +57,7 @@ import {
   utf8Length,
 } from "./_event_object.ts";
 import type { EventSink } from "./_event_sink.ts";
-import { microTime } from "./_micro_time.ts";
+import { microTime } from "../../kube/micro_time.ts";
 
 export { type EventClient, type EventSink, eventSink } from "./_event_sink.ts";
 

@@ -19,7 +19,7 @@
  *
  * @module
  */
-import type { ObjectKey, Resource } from "../kube/types.ts";
+import type { ObjectKey, Resource } from "../../kube/types.ts";
 import type { Store } from "./store.ts";
 
 /** One key of a cache, as `/debug/cache` lists it. */

@@ -55,11 +55,11 @@ import {
   isTooManyRequests,
   isUnauthorized,
   TransportError,
-} from "../kube/errors.ts";
-import type { KubeList, KubeObject } from "../kube/types.ts";
-import { logger } from "../log.ts";
-import { Backoff } from "./backoff.ts";
-import { type Clock, systemClock } from "./clock.ts";
+} from "../../kube/errors.ts";
+import type { KubeList, KubeObject } from "../../kube/types.ts";
+import { logger } from "../../log.ts";
+import { Backoff } from "../../async/backoff.ts";
+import { type Clock, systemClock } from "../../async/clock.ts";
 import { OutageReport } from "./outage.ts";
 import { type Pull, WatchStream } from "./_watch_stream.ts";
 
@@ -500,9 +500,9 @@ export class Watcher<T extends KubeObject = KubeObject> {
  * @example
  * ```ts
  * import { listerWatcher, watcher } from "./watcher.ts";
- * import { SECRETS } from "../kube/resources.ts";
- * import { KubeClient } from "../kube/client.ts";
- * import { staticToken } from "../kube/token_source.ts";
+ * import { SECRETS } from "../../kube/resources.ts";
+ * import { KubeClient } from "../../kube/client.ts";
+ * import { staticToken } from "../../kube/token_source.ts";
  * const client = new KubeClient({
  *   server: "https://127.0.0.1:6443",
  *   auth: staticToken("example"),

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ObjectKey } from "../kube/types.ts";
+import type { ObjectKey } from "../../kube/types.ts";
 import { MultiMap } from "./_multimap.ts";
 
 /** A full object in memory, linked into the LRU list (least recently used first). */

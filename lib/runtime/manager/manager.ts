@@ -30,19 +30,19 @@
  *
  * @module
  */
-import type { KubeObject } from "../kube/types.ts";
-import { logger } from "../log.ts";
-import { cacheKeysPage, cacheName } from "./cache_debug.ts";
-import { type CacheClient, Caches } from "./caches.ts";
-import { type Clock, systemClock } from "./clock.ts";
-import { Controller, type ControllerSpec } from "./controller.ts";
+import type { KubeObject } from "../../kube/types.ts";
+import { logger } from "../../log.ts";
+import { cacheKeysPage, cacheName } from "../cache/cache_debug.ts";
+import { type CacheClient, Caches } from "../cache/caches.ts";
+import { type Clock, systemClock } from "../../async/clock.ts";
+import { Controller, type ControllerSpec } from "../controller/controller.ts";
 import { type Listener, type RunningListener, serveEndpoints } from "./http.ts";
-import type { LeaderElector } from "./leader.ts";
-import { CONTENT_TYPE } from "./prometheus.ts";
-import { RuntimeMetrics } from "./metrics.ts";
-import { Semaphore } from "./semaphore.ts";
-import type { StoreBudget } from "./store.ts";
-import type { WatcherOptions } from "./watcher.ts";
+import type { LeaderElector } from "../leader/leader.ts";
+import { CONTENT_TYPE } from "../metrics/prometheus.ts";
+import { RuntimeMetrics } from "../metrics/metrics.ts";
+import { Semaphore } from "../../async/semaphore.ts";
+import type { StoreBudget } from "../cache/store.ts";
+import type { WatcherOptions } from "../watcher/watcher.ts";
 
 /** What the manager needs of the client. */
 export type ManagerClient = CacheClient;

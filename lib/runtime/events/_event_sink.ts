@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { KubeClient } from "../kube/client.ts";
-import { EVENTS } from "../kube/resources.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import { EVENTS } from "../../kube/resources.ts";
 import type { EventSeries, KubeEvent } from "./_event_object.ts";
 
 /** Where Events are written; the seam tests replace. */
@@ -29,8 +29,8 @@ export type EventClient = Pick<KubeClient, "create" | "patch">;
  * @example
  * ```ts
  * import { EventRecorder, eventSink } from "./events.ts";
- * import { KubeClient } from "../kube/client.ts";
- * import { staticToken } from "../kube/token_source.ts";
+ * import { KubeClient } from "../../kube/client.ts";
+ * import { staticToken } from "../../kube/token_source.ts";
  * const client = new KubeClient({
  *   server: "https://127.0.0.1:6443",
  *   auth: staticToken("example"),

@@ -4,10 +4,10 @@
  *
  * @module
  */
-import type { KubeClient } from "../kube/client.ts";
-import { isNotFound } from "../kube/errors.ts";
-import { LEASES } from "../kube/resources.ts";
-import type { KubeObject } from "../kube/types.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import { isNotFound } from "../../kube/errors.ts";
+import { LEASES } from "../../kube/resources.ts";
+import type { KubeObject } from "../../kube/types.ts";
 
 /** A `coordination.k8s.io/v1` Lease as it travels over JSON. */
 export interface Lease extends KubeObject {
@@ -41,8 +41,8 @@ export type LeaseClient = Pick<KubeClient, "get" | "create" | "replace">;
  * @example
  * ```ts
  * import { LeaderElector, leaseApi } from "./leader.ts";
- * import { KubeClient } from "../kube/client.ts";
- * import { staticToken } from "../kube/token_source.ts";
+ * import { KubeClient } from "../../kube/client.ts";
+ * import { staticToken } from "../../kube/token_source.ts";
  * const client = new KubeClient({
  *   server: "https://127.0.0.1:6443",
  *   auth: staticToken("example"),

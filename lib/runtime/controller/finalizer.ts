@@ -16,7 +16,7 @@
  * @example
  * ```ts ignore
  * import { finalizer } from "./finalizer.ts";
- * import { CONFIG_MAPS, KubeClient, loadConfig } from "../kube/mod.ts";
+ * import { CONFIG_MAPS, KubeClient, loadConfig } from "../../kube/mod.ts";
  * const client = new KubeClient(await loadConfig());
  * const obj = await client.get(CONFIG_MAPS, "settings", { namespace: "shop" });
  * await finalizer(client, CONFIG_MAPS, "kinglet.dev/cleanup", obj, {
@@ -27,9 +27,9 @@
  *
  * @module
  */
-import type { KubeClient } from "../kube/client.ts";
-import { ApiError, isNotFound } from "../kube/errors.ts";
-import type { KubeObject, Resource } from "../kube/types.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import { ApiError, isNotFound } from "../../kube/errors.ts";
+import type { KubeObject, Resource } from "../../kube/types.ts";
 
 /** The part of {@link KubeClient} finalizers use. */
 export type FinalizerClient = Pick<KubeClient, "patch">;
@@ -59,7 +59,7 @@ type Operation =
  * @example
  * ```ts ignore
  * import { addFinalizer } from "./finalizer.ts";
- * import { CONFIG_MAPS, KubeClient, loadConfig } from "../kube/mod.ts";
+ * import { CONFIG_MAPS, KubeClient, loadConfig } from "../../kube/mod.ts";
  * const client = new KubeClient(await loadConfig());
  * const obj = await client.get(CONFIG_MAPS, "settings", { namespace: "shop" });
  * const updated = await addFinalizer(client, CONFIG_MAPS, obj, "kinglet.dev/cleanup");
@@ -110,7 +110,7 @@ export async function addFinalizer<T extends KubeObject>(
  * @example
  * ```ts ignore
  * import { removeFinalizer } from "./finalizer.ts";
- * import { CONFIG_MAPS, KubeClient, loadConfig } from "../kube/mod.ts";
+ * import { CONFIG_MAPS, KubeClient, loadConfig } from "../../kube/mod.ts";
  * const client = new KubeClient(await loadConfig());
  * const obj = await client.get(CONFIG_MAPS, "settings", { namespace: "shop" });
  * await removeFinalizer(client, CONFIG_MAPS, obj, "kinglet.dev/cleanup");

@@ -28,11 +28,11 @@
  *
  * @module
  */
-import type { KubeObject, ObjectKey, WatchEvent } from "../kube/types.ts";
-import { logger } from "../log.ts";
+import type { KubeObject, ObjectKey, WatchEvent } from "../../kube/types.ts";
+import { logger } from "../../log.ts";
 import { Cached, Entry, many, StoreState } from "./_store_state.ts";
 import { estimateBytes } from "./estimate_bytes.ts";
-import { SingleFlight } from "./_single_flight.ts";
+import { SingleFlight } from "../../async/single_flight.ts";
 
 /** Why a full object left the cache while its key stayed known. */
 export type EvictionReason = "budget-objects" | "budget-bytes";

@@ -41,11 +41,11 @@
  *
  * @module
  */
-import { isAlreadyExists, isConflict } from "../kube/errors.ts";
-import { logger } from "../log.ts";
-import { type Clock, systemClock } from "./clock.ts";
+import { isAlreadyExists, isConflict } from "../../kube/errors.ts";
+import { logger } from "../../log.ts";
+import { type Clock, systemClock } from "../../async/clock.ts";
 import type { Lease, LeaseApi } from "./_lease_api.ts";
-import { microTime } from "./_micro_time.ts";
+import { microTime } from "../../kube/micro_time.ts";
 
 export { type Lease, type LeaseApi, leaseApi, type LeaseClient } from "./_lease_api.ts";
 

@@ -10,9 +10,9 @@
  * ```ts
  * import { Reflector } from "./reflector.ts";
  * import { Store } from "./store.ts";
- * import { listerWatcher, watcher } from "./watcher.ts";
- * import type { ListWatchClient } from "./watcher.ts";
- * import { CONFIG_MAPS } from "../kube/resources.ts";
+ * import { listerWatcher, watcher } from "../watcher/watcher.ts";
+ * import type { ListWatchClient } from "../watcher/watcher.ts";
+ * import { CONFIG_MAPS } from "../../kube/resources.ts";
  * declare const client: ListWatchClient;
  * const reflector = new Reflector(new Store(), watcher(listerWatcher(client, CONFIG_MAPS)));
  * const stop = new AbortController();
@@ -24,9 +24,9 @@
  *
  * @module
  */
-import type { KubeObject } from "../kube/types.ts";
+import type { KubeObject } from "../../kube/types.ts";
 import type { Store } from "./store.ts";
-import type { Watcher, WatcherFreshness } from "./watcher.ts";
+import type { Watcher, WatcherFreshness } from "../watcher/watcher.ts";
 
 /** Runs one watcher into one store. */
 export class Reflector<T extends KubeObject = KubeObject> {

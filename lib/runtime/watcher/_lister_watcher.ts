@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { KubeClient } from "../kube/client.ts";
-import type { KubeList, KubeObject, Resource, WatchEvent } from "../kube/types.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import type { KubeList, KubeObject, Resource, WatchEvent } from "../../kube/types.ts";
 
 /** Options of one list request; a watcher pages with `limit` and `continue`. */
 export interface ListPageOptions {
@@ -66,9 +66,9 @@ export type ListWatchClient =
  * @example
  * ```ts
  * import { listerWatcher } from "./watcher.ts";
- * import { PODS } from "../kube/resources.ts";
- * import { KubeClient } from "../kube/client.ts";
- * import { staticToken } from "../kube/token_source.ts";
+ * import { PODS } from "../../kube/resources.ts";
+ * import { KubeClient } from "../../kube/client.ts";
+ * import { staticToken } from "../../kube/token_source.ts";
  * const client = new KubeClient({
  *   server: "https://127.0.0.1:6443",
  *   auth: staticToken("example"),

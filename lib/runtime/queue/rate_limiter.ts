@@ -10,7 +10,7 @@
  * @example
  * ```ts
  * import { defaultControllerRateLimiter } from "./rate_limiter.ts";
- * import { FakeClock } from "./clock.ts";
+ * import { FakeClock } from "../../async/clock.ts";
  * const limiter = defaultControllerRateLimiter(new FakeClock());
  * limiter.when("default/web"); // 5
  * limiter.when("default/web"); // 10
@@ -19,7 +19,7 @@
  *
  * @module
  */
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../../async/clock.ts";
 
 /**
  * Decides how long a key waits before it is retried.
@@ -108,7 +108,7 @@ export interface TokenBucketRateLimiterOptions {
  * @example
  * ```ts
  * import { TokenBucketRateLimiter } from "./rate_limiter.ts";
- * import { FakeClock } from "./clock.ts";
+ * import { FakeClock } from "../../async/clock.ts";
  * const limiter = new TokenBucketRateLimiter(new FakeClock(), { qps: 1, burst: 1 });
  * limiter.when("a"); // 0
  * limiter.when("b"); // 1000
@@ -209,7 +209,7 @@ export interface ControllerRateLimiterOptions
  * @example
  * ```ts
  * import { defaultControllerRateLimiter } from "./rate_limiter.ts";
- * import { systemClock } from "./clock.ts";
+ * import { systemClock } from "../../async/clock.ts";
  * const limiter = defaultControllerRateLimiter<string>(systemClock, { maxDelayMs: 60_000 });
  * limiter.numRequeues("default/web"); // 0
  * ```
