@@ -37,7 +37,11 @@ export class Backoff {
   readonly #random: () => number;
   #attempt = 0;
 
-  /** @throws {RangeError} when a delay or factor is not positive, or jitter is outside [0, 1]. */
+  /**
+   * Creates a backoff at its first step.
+   *
+   * @throws {RangeError} when a delay or factor is not positive, or jitter is outside [0, 1].
+   */
   constructor(options: BackoffOptions = {}) {
     this.#initial = options.initialMs ?? 800;
     this.#max = options.maxMs ?? 30_000;

@@ -69,6 +69,7 @@ export class FakeClock implements Clock {
   /** Pending timers; fired and cancelled ones are removed. */
   #timers = new Set<Timer>();
 
+  /** Creates a fake clock reading `start` milliseconds. */
   constructor(start = 0) {
     this.#now = start;
   }

@@ -57,6 +57,7 @@ export class DelayHeap<K> {
     return due;
   }
 
+  /** Removes every key. */
   clear(): void {
     this.#heap = [];
     this.#slots.clear();

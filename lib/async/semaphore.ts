@@ -48,7 +48,11 @@ export class Semaphore {
   /** Waiting acquirers in arrival order (a Set keeps insertion order and deletes in O(1) on abort). */
   #waiters = new Set<Waiter>();
 
-  /** @throws {RangeError} when `permits` is not a positive integer. */
+  /**
+   * Creates a semaphore holding `permits` permits.
+   *
+   * @throws {RangeError} when `permits` is not a positive integer.
+   */
   constructor(permits: number) {
     if (!Number.isSafeInteger(permits) || permits < 1) {
       throw new RangeError(

@@ -19,6 +19,7 @@ export class SingleFlight<K, V> {
   /** Calls under way; a call leaves when it settles or when its last caller gives up. */
   readonly #flights = new Map<K, Flight<V>>();
 
+  /** Deduplicates calls of `run`; it gets a signal that aborts when its last caller gives up. */
   constructor(run: (key: K, signal: AbortSignal) => Promise<V>) {
     this.#run = run;
   }

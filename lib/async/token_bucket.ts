@@ -12,6 +12,7 @@ export class TokenBucket {
   #tokens: number;
   #last: number;
 
+  /** Creates a full bucket of `burst` tokens, refilled one per `refillMs` from `now`. */
   constructor(burst: number, refillMs: number, now: number) {
     this.#burst = burst;
     this.#refillMs = refillMs;

@@ -38,9 +38,11 @@ export interface ClusterConfig {
   clientKey?: string;
   /** `proxy-url` of the cluster: an http(s):// or socks5:// proxy. */
   proxyUrl?: string;
+  /** Where the bearer token comes from, if any (exec plugin, token file, static). */
   auth: TokenSource;
   /** The context's namespace, `"default"` when it sets none. */
   namespace: string;
+  /** The kubeconfig context this came from. */
   contextName?: string;
   /** The kubeconfig path(s), separated as in `KUBECONFIG`, or `"in-cluster"`. */
   source: string;

@@ -24,7 +24,9 @@ import type { Store } from "./store.ts";
 
 /** One key of a cache, as `/debug/cache` lists it. */
 export interface CacheKeyRow {
+  /** `namespace/name` of the object. */
   key: ObjectKey;
+  /** The object's resourceVersion as the cache holds it. */
   resourceVersion: string;
   /** Whether the full object is in memory; false when evicted under the budget. */
   resident: boolean;
@@ -34,9 +36,11 @@ export interface CacheKeyRow {
 
 /** One page of a cache's keys, in key order. */
 export interface CacheKeysPage {
+  /** The cache's name, as `/debug/cache` lists it. */
   cache: string;
   /** Keys the cache holds in all, on every page. */
   keys: number;
+  /** The keys of this page. */
   items: CacheKeyRow[];
   /** Pass as `continue` for the next page; absent on the last one. */
   continue?: string;

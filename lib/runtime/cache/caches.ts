@@ -40,6 +40,7 @@ import {
 
 /** The part of the client that caches use: list and watch, and GET for evicted reads. */
 export interface CacheClient extends ListWatchClient {
+  /** Reads one object, for a read of a key evicted under the memory budget. */
   get<T extends KubeObject>(
     resource: Resource,
     name: string,
@@ -49,6 +50,7 @@ export interface CacheClient extends ListWatchClient {
 
 /** Options of {@link Caches}. */
 export interface CachesOptions {
+  /** Lists, watches and reads the resources. */
   client: CacheClient;
   /** Watch only this namespace (namespaced resources). Defaults to all. */
   namespace?: string;
@@ -82,6 +84,7 @@ export class Caches {
   readonly #runs: Promise<void>[] = [];
   #fail: (error: unknown) => void = () => {};
 
+  /** Creates an empty set; register resources with {@link Caches.reflector}. */
   constructor(options: CachesOptions) {
     this.#options = options;
   }

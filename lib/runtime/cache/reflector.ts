@@ -30,10 +30,12 @@ import type { Watcher, WatcherFreshness } from "../watcher/watcher.ts";
 
 /** Runs one watcher into one store. */
 export class Reflector<T extends KubeObject = KubeObject> {
+  /** The store this reflector fills. */
   readonly store: Store<T>;
   readonly #watcher: Watcher<KubeObject>;
   readonly #synced: PromiseWithResolvers<void> = Promise.withResolvers();
 
+  /** Feeds `store` from `watcher` once {@link Reflector.run} is called. */
   constructor(store: Store<T>, watcher: Watcher<KubeObject>) {
     this.store = store;
     this.#watcher = watcher;

@@ -47,9 +47,13 @@ export interface StoreBudget {
 
 /** What the store knows of a key even when its object is evicted. */
 export interface StoreEntry {
+  /** `namespace/name` of the object. */
   key: ObjectKey;
+  /** The object's uid. */
   uid: string;
+  /** The object's resourceVersion. */
   resourceVersion: string;
+  /** `metadata.generation`, absent for kinds without one. */
   generation: number | undefined;
   /** Uids of every owner reference, controller or not. */
   ownerUids: readonly string[];
@@ -177,6 +181,8 @@ export class Store<T extends KubeObject = KubeObject> {
   #evictions = 0;
 
   /**
+   * Creates an empty store.
+   *
    * @throws {RangeError} when a budget limit is not a positive integer.
    * @throws {TypeError} when a budget is set without `fetch`.
    */

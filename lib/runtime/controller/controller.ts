@@ -66,6 +66,7 @@ export interface Action {
  * kinds without a generation).
  */
 export class TerminalError extends Error {
+  /** Creates the error; the message is reported to the user as it is. */
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = "TerminalError";
@@ -84,6 +85,7 @@ export interface ReconcileContext {
 
 /** A resource the controller caches and maps to primary keys. */
 export interface Watch extends CacheOptions {
+  /** The resource to cache and map to primary keys. */
   resource: Resource;
   /**
    * Primary keys to reconcile when an object of this resource changes.
@@ -98,6 +100,7 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> {
   name: string;
   /** The primary resource. */
   resource: Resource;
+  /** Drives the object toward its spec; called with the cached object, never with an event. */
   reconcile(object: T, context: ReconcileContext): Promise<Action>;
   /** Children whose controller owner is a primary object. */
   owns?: Watch[];
@@ -111,6 +114,7 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> {
 
 /** What the manager lends a controller. */
 export interface ControllerDeps {
+  /** Lists, watches and reads the cached resources. */
   client: CacheClient;
   /** Caps concurrent reconciles across all controllers. */
   semaphore: Semaphore;
@@ -125,6 +129,7 @@ export interface ControllerDeps {
   clock?: Clock;
   /** Defaults to the queue's default (max of exponential and token bucket). */
   rateLimiter?: RateLimiter<ObjectKey>;
+  /** Where the queue and the reconciles report; defaults to none. */
   metrics?: { queue: QueueMetrics; controller: ControllerMetrics };
 }
 
@@ -140,7 +145,9 @@ const DEFAULT_RECONCILE_TIMEOUT_MS = 60_000;
 
 /** Runs one {@link ControllerSpec}; see the module documentation. */
 export class Controller<T extends KubeObject = KubeObject> {
+  /** What the controller was created with. */
   readonly spec: ControllerSpec<T>;
+  /** The queue of primary keys waiting for a reconcile. */
   readonly queue: WorkQueue<ObjectKey>;
   readonly #deps: ControllerDeps;
   readonly #clock: Clock;
@@ -157,7 +164,11 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** Aborts every reconcile still running once the drain deadline passes. */
   readonly #abort = new AbortController();
 
-  /** @throws {RangeError} when `reconcileTimeoutMs` is not positive. */
+  /**
+   * Wires the pipeline; nothing runs before {@link Controller.run}.
+   *
+   * @throws {RangeError} when `reconcileTimeoutMs` is not positive.
+   */
   constructor(spec: ControllerSpec<T>, deps: ControllerDeps) {
     const timeout = spec.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS;
     if (!(timeout > 0)) {

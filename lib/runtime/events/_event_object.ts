@@ -9,16 +9,23 @@ import { microTime } from "../../kube/micro_time.ts";
 
 /** What a {@link KubeEvent} points at. */
 export interface ObjectReference {
+  /** `group/version` of the object's kind. */
   apiVersion?: string;
+  /** The object's kind. */
   kind?: string;
+  /** The object's name. */
   name?: string;
+  /** The object's namespace, absent for cluster-scoped kinds. */
   namespace?: string;
+  /** The object's uid. */
   uid?: string;
+  /** The object's resourceVersion when the event happened. */
   resourceVersion?: string;
 }
 
 /** The repetitions of an Event. */
 export interface EventSeries {
+  /** How many times the event happened. */
   count: number;
   /** RFC 3339 with microseconds. */
   lastObservedTime: string;
@@ -26,15 +33,25 @@ export interface EventSeries {
 
 /** An `events.k8s.io/v1` Event as it travels over JSON. */
 export interface KubeEvent extends KubeObject {
+  /** When the event first happened, as MicroTime. */
   eventTime: string;
+  /** Set when the event repeated. */
   series?: EventSeries;
+  /** The controller that reports, e.g. `kinglet.dev/operator`. */
   reportingController: string;
+  /** The process that reports, e.g. the node and pod. */
   reportingInstance: string;
+  /** What the controller did or failed to do, e.g. `Reconcile`. */
   action: string;
+  /** Why, in UpperCamelCase, e.g. `InvalidSpec`. */
   reason: string;
+  /** The object the event is about. */
   regarding: ObjectReference;
+  /** A second object involved, e.g. a child. */
   related?: ObjectReference;
+  /** For humans, at most 1 KiB. */
   note: string;
+  /** `Warning` when someone should look. */
   type: "Normal" | "Warning";
 }
 

@@ -10,7 +10,9 @@ import type { EventSeries, KubeEvent } from "./_event_object.ts";
 
 /** Where Events are written; the seam tests replace. */
 export interface EventSink {
+  /** Creates an Event. */
   create(event: KubeEvent, signal?: AbortSignal): Promise<unknown>;
+  /** Merge-patches an Event, to update its series. */
   patch(
     namespace: string,
     name: string,

@@ -69,7 +69,11 @@ const log = logger("events");
 export interface EventRecorderOptions {
   /** Which instance of the controller reports, e.g. the leader identity; at most 128 bytes. */
   reportingInstance: string;
-  /** @default "kinglet" */
+  /**
+   * Names the reporting controller. Defaults to `kinglet.dev/operator`.
+   *
+   * @default "kinglet"
+   */
   reportingController?: string;
   /** Repeats closer than this to the previous one join its series. @default 360_000 (client-go) */
   seriesWindowMs?: number;
@@ -83,7 +87,11 @@ export interface EventRecorderOptions {
   globalBurst?: number;
   /** Sustained writes per second about all objects. @default 5 */
   globalQps?: number;
-  /** @default systemClock */
+  /**
+   * Defaults to the system clock.
+   *
+   * @default systemClock
+   */
   clock?: Clock;
   /** Ends the recorder: queued events are dropped and the write in flight is cancelled. */
   signal?: AbortSignal;
@@ -149,7 +157,11 @@ export class EventRecorder {
   #sequence = 0;
   #stats: EventRecorderStats = { created: 0, patched: 0, rateLimited: 0, dropped: 0, failed: 0 };
 
-  /** @throws {RangeError} when the reporting instance is empty or an option is out of range. */
+  /**
+   * Starts the background worker that writes to `sink`; it stops when `options.signal` aborts.
+   *
+   * @throws {RangeError} when the reporting instance is empty or an option is out of range.
+   */
   constructor(sink: EventSink, options: EventRecorderOptions) {
     this.#sink = sink;
     this.#controller = options.reportingController ?? "kinglet";

@@ -11,6 +11,7 @@ import type { KubeObject } from "../../kube/types.ts";
 
 /** A `coordination.k8s.io/v1` Lease as it travels over JSON. */
 export interface Lease extends KubeObject {
+  /** Who holds the Lease, for how long, and when it was acquired and renewed. */
   spec?: {
     holderIdentity?: string;
     leaseDurationSeconds?: number;
@@ -26,9 +27,17 @@ export interface Lease extends KubeObject {
 export interface LeaseApi {
   /** The Lease, or undefined when it does not exist. */
   get(namespace: string, name: string, signal?: AbortSignal): Promise<Lease | undefined>;
-  /** @throws an error recognised by `isAlreadyExists` when the Lease exists. */
+  /**
+   * Creates the Lease; fails with 409 when another candidate was first.
+   *
+   * @throws an error recognised by `isAlreadyExists` when the Lease exists.
+   */
   create(lease: Lease, signal?: AbortSignal): Promise<Lease>;
-  /** @throws an error recognised by `isConflict` when `metadata.resourceVersion` is stale. */
+  /**
+   * Replaces the Lease, conditional on its resourceVersion.
+   *
+   * @throws an error recognised by `isConflict` when `metadata.resourceVersion` is stale.
+   */
   replace(lease: Lease, signal?: AbortSignal): Promise<Lease>;
 }
 

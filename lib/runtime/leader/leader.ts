@@ -122,7 +122,11 @@ export class LeaderElector {
   #leading: AbortController | undefined;
   #running = false;
 
-  /** @throws {RangeError} when a name is empty or the durations are out of order. */
+  /**
+   * Creates a candidate; nothing happens before {@link LeaderElector.run}.
+   *
+   * @throws {RangeError} when a name is empty or the durations are out of order.
+   */
   constructor(api: LeaseApi, options: LeaderElectorOptions) {
     this.#api = api;
     this.#namespace = options.namespace;

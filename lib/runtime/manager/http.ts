@@ -26,13 +26,17 @@ export type Route = (request: Request) => Response | Promise<Response>;
 export interface Listener {
   /** `host:port`, `:port` (all interfaces) or `0`/empty to disable. */
   address: string;
+  /** Handlers by path. */
   routes: Record<string, Route>;
 }
 
 /** A running listener. */
 export interface RunningListener {
+  /** The address it was asked to listen on. */
   address: string;
+  /** The port it listens on (the one picked, for port 0). */
   port: number;
+  /** Settles once the listener has closed. */
   finished: Promise<void>;
 }
 

@@ -77,6 +77,7 @@ export function leaseElection(elector: LeaderElector): LeaderElection {
 
 /** Options of {@link Manager}; defaults follow controller-runtime where it has one. */
 export interface ManagerOptions {
+  /** Lists, watches and reads the cached resources. */
   client: ManagerClient;
   /** Watch only this namespace. Defaults to all. */
   namespace?: string;
@@ -98,7 +99,9 @@ export interface ManagerOptions {
   drainTimeoutMs?: number;
   /** A watch silent for longer makes `/readyz` fail. Defaults to 300 000 ms. */
   staleAfterMs?: number;
+  /** Where the runtime reports. Defaults to a new {@link RuntimeMetrics}. */
   metrics?: RuntimeMetrics;
+  /** Options of every watch (stall timeout, page size, streaming lists). */
   watcherOptions?: Omit<WatcherOptions, "backoff">;
   /** Defaults to {@link systemClock}. */
   clock?: Clock;
@@ -111,7 +114,9 @@ type Phase = "starting" | "standby" | "syncing" | "running" | "stopping";
 
 /** Runs controllers; see the module documentation. */
 export class Manager {
+  /** The metrics `/metrics` serves. */
   readonly metrics: RuntimeMetrics;
+  /** The caches shared by the controllers. */
   readonly caches: Caches;
   readonly #options: ManagerOptions;
   readonly #clock: Clock;
@@ -120,7 +125,11 @@ export class Manager {
   #phase: Phase = "starting";
   #listeners: RunningListener[] = [];
 
-  /** @throws {RangeError} when `maxConcurrentReconciles` is not a positive integer. */
+  /**
+   * Creates a manager; add controllers with {@link Manager.add}, then {@link Manager.run} it.
+   *
+   * @throws {RangeError} when `maxConcurrentReconciles` is not a positive integer.
+   */
   constructor(options: ManagerOptions) {
     const max = options.maxConcurrentReconciles ?? 8;
     if (!Number.isInteger(max) || max < 1) {

@@ -11,7 +11,9 @@
  */
 /** This process's resident memory and CPU time. */
 export interface ProcessStats {
+  /** Resident set size in bytes. */
   residentBytes: number;
+  /** User plus system CPU time in seconds; undefined where unavailable. */
   cpuSeconds: number | undefined;
 }
 

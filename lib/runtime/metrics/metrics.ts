@@ -97,13 +97,17 @@ export interface ControllerMetrics {
 
 /** Something with a store's {@link StoreStats}, read on scrape. */
 export interface StatsSource {
+  /** The store's current size and counters. */
   stats(): StoreStats;
 }
 
 /** One API request, as the client reports it through `onRequest`. */
 export interface RequestSample {
+  /** `"200"`, `"404"`, ... or `"<error>"` when no response arrived. */
   code: string;
+  /** The HTTP method. */
   method: string;
+  /** Host and port of the API server. */
   host: string;
 }
 
@@ -115,6 +119,7 @@ export interface RuntimeMetricsOptions {
 
 /** Every metric kinglet exposes, in one registry. */
 export class RuntimeMetrics {
+  /** Every metric, rendered by `/metrics`. */
   readonly registry: Registry = new Registry();
   readonly #queueDepth: Gauge<"name" | "controller">;
   readonly #queueAdds: Counter<"name" | "controller">;
@@ -134,6 +139,7 @@ export class RuntimeMetrics {
   /** The latest store per kind, likewise. */
   readonly #stores = new Map<string, StatsSource>();
 
+  /** Registers every metric; process figures are read on scrape. */
   constructor(options: RuntimeMetricsOptions = {}) {
     const r = this.registry;
     const q = ["name", "controller"] as const;

@@ -29,19 +29,29 @@ export type Labels<L extends string> = { readonly [name in L]: string };
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-interface Series {
+/** The current value of one label combination of a metric. */
+export interface Series {
+  /** Label values, in the order of the metric's label names. */
   labels: readonly string[];
+  /** A counter's or gauge's value; a histogram's count of observations. */
   value: number;
   /** Histograms only: observations per bucket (not cumulative), the last one for +Inf. */
   buckets?: number[];
+  /** Histograms only: the sum of the observations. */
   sum?: number;
 }
 
 /** What every metric shares: a name, help, label names and series by label values. */
-abstract class Metric<L extends string> {
+export abstract class Metric<L extends string> {
+  /** The Prometheus metric type. */
   abstract readonly type: "counter" | "gauge" | "histogram";
   readonly #series = new Map<string, Series>();
 
+  /**
+   * Checks the metric and label names.
+   *
+   * @throws {TypeError} when a name is not a valid Prometheus name or a label is reserved.
+   */
   constructor(readonly name: string, readonly help: string, readonly labelNames: readonly L[]) {
     if (!METRIC_NAME.test(name)) {
       throw new TypeError(`Cannot register metric '${name}': the name must match ${METRIC_NAME}`);
@@ -65,6 +75,11 @@ abstract class Metric<L extends string> {
     return this.#series.values();
   }
 
+  /**
+   * The series of `labels`, created at zero when new.
+   *
+   * @throws {TypeError} when `labels` are not exactly the declared label names.
+   */
   protected seriesFor(labels: Labels<L>): Series {
     const given = Object.keys(labels).length;
     const values = this.labelNames.map((label) => labels[label]);
@@ -84,6 +99,7 @@ abstract class Metric<L extends string> {
     return series;
   }
 
+  /** A new series at zero; histograms add their buckets. */
   protected newSeries(labels: readonly string[]): Series {
     return { labels, value: 0 };
   }
@@ -91,9 +107,14 @@ abstract class Metric<L extends string> {
 
 /** A value that only goes up (or resets when the process restarts). */
 export class Counter<L extends string = never> extends Metric<L> {
+  /** The Prometheus metric type. */
   readonly type = "counter";
 
-  /** @throws {RangeError} when `by` is negative. */
+  /**
+   * Adds `by` (defaults to 1) to the series of `labels`.
+   *
+   * @throws {RangeError} when `by` is negative.
+   */
   inc(labels: Labels<L>, by = 1): void {
     if (!(by >= 0)) {
       throw new RangeError(`Cannot increase '${this.name}' by ${by}: counters only go up`);
@@ -112,16 +133,20 @@ export class Counter<L extends string = never> extends Metric<L> {
 
 /** A value that goes up and down. */
 export class Gauge<L extends string = never> extends Metric<L> {
+  /** The Prometheus metric type. */
   readonly type = "gauge";
 
+  /** Sets the series of `labels` to `value`. */
   set(labels: Labels<L>, value: number): void {
     this.seriesFor(labels).value = value;
   }
 
+  /** Adds `by` (defaults to 1) to the series of `labels`. */
   inc(labels: Labels<L>, by = 1): void {
     this.seriesFor(labels).value += by;
   }
 
+  /** Subtracts `by` (defaults to 1) from the series of `labels`. */
   dec(labels: Labels<L>, by = 1): void {
     this.seriesFor(labels).value -= by;
   }
@@ -129,9 +154,14 @@ export class Gauge<L extends string = never> extends Metric<L> {
 
 /** Observations counted into buckets by upper bound, with their sum and count. */
 export class Histogram<L extends string = never> extends Metric<L> {
+  /** The Prometheus metric type. */
   readonly type = "histogram";
 
-  /** @throws {TypeError} when `buckets` is empty, not finite or not strictly increasing. */
+  /**
+   * Creates a histogram with these upper bounds (the `+Inf` bucket is implicit).
+   *
+   * @throws {TypeError} when `buckets` is empty, not finite or not strictly increasing.
+   */
   constructor(
     name: string,
     help: string,
@@ -147,6 +177,7 @@ export class Histogram<L extends string = never> extends Metric<L> {
     }
   }
 
+  /** Counts `value` in the series of `labels`. */
   observe(labels: Labels<L>, value: number): void {
     const series = this.seriesFor(labels);
     let i = this.buckets.findIndex((bound) => value <= bound);
@@ -156,6 +187,7 @@ export class Histogram<L extends string = never> extends Metric<L> {
     series.value++;
   }
 
+  /** A series with one counter per bucket. */
   protected override newSeries(labels: readonly string[]): Series {
     return { labels, value: 0, buckets: new Array(this.buckets.length + 1).fill(0), sum: 0 };
   }
@@ -177,7 +209,11 @@ export class Registry {
   readonly #metrics = new Map<string, Metric<string>>();
   readonly #collectors = new Set<() => void>();
 
-  /** @throws {TypeError} when the name is taken or a name is invalid. */
+  /**
+   * Registers a counter with these label names.
+   *
+   * @throws {TypeError} when the name is taken or a name is invalid.
+   */
   counter<const L extends string = never>(
     name: string,
     help: string,
@@ -186,7 +222,11 @@ export class Registry {
     return this.#register(new Counter(name, help, labelNames));
   }
 
-  /** @throws {TypeError} when the name is taken or a name is invalid. */
+  /**
+   * Registers a gauge with these label names.
+   *
+   * @throws {TypeError} when the name is taken or a name is invalid.
+   */
   gauge<const L extends string = never>(
     name: string,
     help: string,
@@ -195,7 +235,11 @@ export class Registry {
     return this.#register(new Gauge(name, help, labelNames));
   }
 
-  /** @throws {TypeError} when the name is taken, a name is invalid or the buckets are not increasing. */
+  /**
+   * Registers a histogram with these label names and bucket bounds.
+   *
+   * @throws {TypeError} when the name is taken, a name is invalid or the buckets are not increasing.
+   */
   histogram<const L extends string = never>(
     name: string,
     help: string,

@@ -114,6 +114,7 @@ export class WorkQueue<K = ObjectKey> {
   #drained: (() => void)[] = [];
   #shuttingDown = false;
 
+  /** Creates an empty queue. */
   constructor(options: WorkQueueOptions<K> = {}) {
     this.#clock = options.clock ?? systemClock;
     this.#limiter = options.rateLimiter ?? defaultControllerRateLimiter<K>(this.#clock);

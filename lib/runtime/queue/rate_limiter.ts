@@ -63,7 +63,11 @@ export class ExponentialRateLimiter<K> implements RateLimiter<K> {
   /** Failures per key since it was last forgotten; keys are removed on forget. */
   #failures = new Map<K, number>();
 
-  /** @throws {RangeError} when a delay is not positive or the base exceeds the max. */
+  /**
+   * Creates a limiter that has seen no failure.
+   *
+   * @throws {RangeError} when a delay is not positive or the base exceeds the max.
+   */
   constructor(options: ExponentialRateLimiterOptions = {}) {
     this.#base = options.baseDelayMs ?? 5;
     this.#max = options.maxDelayMs ?? 1_000_000;
@@ -122,7 +126,11 @@ export class TokenBucketRateLimiter<K = unknown> implements RateLimiter<K> {
   #tokens: number;
   #last: number;
 
-  /** @throws {RangeError} when `qps` is not positive or `burst` is not a positive integer. */
+  /**
+   * Creates a full bucket.
+   *
+   * @throws {RangeError} when `qps` is not positive or `burst` is not a positive integer.
+   */
   constructor(clock: Clock, options: TokenBucketRateLimiterOptions = {}) {
     this.#clock = clock;
     this.#qps = options.qps ?? 10;
@@ -172,7 +180,11 @@ export class TokenBucketRateLimiter<K = unknown> implements RateLimiter<K> {
 export class MaxOfRateLimiter<K> implements RateLimiter<K> {
   readonly #limiters: readonly RateLimiter<K>[];
 
-  /** @throws {RangeError} when no limiter is given. */
+  /**
+   * Combines `limiters`: the longest delay wins.
+   *
+   * @throws {RangeError} when no limiter is given.
+   */
   constructor(...limiters: RateLimiter<K>[]) {
     if (limiters.length === 0) {
       throw new RangeError("Cannot combine rate limiters: pass at least one limiter");

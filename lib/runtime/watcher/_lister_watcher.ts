@@ -9,20 +9,31 @@ import type { KubeList, KubeObject, Resource, WatchEvent } from "../../kube/type
 
 /** Options of one list request; a watcher pages with `limit` and `continue`. */
 export interface ListPageOptions {
+  /** Page size. */
   limit?: number;
+  /** The token of the previous page. */
   continue?: string;
+  /** List at (or not older than) this version. */
   resourceVersion?: string;
+  /** How `resourceVersion` is compared. */
   resourceVersionMatch?: "Exact" | "NotOlderThan";
+  /** Aborts the request. */
   signal?: AbortSignal;
 }
 
 /** Options of one watch request. */
 export interface WatchStreamOptions {
+  /** Start after this version. */
   resourceVersion?: string;
+  /** Ask for BOOKMARK events. */
   allowWatchBookmarks: boolean;
+  /** The server ends the watch after this long. */
   timeoutSeconds?: number;
+  /** Streaming list: the initial state as ADDED events, ended by a bookmark. */
   sendInitialEvents?: boolean;
+  /** How `resourceVersion` is compared. */
   resourceVersionMatch?: "Exact" | "NotOlderThan";
+  /** Aborts the request. */
   signal?: AbortSignal;
 }
 
@@ -49,7 +60,9 @@ export interface ListerWatcher<T extends KubeObject> {
 export interface ListerWatcherOptions {
   /** Defaults to every namespace. */
   namespace?: string;
+  /** Only objects whose labels match. */
   labelSelector?: string;
+  /** Only objects whose fields match. */
   fieldSelector?: string;
   /** Receive `PartialObjectMetadata` (metadata only) instead of whole objects. Defaults to false. */
   metadataOnly?: boolean;

@@ -29,7 +29,9 @@ import { logger } from "../../log.ts";
 
 /** A failure to reach the server at all, as {@link TransportError} describes it. */
 export interface Unreachable {
+  /** The API server's URL. */
   server: string;
+  /** Why it cannot be reached, e.g. `connection refused`. */
   reason: string;
 }
 
@@ -51,6 +53,7 @@ export class OutageReport {
   #round = 0;
   #server = "";
 
+  /** Creates a report that has seen no failure. */
   constructor(options: OutageReportOptions = {}) {
     this.#write = options.write ??
       ((level, line, properties) => log[level](line, properties));

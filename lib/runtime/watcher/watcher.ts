@@ -188,7 +188,11 @@ export class Watcher<T extends KubeObject = KubeObject> {
   #resourceVersion: string | undefined;
   #lastError: string | undefined;
 
-  /** @throws {RangeError} when an option is out of range. */
+  /**
+   * Creates a watcher; nothing is requested before {@link Watcher.events} is iterated.
+   *
+   * @throws {RangeError} when an option is out of range.
+   */
   constructor(lw: ListerWatcher<T>, options: WatcherOptions = {}) {
     this.#lw = lw;
     this.#what = lw.description ?? "a resource";
