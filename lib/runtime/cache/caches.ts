@@ -11,15 +11,17 @@
  * import { Caches } from "./caches.ts";
  * import type { CacheClient } from "./caches.ts";
  * import { DEPLOYMENTS } from "../../kube/resources.ts";
- * declare const client: CacheClient;
- * const caches = new Caches({ client });
- * const deployments = caches.reflector(DEPLOYMENTS);
- * const stop = new AbortController();
- * const running = caches.run(stop.signal);
- * await caches.synced();
- * deployments.store.size;
- * stop.abort();
- * await running;
+ * // Needs a cluster: `client` is usually a `KubeClient`.
+ * async function example(client: CacheClient): Promise<void> {
+ *   const caches = new Caches({ client });
+ *   const deployments = caches.reflector(DEPLOYMENTS);
+ *   const stop = new AbortController();
+ *   const running = caches.run(stop.signal);
+ *   await caches.synced();
+ *   deployments.store.size;
+ *   stop.abort();
+ *   await running;
+ * }
  * ```
  *
  * @module

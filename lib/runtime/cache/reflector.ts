@@ -13,13 +13,15 @@
  * import { listerWatcher, watcher } from "../watcher/watcher.ts";
  * import type { ListWatchClient } from "../watcher/watcher.ts";
  * import { CONFIG_MAPS } from "../../kube/resources.ts";
- * declare const client: ListWatchClient;
- * const reflector = new Reflector(new Store(), watcher(listerWatcher(client, CONFIG_MAPS)));
- * const stop = new AbortController();
- * const done = reflector.run(stop.signal);
- * await reflector.synced;
- * stop.abort();
- * await done;
+ * // Needs a cluster: `client` is usually a `KubeClient`.
+ * async function example(client: ListWatchClient): Promise<void> {
+ *   const reflector = new Reflector(new Store(), watcher(listerWatcher(client, CONFIG_MAPS)));
+ *   const stop = new AbortController();
+ *   const done = reflector.run(stop.signal);
+ *   await reflector.synced;
+ *   stop.abort();
+ *   await done;
+ * }
  * ```
  *
  * @module

@@ -26,17 +26,19 @@
  * import { Semaphore } from "../../async/semaphore.ts";
  * import type { CacheClient } from "../cache/caches.ts";
  * import { CONFIG_MAPS } from "../../kube/resources.ts";
- * declare const client: CacheClient;
- * const controller = new Controller({
- *   name: "configmaps",
- *   resource: CONFIG_MAPS,
- *   reconcile: (cm) => Promise.resolve(cm.metadata?.name ? {} : { requeueAfterMs: 1000 }),
- * }, { client, semaphore: new Semaphore(4) });
- * const stop = new AbortController();
- * const running = controller.run(stop.signal);
- * await controller.synced;
- * stop.abort();
- * await running;
+ * // Needs a cluster: `client` is usually a `KubeClient`.
+ * async function example(client: CacheClient): Promise<void> {
+ *   const controller = new Controller({
+ *     name: "configmaps",
+ *     resource: CONFIG_MAPS,
+ *     reconcile: (cm) => Promise.resolve(cm.metadata?.name ? {} : { requeueAfterMs: 1000 }),
+ *   }, { client, semaphore: new Semaphore(4) });
+ *   const stop = new AbortController();
+ *   const running = controller.run(stop.signal);
+ *   await controller.synced;
+ *   stop.abort();
+ *   await running;
+ * }
  * ```
  *
  * @module

@@ -20,12 +20,14 @@
  * ```ts
  * import { Manager } from "./manager.ts";
  * import type { ManagerClient } from "./manager.ts";
- * declare const client: ManagerClient;
- * const manager = new Manager({ client, metricsAddress: "0", healthAddress: "0" });
- * const stop = new AbortController();
- * const outcome = manager.run(stop.signal);
- * stop.abort();
- * await outcome; // "stopped"
+ * // Needs a cluster: `client` is usually a `KubeClient`.
+ * async function example(client: ManagerClient): Promise<void> {
+ *   const manager = new Manager({ client, metricsAddress: "0", healthAddress: "0" });
+ *   const stop = new AbortController();
+ *   const outcome = manager.run(stop.signal);
+ *   stop.abort();
+ *   await outcome; // "stopped"
+ * }
  * ```
  *
  * @module
