@@ -20,8 +20,8 @@
  *
  * @module
  */
-import type { KubeObject, Resource } from "../kube/types.ts";
-import type { Store } from "../runtime/cache/store.ts";
+import type { KubeObject, Resource } from "../kube/mod.ts";
+import type { Store } from "../runtime/mod.ts";
 import { applyChild, type OperatorDeps } from "./reconcile_support.ts";
 
 interface Applied {

@@ -29,7 +29,7 @@
  * @module
  */
 import type { V1ObjectMeta, V1OwnerReference } from "@kubernetes/client-node";
-import type { KubeObject } from "../kube/types.ts";
+import type { KubeObject } from "../kube/mod.ts";
 
 /** The field manager of every server-side apply kinglet sends. */
 export const FIELD_MANAGER = "kinglet";

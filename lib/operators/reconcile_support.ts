@@ -12,11 +12,16 @@
  *
  * @module
  */
-import type { KubeClient } from "../kube/client.ts";
-import { ApiError, isForbidden, isInvalid, isNotFound } from "../kube/errors.ts";
-import type { KubeObject, Resource } from "../kube/types.ts";
-import { TerminalError } from "../runtime/controller/controller.ts";
-import type { EventInit } from "../runtime/events/events.ts";
+import {
+  ApiError,
+  isForbidden,
+  isInvalid,
+  isNotFound,
+  type KubeClient,
+  type KubeObject,
+  type Resource,
+} from "../kube/mod.ts";
+import { type EventInit, TerminalError } from "../runtime/mod.ts";
 import { type Condition, findCondition, setStandardConditions } from "./conditions.ts";
 import { FIELD_MANAGER, MANAGED_BY, MANAGED_BY_LABEL } from "./labels.ts";
 
@@ -113,8 +118,7 @@ export async function rejectSpec(
  * @example
  * ```ts
  * import { applyChild, guardChildren, type OperatorDeps } from "./reconcile_support.ts";
- * import { SERVICES } from "../kube/resources.ts";
- * import type { KubeObject } from "../kube/types.ts";
+ * import { type KubeObject, SERVICES } from "../kube/mod.ts";
  * import { WEB_APPS } from "./webapp/kind.ts";
  * declare const deps: OperatorDeps, app: KubeObject, service: KubeObject, signal: AbortSignal;
  * const applied = await guardChildren(deps, WEB_APPS, app, () =>

@@ -27,9 +27,8 @@
  * @module
  */
 import type { V1Deployment, V1ObjectMeta, V1Service } from "@kubernetes/client-node";
-import { DEPLOYMENTS, SERVICES } from "../kube/resources.ts";
-import type { KubeObject, Resource } from "../kube/types.ts";
-import type { ControllerSpec } from "../runtime/controller/controller.ts";
+import { DEPLOYMENTS, type KubeObject, type Resource, SERVICES } from "../kube/mod.ts";
+import type { ControllerSpec } from "../runtime/mod.ts";
 import { ChildApplier } from "./child_applier.ts";
 import type { Validation } from "./validation.ts";
 import type { WorkloadStatus } from "./workload_status.ts";

@@ -20,16 +20,16 @@
  * @module
  */
 import type { V1StatefulSet } from "@kubernetes/client-node";
-import { isAlreadyExists, isNotFound } from "../../kube/errors.ts";
 import {
+  isAlreadyExists,
+  isNotFound,
+  type KubeObject,
   PERSISTENT_VOLUME_CLAIMS,
   SECRETS,
   SERVICES,
   STATEFUL_SETS,
-} from "../../kube/resources.ts";
-import type { KubeObject } from "../../kube/types.ts";
-import type { ControllerSpec, ReconcileContext } from "../../runtime/controller/controller.ts";
-import { finalizer } from "../../runtime/controller/finalizer.ts";
+} from "../../kube/mod.ts";
+import { type ControllerSpec, finalizer, type ReconcileContext } from "../../runtime/mod.ts";
 import { FINALIZER, labelSelector, selectorLabels } from "../labels.ts";
 import {
   guardChildren,

@@ -12,8 +12,8 @@
  *
  * @module
  */
-import type { KubeObject } from "../../kube/types.ts";
-import type { ControllerSpec } from "../../runtime/controller/controller.ts";
+import type { KubeObject } from "../../kube/mod.ts";
+import type { ControllerSpec } from "../../runtime/mod.ts";
 import type { OperatorDeps } from "../reconcile_support.ts";
 import { workloadController } from "../workload_controller.ts";
 import { renderInferenceService } from "./render.ts";
