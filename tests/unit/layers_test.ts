@@ -51,3 +51,11 @@ Deno.test("the runtime does not reach into the operators or the CLI", async () =
   );
   assert.deepEqual(upward, []);
 });
+
+Deno.test("the example operator is written only against the public modules", async () => {
+  const inside = (await imports("examples")).filter(({ target }) =>
+    !target.startsWith("examples/") &&
+    !["lib/kube/mod.ts", "lib/runtime/mod.ts", "lib/async/mod.ts"].includes(target)
+  );
+  assert.deepEqual(inside, []);
+});
