@@ -336,7 +336,7 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
     for (const [store, from] of feed) {
       if (upTo < from) continue;
       jsonBytes[from - 1]! += texts[from - 1]!.length;
-      store.apply({ type: "ADDED", object: JSON.parse(texts[from - 1]!) });
+      store.apply({ type: "applied", object: JSON.parse(texts[from - 1]!) });
     }
   }
   let applied = 0;
@@ -376,7 +376,7 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
         const [webApp, deployment] = objectsJson(i).map((text) => JSON.parse(text));
         for (const [store, object] of [[deployments!, deployment], [webApps!, webApp]] as const) {
           object.metadata.resourceVersion = String(1_000_000 * round + 5 * i);
-          store.apply({ type: "MODIFIED", object });
+          store.apply({ type: "applied", object });
         }
         const key = `${NAMESPACE}/${webApp.metadata.name}`;
         await controller.spec.reconcile(webApps!.get(key)!, { signal, key, cache });

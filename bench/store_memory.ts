@@ -175,7 +175,7 @@ async function measure(which: Case): Promise<Measurement> {
     const object = JSON.parse(text);
     jsonBytes += text.length;
     managedFieldsBytes += JSON.stringify(object.metadata.managedFields).length;
-    store.apply({ type: "ADDED", object });
+    store.apply({ type: "applied", object });
   }
   if (which === "budget-read-all") {
     // Every key read once: the churn of reading evicted objects back costs memory too.

@@ -119,7 +119,10 @@ Deno.test("runtime metrics count API requests and read caches and the process on
   const store = new Store({ budget: { maxObjects: 1 }, fetch: () => Promise.resolve(undefined) });
   metrics.trackStore("ConfigMap", store);
   for (const name of ["a", "b"]) {
-    store.apply({ type: "ADDED", object: { metadata: { name, uid: name, resourceVersion: "1" } } });
+    store.apply({
+      type: "applied",
+      object: { metadata: { name, uid: name, resourceVersion: "1" } },
+    });
   }
   store.get("a");
   store.get("b");

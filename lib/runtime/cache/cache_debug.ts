@@ -12,7 +12,7 @@
  * import { cacheKeysPage } from "./cache_debug.ts";
  * import { Store } from "./store.ts";
  * const store = new Store();
- * store.apply({ type: "ADDED", object: { metadata: { namespace: "a", name: "x", resourceVersion: "7" } } });
+ * store.apply({ type: "applied", object: { metadata: { namespace: "a", name: "x", resourceVersion: "7" } } });
  * const page = cacheKeysPage("configmaps", store, { limit: "10" });
  * page.items[0]; // { key: "a/x", resourceVersion: "7", resident: true, bytes: … }
  * ```

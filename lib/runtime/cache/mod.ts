@@ -13,7 +13,7 @@
  * import { objectKey, Store } from "./mod.ts";
  * const store = new Store();
  * store.apply({
- *   type: "ADDED",
+ *   type: "applied",
  *   object: { metadata: { namespace: "default", name: "web", uid: "u1", resourceVersion: "7" } },
  * });
  * const key = objectKey({ metadata: { namespace: "default", name: "web" } });

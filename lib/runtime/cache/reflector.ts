@@ -59,20 +59,8 @@ export class Reflector<T extends KubeObject = KubeObject> {
    */
   async run(signal: AbortSignal): Promise<void> {
     for await (const event of this.#watcher.events(signal)) {
-      switch (event.type) {
-        case "restarted":
-          this.store.replace(event.objects, event.resourceVersion);
-          this.#synced.resolve();
-          break;
-        case "applied":
-          this.store.apply({ type: "MODIFIED", object: event.object });
-          break;
-        case "deleted":
-          this.store.apply({ type: "DELETED", object: event.object });
-          break;
-        case "bookmark":
-          break;
-      }
+      this.store.apply(event);
+      if (event.type === "restarted") this.#synced.resolve();
     }
   }
 }

@@ -19,7 +19,7 @@
  * import { Store } from "./store.ts";
  * const store = new Store();
  * store.apply({
- *   type: "ADDED",
+ *   type: "applied",
  *   object: { metadata: { namespace: "default", name: "web", uid: "u1", resourceVersion: "7" } },
  * });
  * store.get("default/web")?.metadata?.uid; // "u1"
@@ -28,7 +28,8 @@
  *
  * @module
  */
-import type { KubeObject, ObjectKey, WatchEvent } from "../../kube/types.ts";
+import type { KubeObject, ObjectKey } from "../../kube/types.ts";
+import type { WatcherEvent } from "../watcher/watcher.ts";
 import { logger } from "../../log.ts";
 import { Cached, Entry, many, StoreState } from "./_store_state.ts";
 import { estimateBytes } from "./estimate_bytes.ts";
@@ -315,17 +316,24 @@ export class Store<T extends KubeObject = KubeObject> {
   }
 
   /**
-   * Applies one watch event. A BOOKMARK only moves the resourceVersion.
+   * Applies one event of a watcher, in the watcher's own vocabulary (after
+   * kube-runtime's `apply_watcher_event`): `restarted` replaces everything at
+   * once, so readers and listeners never see a mix of old and new and keys
+   * missing from the list are gone afterwards; `applied` and `deleted` change
+   * one key; `bookmark` only moves the resourceVersion.
    *
-   * @throws {TypeError} on an unknown event type or an object without a name.
+   * @throws {TypeError} on an unknown event type or an object without a name;
+   * a `restarted` with such an object leaves the store unchanged.
    */
-  apply(event: WatchEvent): void {
-    const rv = event.object.metadata?.resourceVersion;
+  apply(event: WatcherEvent): void {
     switch (event.type) {
-      case "BOOKMARK":
-        break;
-      case "ADDED":
-      case "MODIFIED": {
+      case "restarted":
+        this.#replace(event.objects, event.resourceVersion);
+        return;
+      case "bookmark":
+        this.#resourceVersion = event.resourceVersion;
+        return;
+      case "applied": {
         const key = objectKey(event.object);
         const known = this.#state.entries.get(key);
         const previous = known && view(key, known);
@@ -333,7 +341,7 @@ export class Store<T extends KubeObject = KubeObject> {
         this.#emit({ type: "upsert", key, object, previous });
         break;
       }
-      case "DELETED": {
+      case "deleted": {
         const key = objectKey(event.object);
         const known = this.#state.entries.get(key);
         if (known) {
@@ -346,22 +354,17 @@ export class Store<T extends KubeObject = KubeObject> {
       }
       default:
         throw new TypeError(
-          `Cannot apply a watch event of type '${
+          `Cannot apply a watcher event of type '${
             (event as { type: unknown }).type
-          }': expected ADDED, MODIFIED, DELETED or BOOKMARK`,
+          }': expected restarted, applied, deleted or bookmark`,
         );
     }
+    const rv = event.object.metadata?.resourceVersion;
     if (rv) this.#resourceVersion = rv;
   }
 
-  /**
-   * Replaces everything with the result of a (re)list, at once: readers and
-   * listeners never see a mix of old and new. Keys missing from `objects` are
-   * gone afterwards.
-   *
-   * @throws {TypeError} when an object has no name; the store is then unchanged.
-   */
-  replace(objects: readonly KubeObject[], resourceVersion: string): void {
+  /** Swaps in the result of a (re)list; see {@link Store.apply}. */
+  #replace(objects: readonly KubeObject[], resourceVersion: string): void {
     const old = this.#state;
     const next = new StoreState<T>(this.#indexers.length);
     const listed = objects.map((raw) => {
