@@ -345,7 +345,12 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
     const cache = <C extends KubeObject>(r: Resource) =>
       (r === DEPLOYMENTS ? deployments : services) as unknown as Store<C>;
     for (const key of webApps!.keys()) {
-      await controller.spec.reconcile(webApps!.get(key)!, { signal, key, cache });
+      await controller.spec.reconcile(webApps!.get(key)!, {
+        signal,
+        key,
+        cache,
+        children: controller.children,
+      });
       applied++;
     }
   }
@@ -379,7 +384,12 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
           store.apply({ type: "applied", object });
         }
         const key = `${NAMESPACE}/${webApp.metadata.name}`;
-        await controller.spec.reconcile(webApps!.get(key)!, { signal, key, cache });
+        await controller.spec.reconcile(webApps!.get(key)!, {
+          signal,
+          key,
+          cache,
+          children: controller.children,
+        });
         if (i % 50 === 0) {
           const usage = Deno.memoryUsage();
           sum += usage.heapUsed;

@@ -19,7 +19,7 @@ import { loadConfig } from "../kube/config.ts";
 import { logger } from "../log.ts";
 import { databaseClusterController } from "../operators/database/reconcile.ts";
 import { inferenceServiceController } from "../operators/inference/reconcile.ts";
-import type { OperatorDeps } from "../operators/reconcile_support.ts";
+import type { OperatorDeps } from "../operators/operator_deps.ts";
 import { webAppController } from "../operators/webapp/reconcile.ts";
 import type { ControllerSpec } from "../runtime/controller/controller.ts";
 import { EventRecorder, eventSink } from "../runtime/events/events.ts";

@@ -57,6 +57,8 @@ export const INSTANCE_LABEL = "app.kubernetes.io/instance";
 export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 /** The value of {@link MANAGED_BY_LABEL}. */
 export const MANAGED_BY = "kinglet";
+/** Selects the children kinglet manages, so their caches hold nothing else. */
+export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
 
 /**
  * The immutable labels that select a primary's pods: the lower-cased kind and

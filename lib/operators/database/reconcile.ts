@@ -12,7 +12,7 @@
  * @example
  * ```ts
  * import { databaseClusterController } from "./reconcile.ts";
- * import type { OperatorDeps } from "../reconcile_support.ts";
+ * import type { OperatorDeps } from "../operator_deps.ts";
  * declare const deps: OperatorDeps;
  * databaseClusterController(deps).name; // "databasecluster"
  * ```
@@ -30,17 +30,11 @@ import {
   STATEFUL_SETS,
 } from "../../kube/mod.ts";
 import { type ControllerSpec, finalizer, type ReconcileContext } from "../../runtime/mod.ts";
-import { FINALIZER, labelSelector, selectorLabels } from "../labels.ts";
-import {
-  guardChildren,
-  MANAGED_SELECTOR,
-  type OperatorDeps,
-  projectOwned,
-  projectWorkload,
-  rejectSpec,
-  writeStatus,
-} from "../reconcile_support.ts";
-import { ChildApplier } from "../child_applier.ts";
+import { guardChildren } from "../child_errors.ts";
+import { FINALIZER, labelSelector, MANAGED_SELECTOR, selectorLabels } from "../labels.ts";
+import { applyChildAsKinglet, type OperatorDeps } from "../operator_deps.ts";
+import { projectOwned, projectWorkload } from "../projections.ts";
+import { rejectSpec, writeStatus } from "../status_writes.ts";
 import { generatePassword } from "./password.ts";
 import { credentialsSecretName, renderCredentialsSecret, renderDatabaseCluster } from "./render.ts";
 import { DATABASE_CLUSTERS, type DatabaseCluster, validateDatabaseCluster } from "./kind.ts";
@@ -49,8 +43,6 @@ import { databaseStatus, invalidDatabaseStatus } from "./status.ts";
 /** The DatabaseCluster controller over `deps`. */
 export function databaseClusterController(deps: OperatorDeps): ControllerSpec<KubeObject> {
   const now = deps.now ?? (() => new Date());
-  const applier = new ChildApplier(deps);
-  let tracking = false;
 
   async function apply(stored: DatabaseCluster, ctx: ReconcileContext): Promise<void> {
     const { signal } = ctx;
@@ -60,14 +52,8 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
       return await rejectSpec(deps, DATABASE_CLUSTERS, stored, valid.message, status, signal);
     }
     const cluster: DatabaseCluster = { ...stored, spec: valid.spec };
-    const children = renderDatabaseCluster(cluster);
-    const statefulSets = ctx.cache(STATEFUL_SETS);
-    const services = ctx.cache(SERVICES);
-    if (!tracking) {
-      applier.track(STATEFUL_SETS, statefulSets);
-      applier.track(SERVICES, services);
-      tracking = true;
-    }
+    const desired = renderDatabaseCluster(cluster);
+    const { children } = ctx;
     const [statefulSet] = await guardChildren(
       deps,
       DATABASE_CLUSTERS,
@@ -75,9 +61,9 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
       async () => {
         await ensureCredentials(cluster, ctx);
         return await Promise.all([
-          applier.apply(STATEFUL_SETS, children.statefulSet as KubeObject, statefulSets, signal),
-          applier.apply(SERVICES, children.headlessService as KubeObject, services, signal),
-          applier.apply(SERVICES, children.clientService as KubeObject, services, signal),
+          children.apply(STATEFUL_SETS, desired.statefulSet as KubeObject, signal),
+          children.apply(SERVICES, desired.headlessService as KubeObject, signal),
+          children.apply(SERVICES, desired.clientService as KubeObject, signal),
         ]);
       },
       (message) => invalidDatabaseStatus(stored, message, now()),
@@ -192,6 +178,7 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
         labelSelector: MANAGED_SELECTOR,
       },
     ],
+    applyChild: applyChildAsKinglet(deps),
     async reconcile(object, ctx) {
       await finalizer(deps.client, DATABASE_CLUSTERS, FINALIZER, object, {
         apply: (o) => apply(o as DatabaseCluster, ctx),

@@ -5,7 +5,7 @@
  * @example
  * ```ts
  * import { webAppController } from "./reconcile.ts";
- * import type { OperatorDeps } from "../reconcile_support.ts";
+ * import type { OperatorDeps } from "../operator_deps.ts";
  * declare const deps: OperatorDeps;
  * webAppController(deps).name; // "webapp"
  * ```
@@ -14,7 +14,7 @@
  */
 import type { KubeObject } from "../../kube/mod.ts";
 import type { ControllerSpec } from "../../runtime/mod.ts";
-import type { OperatorDeps } from "../reconcile_support.ts";
+import type { OperatorDeps } from "../operator_deps.ts";
 import { workloadController } from "../workload_controller.ts";
 import { renderWebApp } from "./render.ts";
 import { validateWebApp, WEB_APPS } from "./kind.ts";

@@ -75,6 +75,31 @@ export type StoreChange<T> =
   | { type: "delete"; key: ObjectKey; object: T | undefined; previous: StoreEntry }
   | { type: "replace"; resourceVersion: string; keys: number };
 
+/**
+ * A read-only view of a {@link Store}: what a reconcile may do with a cache.
+ * Writing is the watcher's job alone, through {@link Store.apply}.
+ */
+export interface CacheReader<T extends KubeObject = KubeObject> {
+  /** Keys known, evicted or not. */
+  readonly size: number;
+  /** Whether `key` is known, evicted or not. */
+  has(key: ObjectKey): boolean;
+  /** Every known key, evicted or not. */
+  keys(): ObjectKey[];
+  /** The full objects in memory; evicted ones are not listed. */
+  list(): T[];
+  /** The object under `key`, or `undefined` when unknown or evicted. */
+  get(key: ObjectKey): T | undefined;
+  /** The object under `key`, read back with a live GET when it was evicted. */
+  getOrFetch(key: ObjectKey, signal?: AbortSignal): Promise<T | undefined>;
+  /** What the store knows of `key`, evicted or not. */
+  entry(key: ObjectKey): StoreEntry | undefined;
+  /** Keys of objects with an owner reference to `uid`. */
+  byOwner(uid: string): ObjectKey[];
+  /** Keys whose indexer `name` returned `value`. */
+  byIndex(name: string, value: string): ObjectKey[];
+}
+
 /** Counters and sizes for metrics and `/debug/cache`. */
 export interface StoreStats {
   /** Full objects in memory. */
@@ -166,7 +191,7 @@ export function objectKey(object: KubeObject): ObjectKey {
 }
 
 /** An indexed, optionally budgeted cache of one kind of object. */
-export class Store<T extends KubeObject = KubeObject> {
+export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> {
   readonly #transform: (object: KubeObject) => T;
   readonly #indexers: [string, (object: T) => readonly string[]][];
   readonly #maxObjects: number;

@@ -46,7 +46,7 @@
 import { ApiError } from "../../kube/errors.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import { logger } from "../../log.ts";
-import { type CacheClient, type CacheOptions, Caches } from "../cache/caches.ts";
+import { type CacheClient, type CacheOptions, Caches, resourceId } from "../cache/caches.ts";
 import { type Clock, systemClock } from "../../async/clock.ts";
 import type { ControllerMetrics } from "../metrics/metrics.ts";
 import type { QueueMetrics } from "../queue/queue.ts";
@@ -54,7 +54,8 @@ import { WorkQueue } from "../queue/queue.ts";
 import type { RateLimiter } from "../queue/rate_limiter.ts";
 import type { Reflector } from "../cache/reflector.ts";
 import type { Semaphore } from "../../async/semaphore.ts";
-import type { Store, StoreBudget, StoreChange } from "../cache/store.ts";
+import type { CacheReader, Store, StoreBudget, StoreChange } from "../cache/store.ts";
+import { type ApplyChild, ChildApplier, type Children } from "./child_applier.ts";
 
 /** What a reconcile asks for next. `{}` means done until something changes. */
 export interface Action {
@@ -81,8 +82,15 @@ export interface ReconcileContext {
   signal: AbortSignal;
   /** `namespace/name` of the object. */
   key: ObjectKey;
-  /** The cache of an owned or watched resource, to read children without a request. */
-  cache<C extends KubeObject = KubeObject>(resource: Resource): Store<C>;
+  /**
+   * The cache of the primary or of an owned or watched resource, read-only,
+   * to read children without a request.
+   *
+   * @throws {TypeError} when the controller neither owns nor watches `resource`.
+   */
+  cache<C extends KubeObject = KubeObject>(resource: Resource): CacheReader<C>;
+  /** Writes the children the controller owns; see {@link ControllerSpec.applyChild}. */
+  children: Children;
 }
 
 /** A resource the controller caches and maps to primary keys. */
@@ -106,6 +114,12 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> {
   reconcile(object: T, context: ReconcileContext): Promise<Action>;
   /** Children whose controller owner is a primary object. */
   owns?: Watch[];
+  /**
+   * How a child is written, usually a server-side apply with the controller's
+   * field manager. Needed to use {@link ReconcileContext.children}, which
+   * skips writes of children already in place.
+   */
+  applyChild?: ApplyChild;
   /** Other resources, each with a `map` to primary keys. */
   watches?: Watch[];
   /** Shapes cached primaries; defaults to the store's strip transform. */
@@ -165,6 +179,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #inFlight = new Set<Promise<void>>();
   /** Aborts every reconcile still running once the drain deadline passes. */
   readonly #abort = new AbortController();
+  /** The children of every reconcile, tracked from the owned caches from the start. */
+  readonly #children: Children;
 
   /**
    * Wires the pipeline; nothing runs before {@link Controller.run}.
@@ -194,10 +210,28 @@ export class Controller<T extends KubeObject = KubeObject> {
       ...(deps.budget && { budget: deps.budget }),
     }) as unknown as Reflector<T>;
     this.#primary.store.subscribe((change) => this.#onPrimary(change));
+    const applier = spec.applyChild && new ChildApplier(spec.applyChild);
     for (const owned of spec.owns ?? []) {
       const map = owned.map ?? ((o: KubeObject) => this.#controllerOwner(o));
-      this.#reflector(owned.resource, owned).store.subscribe((c) => this.#onRelated(c, map));
+      const { store } = this.#reflector(owned.resource, owned);
+      store.subscribe((c) => this.#onRelated(c, map));
+      applier?.track(owned.resource, store);
     }
+    this.#children = {
+      apply: (resource, desired, signal) => {
+        if (!applier) {
+          throw new TypeError(
+            `Controller '${spec.name}' cannot apply children: its spec declares no 'applyChild'`,
+          );
+        }
+        if (!spec.owns?.some((o) => resourceId(o.resource) === resourceId(resource))) {
+          throw new TypeError(
+            `Controller '${spec.name}' cannot apply ${resource.plural}: add it to 'owns'`,
+          );
+        }
+        return applier.apply(resource, desired, this.#cache(resource), signal);
+      },
+    };
     for (const watched of spec.watches ?? []) {
       if (!watched.map) {
         throw new TypeError(
@@ -207,6 +241,11 @@ export class Controller<T extends KubeObject = KubeObject> {
       const map = watched.map;
       this.#reflector(watched.resource, watched).store.subscribe((c) => this.#onRelated(c, map));
     }
+  }
+
+  /** The children component every reconcile of this controller gets. */
+  get children(): Children {
+    return this.#children;
   }
 
   /** The primary's cache. */
@@ -322,6 +361,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         signal,
         key,
         cache: (resource) => this.#cache(resource),
+        children: this.#children,
       });
       return { kind: "success", action };
     } catch (error) {
@@ -442,14 +482,14 @@ export class Controller<T extends KubeObject = KubeObject> {
     return reflector;
   }
 
-  #cache<C extends KubeObject>(resource: Resource): Store<C> {
+  #cache<C extends KubeObject>(resource: Resource): CacheReader<C> {
     const reflector = this.#caches.get(resource);
     if (!reflector || !this.#reflectors.includes(reflector)) {
       throw new TypeError(
         `Controller '${this.spec.name}' has no cache of ${resource.plural}: add it to 'owns' or 'watches'`,
       );
     }
-    return reflector.store as unknown as Store<C>;
+    return reflector.store as unknown as CacheReader<C>;
   }
 }
 

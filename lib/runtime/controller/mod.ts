@@ -23,5 +23,6 @@
  *
  * @module
  */
+export * from "./child_applier.ts";
 export * from "./controller.ts";
 export * from "./finalizer.ts";
