@@ -10,14 +10,10 @@ import {
   CONFIG_MAPS,
   type KubeClient,
   type KubeObject,
+  objectKey,
   type Resource,
 } from "../../lib/kube/mod.ts";
-import {
-  type ControllerSpec,
-  type EventRecorder,
-  finalizer,
-  objectKey,
-} from "../../lib/runtime/mod.ts";
+import { type ControllerSpec, type EventRecorder, finalizer } from "../../lib/runtime/mod.ts";
 
 /** Where Greetings live in the API. */
 export const GREETINGS: Resource = {
@@ -71,15 +67,18 @@ export function greetingController(
     name: "greeting",
     resource: GREETINGS,
     owns: [{ resource: CONFIG_MAPS }],
-    reconcile: (greeting, { signal, cache }) =>
+    // Server-side apply is idempotent: it sends the fields we own, every time.
+    applyChild: (resource, desired, signal) =>
+      client.apply(resource, desired, { fieldManager: MANAGER, force: true, signal }),
+    reconcile: (greeting, { signal, cache, children }) =>
       finalizer(client, GREETINGS, FINALIZER, greeting, {
         async apply(greeting) {
           const desired = renderConfigMap(greeting);
           const message = (desired.data as { message: string }).message;
           const configMaps = cache<KubeObject & { data?: { message?: string } }>(CONFIG_MAPS);
           const before = configMaps.get(objectKey(desired));
-          // Server-side apply is idempotent: it sends the fields we own, every time.
-          await client.apply(CONFIG_MAPS, desired, { fieldManager: MANAGER, force: true, signal });
+          // Skips the write when the cached ConfigMap is as this controller last applied it.
+          await children.apply(CONFIG_MAPS, desired, signal);
           if (before?.data?.message !== message) {
             events.publish(greeting, {
               type: "Normal",

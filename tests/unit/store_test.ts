@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import type { KubeObject } from "../../lib/kube/types.ts";
+import { objectKey } from "../../lib/kube/object_key.ts";
 import {
   type EvictionReason,
-  objectKey,
   Store,
   type StoreChange,
   stripTransform,

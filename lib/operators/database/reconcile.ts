@@ -23,7 +23,9 @@ import type { V1StatefulSet } from "@kubernetes/client-node";
 import {
   isAlreadyExists,
   isNotFound,
+  keyOf,
   type KubeObject,
+  objectKey,
   PERSISTENT_VOLUME_CLAIMS,
   SECRETS,
   SERVICES,
@@ -74,7 +76,7 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
 
   /** Creates the Secret if it does not exist; never updates it, so the password is stable. */
   async function ensureCredentials(cluster: DatabaseCluster, ctx: ReconcileContext) {
-    const key = `${cluster.metadata.namespace}/${credentialsSecretName(cluster)}`;
+    const key = keyOf(cluster.metadata.namespace, credentialsSecretName(cluster));
     if (ctx.cache(SECRETS).has(key)) return;
     const secret = renderCredentialsSecret(cluster, generatePassword());
     try {
@@ -127,9 +129,7 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
 
   async function cleanup(stored: DatabaseCluster, ctx: ReconcileContext): Promise<void> {
     const { signal } = ctx;
-    const statefulSet = ctx.cache<V1StatefulSet & KubeObject>(STATEFUL_SETS).get(
-      `${stored.metadata.namespace}/${stored.metadata.name}`,
-    );
+    const statefulSet = ctx.cache<V1StatefulSet & KubeObject>(STATEFUL_SETS).get(objectKey(stored));
     if (validateDatabaseCluster(stored.spec).ok) {
       await record(stored, stored, statefulSet, signal);
     }

@@ -27,6 +27,7 @@
  * @module
  */
 import { isNotFound } from "../../kube/errors.ts";
+import { splitKey } from "../../kube/object_key.ts";
 import type { KubeObject, Resource } from "../../kube/types.ts";
 import { Backoff, type BackoffOptions } from "../../async/backoff.ts";
 import { type Clock, systemClock } from "../../async/clock.ts";
@@ -105,11 +106,12 @@ export class Caches {
       ...(options.transform && { transform: options.transform }),
       ...(options.budget && { budget: options.budget }),
       fetch: async (key, signal) => {
-        const slash = key.indexOf("/");
-        const name = slash < 0 ? key : key.slice(slash + 1);
-        const ns = slash < 0 ? {} : { namespace: key.slice(0, slash) };
+        const { namespace, name } = splitKey(key);
         try {
-          return await client.get(resource, name, { ...ns, ...(signal && { signal }) });
+          return await client.get(resource, name, {
+            ...(namespace !== undefined && { namespace }),
+            ...(signal && { signal }),
+          });
         } catch (error) {
           if (isNotFound(error)) return undefined;
           throw error;

@@ -10,7 +10,8 @@
  *
  * @example
  * ```ts
- * import { objectKey, Store } from "./mod.ts";
+ * import { Store } from "./mod.ts";
+ * import { objectKey } from "../../kube/mod.ts";
  * const store = new Store();
  * store.apply({
  *   type: "applied",

@@ -29,6 +29,7 @@
  * @module
  */
 import type { KubeObject, ObjectKey } from "../../kube/types.ts";
+import { objectKey } from "../../kube/object_key.ts";
 import type { WatcherEvent } from "../watcher/watcher.ts";
 import { logger } from "../../log.ts";
 import { Cached, Entry, many, StoreState } from "./_store_state.ts";
@@ -165,29 +166,6 @@ export function stripTransform<T extends KubeObject>(object: T): T {
     stripped.annotations = others;
   }
   return { ...object, metadata: stripped };
-}
-
-/**
- * `namespace/name`, or `name` for a cluster-scoped object.
- *
- * @example
- * ```ts
- * import { objectKey } from "./store.ts";
- * objectKey({ metadata: { namespace: "default", name: "web" } }); // "default/web"
- * objectKey({ metadata: { name: "node-1" } }); // "node-1"
- * ```
- *
- * @throws {TypeError} when the object has no `metadata.name`.
- */
-export function objectKey(object: KubeObject): ObjectKey {
-  const name = object.metadata?.name;
-  if (!name) {
-    throw new TypeError(
-      `Cannot key a ${object.kind ?? "object"}: 'metadata.name' is missing or empty`,
-    );
-  }
-  const namespace = object.metadata?.namespace;
-  return namespace ? `${namespace}/${name}` : name;
 }
 
 /** An indexed, optionally budgeted cache of one kind of object. */

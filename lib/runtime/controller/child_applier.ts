@@ -36,7 +36,7 @@
  * @module
  */
 import type { KubeObject, Resource } from "../../kube/types.ts";
-import { objectKey } from "../cache/store.ts";
+import { objectKey } from "../../kube/object_key.ts";
 import type { CacheReader, Store } from "../cache/store.ts";
 
 /** Writes one child and resolves to it as the API server returned it. */

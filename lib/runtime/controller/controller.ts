@@ -44,6 +44,7 @@
  * @module
  */
 import { ApiError } from "../../kube/errors.ts";
+import { keyOf } from "../../kube/object_key.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import { logger } from "../../log.ts";
 import { type CacheClient, type CacheOptions, Caches, resourceId } from "../cache/caches.ts";
@@ -472,8 +473,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       o.controller && o.kind === kind && apiGroup(o.apiVersion) === group
     );
     if (!owner) return [];
-    const ns = object.metadata?.namespace;
-    return [ns ? `${ns}/${owner.name}` : owner.name];
+    return [keyOf(object.metadata?.namespace, owner.name)];
   }
 
   #reflector(resource: Resource, options: CacheOptions): Reflector {
