@@ -24,7 +24,7 @@
  */
 import v8 from "node:v8";
 import type { V1Deployment } from "@kubernetes/client-node";
-import { DEPLOYMENTS, SERVICES } from "../lib/kube/resources.ts";
+import { DEPLOYMENTS } from "../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../lib/kube/types.ts";
 import { renderWebApp } from "../lib/operators/webapp/render.ts";
 import { webAppController } from "../lib/operators/webapp/reconcile.ts";
@@ -302,10 +302,8 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
     patch: () => Promise.resolve({}),
   }, { reportingInstance: "kinglet-0", clock });
   const caches = new Caches({ client: {} as CacheClient });
-  const stores = () =>
-    [caches.entries()[0]!.reflector, caches.get(DEPLOYMENTS)!, caches.get(SERVICES)!].map((r) =>
-      r.store
-    );
+  // The primary's cache first, then the owned Deployments and Services, as the spec declares them.
+  const stores = () => controller.reflectors.map((r) => r.store);
   const deps = {
     // Answers an apply with the child's revision as cached, so a second reconcile skips it.
     client: {

@@ -1,10 +1,13 @@
 /**
  * The set of caches a manager shares between its controllers: one reflector
- * (watch + store) per resource, however many controllers read it, so each
- * kind is watched and held in memory once.
+ * (watch + store) per resource and shape, however many controllers read it,
+ * so each kind is watched and held in memory once.
  *
- * Note: the first registration of a resource decides its transform, budget
- * and metadata-only mode; later ones share it as it is.
+ * A cache is identified by its resource and by how it is shaped: its
+ * transform (the function itself), metadata-only mode, label selector and
+ * budget. Registrations that agree share one cache; one that differs gets a
+ * cache of its own, with a watch and memory of its own. To share, pass the
+ * same transform function (not an equal closure).
  *
  * @example
  * ```ts
@@ -27,6 +30,7 @@
  * @module
  */
 import { isNotFound } from "../../kube/errors.ts";
+import { cacheName } from "./cache_debug.ts";
 import { splitKey } from "../../kube/object_key.ts";
 import type { KubeObject, Resource } from "../../kube/types.ts";
 import { Backoff, type BackoffOptions } from "../../async/backoff.ts";
@@ -82,7 +86,7 @@ export class Caches {
   readonly #options: CachesOptions;
   /** One for all watchers: they share the client, so an unreachable server is one fact. */
   readonly #outage = new OutageReport();
-  readonly #reflectors = new Map<string, { resource: Resource; reflector: Reflector }>();
+  readonly #reflectors = new Map<string, CacheEntry>();
   #running: AbortSignal | undefined;
   readonly #runs: Promise<void>[] = [];
   #fail: (error: unknown) => void = () => {};
@@ -92,12 +96,15 @@ export class Caches {
     this.#options = options;
   }
 
-  /** The reflector of `resource`, created (and started, if running) on first use. */
+  /**
+   * The reflector of `resource` shaped by `options`, created (and started, if
+   * running) on first use.
+   */
   reflector<T extends KubeObject = KubeObject>(
     resource: Resource,
     options: CacheOptions<T> = {},
   ): Reflector<T> {
-    const id = resourceId(resource);
+    const id = cacheId(resource, options);
     const known = this.#reflectors.get(id);
     if (known) return known.reflector as unknown as Reflector<T>;
     const { client, namespace } = this.#options;
@@ -132,18 +139,28 @@ export class Caches {
         outage: this.#outage,
       }),
     );
-    this.#reflectors.set(id, { resource, reflector });
+    const same = [...this.#reflectors.values()].filter((e) =>
+      e.resource === resource ||
+      resourceId(e.resource) === resourceId(resource)
+    );
+    const suffix = same.length === 0 ? "" : `#${same.length + 1}`;
+    this.#reflectors.set(id, {
+      resource,
+      reflector,
+      name: `${cacheName(resource)}${suffix}`,
+      kind: `${resource.kind}${suffix}`,
+    });
     if (this.#running) this.#start(reflector);
     return reflector as unknown as Reflector<T>;
   }
 
-  /** The reflector of `resource`, if one was registered. */
-  get(resource: Resource): Reflector | undefined {
-    return this.#reflectors.get(resourceId(resource))?.reflector;
+  /** The reflector of `resource` shaped by `options`, if one was registered. */
+  get(resource: Resource, options: CacheOptions = {}): Reflector | undefined {
+    return this.#reflectors.get(cacheId(resource, options))?.reflector;
   }
 
-  /** Every cache with its resource. */
-  entries(): { resource: Resource; reflector: Reflector }[] {
+  /** Every cache, in registration order. */
+  entries(): CacheEntry[] {
     return [...this.#reflectors.values()];
   }
 
@@ -190,7 +207,40 @@ export class Caches {
   }
 }
 
-/** `group/version/plural`: the identity of a cache. */
+/** One cache of a {@link Caches}. */
+export interface CacheEntry {
+  /** What is cached. */
+  resource: Resource;
+  /** Its watch and store. */
+  reflector: Reflector;
+  /**
+   * What `/debug/cache` calls it: {@link cacheName}, with `#2`, `#3`... for
+   * further caches of the same resource shaped differently.
+   */
+  name: string;
+  /** The `kind` label of its metrics, suffixed like {@link CacheEntry.name}. */
+  kind: string;
+}
+
+/** `group/version/plural`: the identity of a resource. */
 export function resourceId(resource: Resource): string {
   return `${resource.group}/${resource.version}/${resource.plural}`;
+}
+
+/** Numbers the transforms, so that the same function always gives the same cache. */
+const transformIds = new WeakMap<(object: KubeObject) => unknown, number>();
+let transformsSeen = 0;
+
+/** The identity of a cache: its resource and everything that shapes what it holds. */
+function cacheId(resource: Resource, options: CacheOptions<KubeObject>): string {
+  let id = resourceId(resource);
+  if (options.metadataOnly) id += " metadata-only";
+  if (options.labelSelector) id += ` labels=${options.labelSelector}`;
+  if (options.transform) {
+    let n = transformIds.get(options.transform);
+    if (n === undefined) transformIds.set(options.transform, n = ++transformsSeen);
+    id += ` transform#${n}`;
+  }
+  if (options.budget) id += ` budget=${options.budget.maxObjects}/${options.budget.maxBytes}`;
+  return id;
 }

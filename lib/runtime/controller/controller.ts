@@ -175,6 +175,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #primary: Reflector<T>;
   /** Every reflector this controller reads, the primary's first. */
   readonly #reflectors: Reflector[] = [];
+  /** What {@link ReconcileContext.cache} answers: the first cache registered per resource. */
+  readonly #byResource = new Map<string, Reflector>();
   /** Revision at which a key failed terminally; cleared when the revision moves. */
   readonly #terminal = new Map<ObjectKey, Revision>();
   readonly #inFlight = new Set<Promise<void>>();
@@ -479,12 +481,14 @@ export class Controller<T extends KubeObject = KubeObject> {
   #reflector(resource: Resource, options: CacheOptions): Reflector {
     const reflector = this.#caches.reflector(resource, options);
     if (!this.#reflectors.includes(reflector)) this.#reflectors.push(reflector);
+    const id = resourceId(resource);
+    if (!this.#byResource.has(id)) this.#byResource.set(id, reflector);
     return reflector;
   }
 
   #cache<C extends KubeObject>(resource: Resource): CacheReader<C> {
-    const reflector = this.#caches.get(resource);
-    if (!reflector || !this.#reflectors.includes(reflector)) {
+    const reflector = this.#byResource.get(resourceId(resource));
+    if (!reflector) {
       throw new TypeError(
         `Controller '${this.spec.name}' has no cache of ${resource.plural}: add it to 'owns' or 'watches'`,
       );

@@ -34,7 +34,7 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { logger } from "../../log.ts";
-import { cacheKeysPage, cacheName } from "../cache/cache_debug.ts";
+import { cacheKeysPage } from "../cache/cache_debug.ts";
 import { type CacheClient, Caches } from "../cache/caches.ts";
 import { type Clock, systemClock } from "../../async/clock.ts";
 import { Controller, type ControllerSpec } from "../controller/controller.ts";
@@ -166,10 +166,8 @@ export class Manager {
       },
     });
     // Every cache the controller reads, owned and watched kinds too: those are often the largest.
-    for (const { resource, reflector } of this.caches.entries()) {
-      if (controller.reflectors.includes(reflector)) {
-        this.metrics.trackStore(resource.kind, reflector.store);
-      }
+    for (const { kind, reflector } of this.caches.entries()) {
+      if (controller.reflectors.includes(reflector)) this.metrics.trackStore(kind, reflector.store);
     }
     this.#controllers.push(controller as unknown as Controller<KubeObject>);
     return controller;
@@ -245,9 +243,9 @@ export class Manager {
             const query = new URL(request.url).searchParams;
             const name = query.get("cache");
             if (name === null) return json(this.debugCache());
-            const found = this.caches.entries().find((e) => cacheName(e.resource) === name);
+            const found = this.caches.entries().find((e) => e.name === name);
             if (!found) {
-              const known = this.caches.entries().map((e) => cacheName(e.resource)).join(", ");
+              const known = this.caches.entries().map((e) => e.name).join(", ");
               return json({ error: `no cache "${name}"; known: ${known}` }, 404);
             }
             try {
@@ -303,9 +301,9 @@ export class Manager {
   debugCache(): Record<string, unknown> {
     const now = this.#clock.now();
     const kinds: Record<string, unknown> = {};
-    for (const { resource, reflector } of this.caches.entries()) {
+    for (const { name, reflector } of this.caches.entries()) {
       const f = reflector.freshness;
-      kinds[cacheName(resource)] = {
+      kinds[name] = {
         ...reflector.store.stats(),
         synced: f.synced,
         resourceVersion: f.resourceVersion,
