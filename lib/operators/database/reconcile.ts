@@ -130,9 +130,8 @@ export function databaseClusterController(deps: OperatorDeps): ControllerSpec<Ku
   async function cleanup(stored: DatabaseCluster, ctx: ReconcileContext): Promise<void> {
     const { signal } = ctx;
     const statefulSet = ctx.cache<V1StatefulSet & KubeObject>(STATEFUL_SETS).get(objectKey(stored));
-    if (validateDatabaseCluster(stored.spec).ok) {
-      await record(stored, stored, statefulSet, signal);
-    }
+    const valid = validateDatabaseCluster(stored.spec);
+    if (valid.ok) await record(stored, { ...stored, spec: valid.spec }, statefulSet, signal);
     if (stored.spec?.deletionPolicy !== "Delete") {
       await keepCredentials(stored, signal);
       return;
