@@ -2,8 +2,10 @@
  * An in-memory stand-in for the API server's list, watch, get and apply, for
  * unit tests of the controller, caches, reflector and manager: pure logic
  * driven by a fake clock. Objects get increasing resourceVersions; a watch
- * delivers every change after the version it starts from. Label selectors,
- * pagination and streaming lists are not modelled (use `streamingList: "off"`).
+ * delivers every change after the version it starts from. Deleting an object
+ * with finalizers marks it, and removing its last finalizer deletes it. Label
+ * selectors, pagination, streaming lists and all but the finalizer paths of
+ * JSON patches are not modelled (use `streamingList: "off"`).
  *
  * @module
  */
@@ -17,6 +19,7 @@ import {
   type WatchEvent,
 } from "../../lib/kube/mod.ts";
 import type { CacheClient } from "../../lib/runtime/mod.ts";
+import { Happenings } from "./_until.ts";
 
 interface Change {
   rv: number;
@@ -30,7 +33,9 @@ export class MemoryCluster implements CacheClient {
   readonly #objects = new Map<string, Map<string, KubeObject>>();
   readonly #log: Change[] = [];
   readonly #wake = new Set<() => void>();
-  /** Every apply, in order, as `plural namespace/name`. */
+  /** Every change, in order, as `TYPE plural namespace/name`. */
+  readonly changes: Happenings<string> = new Happenings();
+  /** Every apply, in order, as `plural namespace/name` (`plural/status` for status). */
   readonly applies: string[] = [];
 
   /** Creates or replaces `object`, bumping its resourceVersion (and its generation when `spec` changed). */
@@ -120,11 +125,107 @@ export class MemoryCluster implements CacheClient {
     );
   }
 
-  /** Server-side apply, simplified: the applied object replaces the stored one. */
-  apply<T extends KubeObject>(resource: Resource, object: T): Promise<T> {
+  /**
+   * Server-side apply, simplified: the applied object replaces the stored
+   * one, or only its status for the status subresource (which moves no
+   * generation).
+   */
+  apply<T extends KubeObject>(
+    resource: Resource,
+    object: T,
+    options: { subresource?: "status" } = {},
+  ): Promise<T> {
     const m = object.metadata!;
-    this.applies.push(`${resource.plural} ${keyOf(m.namespace, m.name!)}`);
+    const key = keyOf(m.namespace, m.name!);
+    const what = options.subresource ? `${resource.plural}/status` : resource.plural;
+    this.applies.push(`${what} ${key}`);
+    if (!options.subresource) return Promise.resolve(this.put(resource, object));
+    const stored = this.#of(resource).get(key);
+    if (!stored) return this.get(resource, m.name!, { namespace: m.namespace });
+    return Promise.resolve(
+      this.put<KubeObject>(resource, { ...stored, status: object.status }) as T,
+    );
+  }
+
+  /** Creates `object`; 409 when it exists. */
+  create<T extends KubeObject>(resource: Resource, object: T): Promise<T> {
+    const m = object.metadata!;
+    if (this.#of(resource).has(keyOf(m.namespace, m.name!))) {
+      return Promise.reject(this.#error(409, "AlreadyExists", resource, m.name!, m.namespace));
+    }
     return Promise.resolve(this.put(resource, object));
+  }
+
+  /** A merge patch, or a JSON patch of `/metadata/finalizers` (with its `test` ops). */
+  patch<T extends KubeObject>(
+    resource: Resource,
+    name: string,
+    patch: unknown,
+    options: { type: string; namespace?: string },
+  ): Promise<T> {
+    const key = keyOf(options.namespace, name);
+    const stored = this.#of(resource).get(key);
+    if (!stored) {
+      return Promise.reject(this.#error(404, "NotFound", resource, name, options.namespace));
+    }
+    let next: KubeObject;
+    if (options.type === "json") {
+      const finalizers = [...(stored.metadata?.finalizers ?? [])];
+      for (const op of patch as { op: string; path: string; value?: unknown }[]) {
+        const at = op.path.replace("/metadata/finalizers", "").replace(/^\//, "");
+        if (op.op === "test") {
+          const actual = op.path === "/metadata/resourceVersion"
+            ? stored.metadata?.resourceVersion
+            : at === ""
+            ? finalizers
+            : finalizers[Number(at)];
+          if (JSON.stringify(actual) !== JSON.stringify(op.value)) {
+            return Promise.reject(this.#error(422, "Invalid", resource, name, options.namespace));
+          }
+        } else if (op.op === "add") {
+          if (at === "") finalizers.splice(0, finalizers.length, ...(op.value as string[]));
+          else {finalizers.splice(
+              at === "-" ? finalizers.length : Number(at),
+              0,
+              op.value as string,
+            );}
+        } else if (op.op === "remove") finalizers.splice(Number(at), 1);
+      }
+      next = { ...stored, metadata: { ...stored.metadata, finalizers } };
+    } else {
+      const p = patch as KubeObject;
+      next = { ...stored, ...p, metadata: { ...stored.metadata, ...p.metadata } } as KubeObject;
+    }
+    if (next.metadata?.deletionTimestamp && !next.metadata.finalizers?.length) {
+      this.remove(resource, key);
+      return Promise.resolve(next as T);
+    }
+    return Promise.resolve(this.put(resource, next) as T);
+  }
+
+  /** Deletes, or marks for deletion while finalizers remain. */
+  delete(resource: Resource, name: string, options: { namespace?: string } = {}): Promise<void> {
+    const key = keyOf(options.namespace, name);
+    const stored = this.#of(resource).get(key);
+    if (!stored) {
+      return Promise.reject(this.#error(404, "NotFound", resource, name, options.namespace));
+    }
+    if (!stored.metadata?.finalizers?.length) this.remove(resource, key);
+    else {
+      const deletionTimestamp = new Date(0).toISOString() as unknown as Date;
+      this.put(resource, { ...stored, metadata: { ...stored.metadata, deletionTimestamp } });
+    }
+    return Promise.resolve();
+  }
+
+  #error(status: number, reason: string, resource: Resource, name: string, namespace?: string) {
+    return new ApiError({
+      status,
+      reason,
+      message: `${resource.plural} "${name}": ${reason}`,
+      verb: "TEST",
+      path: resourcePath(resource, { ...(namespace && { namespace }), name }),
+    });
   }
 
   #of(resource: Resource): Map<string, KubeObject> {
@@ -135,6 +236,8 @@ export class MemoryCluster implements CacheClient {
 
   #record(resource: Resource, event: WatchEvent): void {
     this.#log.push({ rv: this.#rv, plural: resource.plural, event });
+    const m = event.object.metadata!;
+    this.changes.push(`${event.type} ${resource.plural} ${keyOf(m.namespace, m.name!)}`);
     for (const wake of [...this.#wake]) wake();
   }
 }

@@ -46,3 +46,12 @@ export class Happenings<T> {
     return this.items;
   }
 }
+
+/** Waits, happening by happening, until `check` holds. */
+export async function until<T>(
+  happenings: Happenings<T>,
+  what: string,
+  check: () => boolean,
+): Promise<void> {
+  for (let n = happenings.items.length + 1; !check(); n++) await happenings.count(n, what);
+}
