@@ -24,19 +24,19 @@
  */
 import v8 from "node:v8";
 import type { V1Deployment } from "@kubernetes/client-node";
-import { DEPLOYMENTS, SERVICES } from "../lib/kube/resources.ts";
+import { DEPLOYMENTS } from "../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../lib/kube/types.ts";
 import { renderWebApp } from "../lib/operators/webapp/render.ts";
 import { webAppController } from "../lib/operators/webapp/reconcile.ts";
 import type { WebApp } from "../lib/operators/webapp/kind.ts";
 import { webAppStatus } from "../lib/operators/webapp/status.ts";
-import type { CacheClient } from "../lib/runtime/caches.ts";
-import { Caches } from "../lib/runtime/caches.ts";
-import { systemClock } from "../lib/runtime/clock.ts";
-import { Controller } from "../lib/runtime/controller.ts";
-import { EventRecorder } from "../lib/runtime/events.ts";
-import { Semaphore } from "../lib/runtime/semaphore.ts";
-import type { Store } from "../lib/runtime/store.ts";
+import type { CacheClient } from "../lib/runtime/cache/caches.ts";
+import { Caches } from "../lib/runtime/cache/caches.ts";
+import { systemClock } from "../lib/async/clock.ts";
+import { Controller } from "../lib/runtime/controller/controller.ts";
+import { EventRecorder } from "../lib/runtime/events/events.ts";
+import { Semaphore } from "../lib/async/semaphore.ts";
+import type { Store } from "../lib/runtime/cache/store.ts";
 import { summarizeSnapshots } from "./_heap_snapshot.ts";
 import { gc } from "./store_memory.ts";
 
@@ -302,10 +302,8 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
     patch: () => Promise.resolve({}),
   }, { reportingInstance: "kinglet-0", clock });
   const caches = new Caches({ client: {} as CacheClient });
-  const stores = () =>
-    [caches.entries()[0]!.reflector, caches.get(DEPLOYMENTS)!, caches.get(SERVICES)!].map((r) =>
-      r.store
-    );
+  // The primary's cache first, then the owned Deployments and Services, as the spec declares them.
+  const stores = () => controller.reflectors.map((r) => r.store);
   const deps = {
     // Answers an apply with the child's revision as cached, so a second reconcile skips it.
     client: {
@@ -336,7 +334,7 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
     for (const [store, from] of feed) {
       if (upTo < from) continue;
       jsonBytes[from - 1]! += texts[from - 1]!.length;
-      store.apply({ type: "ADDED", object: JSON.parse(texts[from - 1]!) });
+      store.apply({ type: "applied", object: JSON.parse(texts[from - 1]!) });
     }
   }
   let applied = 0;
@@ -345,7 +343,12 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
     const cache = <C extends KubeObject>(r: Resource) =>
       (r === DEPLOYMENTS ? deployments : services) as unknown as Store<C>;
     for (const key of webApps!.keys()) {
-      await controller.spec.reconcile(webApps!.get(key)!, { signal, key, cache });
+      await controller.spec.reconcile(webApps!.get(key)!, {
+        signal,
+        key,
+        cache,
+        children: controller.children,
+      });
       applied++;
     }
   }
@@ -376,10 +379,15 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
         const [webApp, deployment] = objectsJson(i).map((text) => JSON.parse(text));
         for (const [store, object] of [[deployments!, deployment], [webApps!, webApp]] as const) {
           object.metadata.resourceVersion = String(1_000_000 * round + 5 * i);
-          store.apply({ type: "MODIFIED", object });
+          store.apply({ type: "applied", object });
         }
         const key = `${NAMESPACE}/${webApp.metadata.name}`;
-        await controller.spec.reconcile(webApps!.get(key)!, { signal, key, cache });
+        await controller.spec.reconcile(webApps!.get(key)!, {
+          signal,
+          key,
+          cache,
+          children: controller.children,
+        });
         if (i % 50 === 0) {
           const usage = Deno.memoryUsage();
           sum += usage.heapUsed;

@@ -17,7 +17,7 @@
  * @module
  */
 import type { KubeObject } from "../lib/kube/types.ts";
-import { Store, type StoreOptions } from "../lib/runtime/store.ts";
+import { Store, type StoreOptions } from "../lib/runtime/cache/store.ts";
 
 const OBJECTS = 5_000;
 const BUDGET = 1_000;
@@ -175,7 +175,7 @@ async function measure(which: Case): Promise<Measurement> {
     const object = JSON.parse(text);
     jsonBytes += text.length;
     managedFieldsBytes += JSON.stringify(object.metadata.managedFields).length;
-    store.apply({ type: "ADDED", object });
+    store.apply({ type: "applied", object });
   }
   if (which === "budget-read-all") {
     // Every key read once: the churn of reading evicted objects back costs memory too.

@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { V1NodeList } from "@kubernetes/client-node";
-import { systemClock } from "../lib/runtime/clock.ts";
+import { systemClock } from "../lib/async/clock.ts";
 import { ApiClient, type TlsFiles } from "./_api.ts";
 import {
   apiserverArgs,

@@ -29,7 +29,7 @@ import { loadConfig } from "../lib/kube/config.ts";
 import { EVENTS } from "../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../lib/kube/types.ts";
 import { DATABASE_CLUSTERS, INFERENCE_SERVICES, WEB_APPS } from "../lib/operators/mod.ts";
-import { systemClock } from "../lib/runtime/clock.ts";
+import { systemClock } from "../lib/async/clock.ts";
 import { startCluster } from "./cluster.ts";
 import { type MetricSums, operatorFigures, redraw, renderView, sumMetrics } from "./_dev_view.ts";
 import { denoFlags, grantsFromEnv, kingletEnv } from "./_permissions.ts";

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { CacheKeysPage } from "../runtime/cache_debug.ts";
+import type { CacheKeysPage } from "../runtime/cache/cache_debug.ts";
 import { type FlagSpec, formatHelp, parseFlags, UsageError } from "./flags.ts";
 import { suggest } from "./suggest.ts";
 import { formatTable } from "./table.ts";

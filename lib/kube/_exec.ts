@@ -6,7 +6,7 @@
  * @module
  */
 import { logger } from "../log.ts";
-import { type Clock, systemClock } from "../runtime/clock.ts";
+import { type Clock, systemClock } from "../async/clock.ts";
 import { ConfigError, describeError } from "./errors.ts";
 import type { TokenSource } from "./token_source.ts";
 

@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { Clock } from "../runtime/clock.ts";
-import { TokenBucketRateLimiter } from "../runtime/rate_limiter.ts";
+import type { Clock } from "../async/clock.ts";
+import { TokenBucket } from "../async/token_bucket.ts";
 
 /** Limits of {@link FlowControl}. */
 export interface FlowControlOptions {
@@ -21,7 +21,7 @@ export interface FlowControlOptions {
 /** One bucket of request tokens; see the module documentation. */
 export class FlowControl {
   readonly #clock: Clock;
-  readonly #bucket: TokenBucketRateLimiter | undefined;
+  readonly #bucket: TokenBucket | undefined;
 
   /** @throws {RangeError} when `qps` is negative or `burst` is not a positive integer. */
   constructor(clock: Clock, options: FlowControlOptions) {
@@ -35,7 +35,7 @@ export class FlowControl {
       );
     }
     this.#clock = clock;
-    this.#bucket = qps > 0 ? new TokenBucketRateLimiter(clock, { qps, burst }) : undefined;
+    this.#bucket = qps > 0 ? new TokenBucket(burst, 1000 / qps, clock.now()) : undefined;
   }
 
   /**
@@ -45,7 +45,7 @@ export class FlowControl {
    * @throws the signal's reason when `signal` aborts first.
    */
   async wait(signal?: AbortSignal): Promise<number> {
-    const ms = this.#bucket?.when(undefined) ?? 0;
+    const ms = this.#bucket?.reserve(this.#clock.now()) ?? 0;
     if (ms > 0) await this.#clock.sleep(ms, signal);
     return ms / 1000;
   }

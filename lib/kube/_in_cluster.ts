@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Clock } from "../runtime/clock.ts";
+import type { Clock } from "../async/clock.ts";
 import type { ClusterConfig } from "./config.ts";
 import { ConfigError, describeError } from "./errors.ts";
 import { FileTokenSource } from "./token_source.ts";

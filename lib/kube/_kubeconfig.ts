@@ -6,7 +6,7 @@
  * @module
  */
 import { logger } from "../log.ts";
-import type { Clock } from "../runtime/clock.ts";
+import type { Clock } from "../async/clock.ts";
 import type { ClusterConfig } from "./config.ts";
 import { ConfigError, describeError } from "./errors.ts";
 import { ExecTokenSource } from "./_exec.ts";

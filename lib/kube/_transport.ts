@@ -28,17 +28,23 @@ export interface RequestSpec {
 
 /** What is reported after each HTTP exchange (see `ClientOptions.onRequest`). */
 export interface RequestObservation {
+  /** The Kubernetes verb: `get`, `list`, `watch`, `create`, `update`, `patch` or `delete`. */
   verb: string;
+  /** The HTTP method. */
   method: string;
   /** `"200"`, `"404"`, ... or `"<error>"` when no response arrived. */
   code: string;
+  /** Host and port of the API server. */
   host: string;
+  /** How long the exchange took, up to the response headers. */
   seconds: number;
 }
 
 /** What is reported after each request's wait for a flow-control token. */
 export interface RateLimiterObservation {
+  /** HTTP method of the request. */
   method: string;
+  /** Host and port of the API server. */
   host: string;
   /** Seconds the request waited; 0 when a token was there. */
   seconds: number;

@@ -21,7 +21,7 @@
  * @module
  */
 import denoJson from "../../deno.json" with { type: "json" };
-import { type Clock, systemClock } from "../runtime/clock.ts";
+import { type Clock, systemClock } from "../async/clock.ts";
 import type { ClusterConfig } from "./config.ts";
 import { resourcePath } from "./resources.ts";
 import { FlowControl } from "./_flow_control.ts";
@@ -83,9 +83,11 @@ export interface ClientOptions {
 
 /** Options of {@link KubeClient.get}. */
 export interface GetOptions {
+  /** The namespace of a namespaced resource; defaults to the context's namespace. */
   namespace?: string;
   /** Fetch only `metadata` (a PartialObjectMetadata), a fraction of the bytes of a full object. */
   metadataOnly?: boolean;
+  /** Aborts the request. */
   signal?: AbortSignal;
 }
 
@@ -93,15 +95,21 @@ export interface GetOptions {
 export interface ListOptions {
   /** Omit to list across all namespaces. */
   namespace?: string;
+  /** Only objects whose labels match, e.g. `app=web,tier!=cache`. */
   labelSelector?: string;
+  /** Only objects whose fields match, e.g. `metadata.name=web`. */
   fieldSelector?: string;
   /** Page size; the server may return fewer and a `continue` token. */
   limit?: number;
+  /** The token of the previous page. */
   continue?: string;
+  /** List at (or not older than) this version; omit for the latest. */
   resourceVersion?: string;
+  /** How `resourceVersion` is compared. */
   resourceVersionMatch?: "Exact" | "NotOlderThan";
   /** Items are PartialObjectMetadata: apiVersion, kind and metadata only. */
   metadataOnly?: boolean;
+  /** Aborts the request. */
   signal?: AbortSignal;
 }
 
@@ -109,9 +117,11 @@ export interface ListOptions {
 export interface WriteOptions {
   /** Defaults to `metadata.namespace` of the object, then the context's namespace. */
   namespace?: string;
+  /** Names the writer in `managedFields`. */
   fieldManager?: string;
   /** Validate and admit the request without persisting it. */
   dryRun?: boolean;
+  /** Aborts the request. */
   signal?: AbortSignal;
 }
 
@@ -122,31 +132,45 @@ export interface PatchOptions {
    * (built-in kinds only) or `apply` (server-side apply; needs `fieldManager`).
    */
   type: "merge" | "json" | "strategic" | "apply";
+  /** Defaults to the context's namespace. */
   namespace?: string;
+  /** Names the writer in `managedFields`; required by `apply`. */
   fieldManager?: string;
   /** Server-side apply only: take ownership of fields other managers own. */
   force?: boolean;
+  /** Patch the status subresource instead of the object. */
   subresource?: "status";
+  /** Validate and admit the request without persisting it. */
   dryRun?: boolean;
+  /** Aborts the request. */
   signal?: AbortSignal;
 }
 
 /** Options of {@link KubeClient.apply}. */
 export interface ApplyOptions {
+  /** Names the writer in `managedFields`: the fields it sends are the fields it owns. */
   fieldManager: string;
+  /** Take ownership of fields another manager owns instead of failing with 409 Conflict. */
   force?: boolean;
+  /** Apply to the status subresource instead of the object. */
   subresource?: "status";
+  /** Validate and admit the request without persisting it. */
   dryRun?: boolean;
+  /** Aborts the request. */
   signal?: AbortSignal;
 }
 
 /** Options of {@link KubeClient.delete}. */
 export interface DeleteOptions {
+  /** Defaults to the context's namespace. */
   namespace?: string;
   /** Delete only if the object still has this uid / resourceVersion (else 409 Conflict). */
   preconditions?: { uid?: string; resourceVersion?: string };
+  /** What happens to dependents; defaults to the resource's policy (usually Background). */
   propagationPolicy?: "Foreground" | "Background" | "Orphan";
+  /** Seconds before the object is deleted; 0 deletes at once. */
   gracePeriodSeconds?: number;
+  /** Aborts the request. */
   signal?: AbortSignal;
 }
 
@@ -156,6 +180,7 @@ export interface WatchOptions {
   namespace?: string;
   /** Start after this version; omit to start with synthetic ADDED events of the current state. */
   resourceVersion?: string;
+  /** How `resourceVersion` is compared. */
   resourceVersionMatch?: "Exact" | "NotOlderThan";
   /** Ask for BOOKMARK events carrying the latest resourceVersion. Defaults to true. */
   allowWatchBookmarks?: boolean;
@@ -163,7 +188,9 @@ export interface WatchOptions {
   timeoutSeconds?: number;
   /** Streaming list: initial state as ADDED events, ended by a bookmark. */
   sendInitialEvents?: boolean;
+  /** Only objects whose labels match. */
   labelSelector?: string;
+  /** Only objects whose fields match. */
   fieldSelector?: string;
   /** Event objects are PartialObjectMetadata. */
   metadataOnly?: boolean;
@@ -214,6 +241,8 @@ export class KubeClient {
   readonly #transport: Transport;
 
   /**
+   * Creates a client for the cluster `config` describes; call {@link KubeClient.close} when done.
+   *
    * @throws {RangeError} when `timeoutMs` is not a positive number, `qps` is
    * negative or `burst` is not a positive integer.
    * @throws {ConfigError} when the TLS material or proxy of `config` is unusable.

@@ -12,7 +12,7 @@
  * @module
  */
 import { resolvePath as resolve } from "./_path.ts";
-import type { Clock } from "../runtime/clock.ts";
+import type { Clock } from "../async/clock.ts";
 import { ConfigError } from "./errors.ts";
 import { inClusterConfig, SERVICE_ACCOUNT_DIR } from "./_in_cluster.ts";
 import type { KubeconfigOptions } from "./_kubeconfig.ts";
@@ -41,9 +41,11 @@ export interface ClusterConfig {
   clientKey?: string;
   /** `proxy-url` of the cluster: an http(s):// or socks5:// proxy. */
   proxyUrl?: string;
+  /** Where the bearer token comes from, if any (exec plugin, token file, static). */
   auth: TokenSource;
   /** The context's namespace, `"default"` when it sets none. */
   namespace: string;
+  /** The kubeconfig context this came from. */
   contextName?: string;
   /** The kubeconfig path(s), separated as in `KUBECONFIG`, or `"in-cluster"`. */
   source: string;

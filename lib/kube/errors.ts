@@ -19,8 +19,11 @@
 
 /** One cause of a metav1.Status, e.g. the field that failed validation. */
 export interface StatusCause {
+  /** The field at fault, e.g. `spec.replicas`. */
   field?: string;
+  /** What is wrong with it. */
   message?: string;
+  /** A machine-readable reason, e.g. `FieldValueInvalid`. */
   reason?: string;
 }
 
@@ -32,9 +35,13 @@ export interface ApiErrorInit {
   reason?: string;
   /** The server's message, without the verb and path. */
   message: string;
+  /** Details of the failure, e.g. one per invalid field. */
   causes?: StatusCause[];
+  /** Seconds the server asked to wait before retrying. */
   retryAfterSeconds?: number;
+  /** The verb of the request, e.g. `GET`. */
   verb: string;
+  /** The path of the request. */
   path: string;
   /** Appended to the message to tell the reader what to do. */
   hint?: string;
@@ -61,11 +68,13 @@ const REASON_BY_STATUS: Record<number, string> = {
 
 /** A non-2xx answer from the API server, or an ERROR event of a watch. */
 export class ApiError extends Error {
+  /** Always `ApiError`. */
   override readonly name = "ApiError";
   /** HTTP status. */
   readonly status: number;
   /** metav1.Status reason: NotFound, AlreadyExists, Conflict, Gone, Invalid, ... */
   readonly reason: string;
+  /** Details of the failure, e.g. one per invalid field. */
   readonly causes: StatusCause[];
   /** Seconds the server asked us to wait, from `Retry-After` or the Status details. */
   readonly retryAfterSeconds?: number;
@@ -74,9 +83,12 @@ export class ApiError extends Error {
    * retryable here: only the caller knows whether re-reading and retrying is right.
    */
   readonly retryable: boolean;
+  /** The verb of the failed request. */
   readonly verb: string;
+  /** The path of the failed request. */
   readonly path: string;
 
+  /** Builds the error and its message from what the server answered. */
   constructor(init: ApiErrorInit) {
     const reason = init.reason || REASON_BY_STATUS[init.status] ||
       (init.status >= 500 ? "InternalError" : "Unknown");
@@ -95,8 +107,11 @@ export class ApiError extends Error {
 
 /** Where an error happened, for {@link apiErrorFromStatus} and {@link apiErrorFromResponse}. */
 export interface ErrorSite {
+  /** The verb of the request. */
   verb: string;
+  /** The path of the request. */
   path: string;
+  /** Appended to the message to tell the reader what to do. */
   hint?: string;
   /** Wins over `details.retryAfterSeconds` of the Status (it comes from `Retry-After`). */
   retryAfterSeconds?: number;
@@ -187,6 +202,7 @@ export interface TransportErrorOptions extends ErrorOptions {
 
 /** No answer from the API server: connection refused or reset, TLS failure, timeout. */
 export class TransportError extends Error {
+  /** Always `TransportError`. */
   override readonly name = "TransportError";
   /** Always true: the request may succeed when tried again. */
   readonly retryable = true;
@@ -198,6 +214,7 @@ export class TransportError extends Error {
   /** The cause without the request, set together with {@link TransportError.server}. */
   readonly reason?: string;
 
+  /** Wraps what stopped the request (`options.cause`) with a message that names it. */
   constructor(message: string, options?: TransportErrorOptions) {
     super(message, options);
     if (options?.server !== undefined) this.server = options.server;
@@ -210,11 +227,14 @@ export class TransportError extends Error {
  * over; the caller should start a new one.
  */
 export class WatchDecodeError extends Error {
+  /** Always `WatchDecodeError`. */
   override readonly name = "WatchDecodeError";
+  /** Always true: a new watch may decode. */
   readonly retryable = true;
   /** The start of what arrived instead of an event. */
   readonly received: string;
 
+  /** Keeps the start of what arrived as {@link WatchDecodeError.received}. */
   constructor(message: string, received: string, options?: ErrorOptions) {
     super(message, options);
     this.received = received;
@@ -226,9 +246,12 @@ export class WatchDecodeError extends Error {
  * wrong, where (file path, context, cluster or user name) and what to do.
  */
 export class ConfigError extends Error {
+  /** Always `ConfigError`. */
   override readonly name = "ConfigError";
+  /** Always false: the configuration must change first. */
   readonly retryable = false;
 
+  /** Creates the error; the message says what, where and what to do. */
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
   }

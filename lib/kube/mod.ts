@@ -25,3 +25,5 @@ export * from "./resources.ts";
 export * from "./token_source.ts";
 export * from "./types.ts";
 export * from "./watch.ts";
+export * from "./micro_time.ts";
+export * from "./object_key.ts";

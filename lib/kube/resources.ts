@@ -95,6 +95,7 @@ export const ROLE_BINDINGS: Resource = grouped(
 export interface ResourcePathOptions {
   /** Required to address one object of a namespaced resource; omit to span all namespaces. */
   namespace?: string;
+  /** Addresses one object; omit for the collection. */
   name?: string;
   /** E.g. `status` or `token`; needs `name`. */
   subresource?: string;

@@ -13,7 +13,7 @@
  * @module
  */
 import { logger } from "../log.ts";
-import { type Clock, systemClock } from "../runtime/clock.ts";
+import { type Clock, systemClock } from "../async/clock.ts";
 import { ConfigError, describeError } from "./errors.ts";
 
 /**
@@ -90,7 +90,11 @@ export class FileTokenSource implements TokenSource {
   #readAt = 0;
   #pending?: Promise<string>;
 
-  /** @throws {RangeError} when `maxAgeMs` is negative. */
+  /**
+   * Reads the token from `path`, again once it is older than `maxAgeMs`.
+   *
+   * @throws {RangeError} when `maxAgeMs` is negative.
+   */
   constructor(path: string, options: FileTokenSourceOptions = {}) {
     const maxAgeMs = options.maxAgeMs ?? 60_000;
     if (!(maxAgeMs >= 0)) {
@@ -105,7 +109,11 @@ export class FileTokenSource implements TokenSource {
     this.#description = options.description ?? `token file ${path}`;
   }
 
-  /** @throws {ConfigError} when the file cannot be read or is empty and no older token is cached. */
+  /**
+   * The token, read again from the file once it is older than `maxAgeMs`.
+   *
+   * @throws {ConfigError} when the file cannot be read or is empty and no older token is cached.
+   */
   token(): Promise<string> {
     if (this.#token !== undefined && this.#clock.now() - this.#readAt < this.#maxAgeMs) {
       return Promise.resolve(this.#token);

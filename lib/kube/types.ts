@@ -4,25 +4,106 @@
  * API endpoint.
  *
  * Model types come from `@kubernetes/client-node` by `import type` only, so
- * they cost nothing at run time.
+ * they cost nothing at run time; {@link ObjectMeta} mirrors its
+ * `V1ObjectMeta`, so that this module's public types stand on their own.
  *
  * @module
  */
-import type { V1ObjectMeta } from "@kubernetes/client-node";
+
+/** Who owns an object; the garbage collector deletes it with its controller owner. */
+export interface OwnerReference {
+  /** `group/version` of the owner's kind. */
+  apiVersion: string;
+  /** Whether the owner's foreground deletion waits for this object. */
+  blockOwnerDeletion?: boolean;
+  /** Whether this owner is the managing controller; at most one is. */
+  controller?: boolean;
+  /** The owner's kind. */
+  kind: string;
+  /** The owner's name, in the object's namespace. */
+  name: string;
+  /** The owner's uid. */
+  uid: string;
+}
+
+/** Which fields one manager set, as server-side apply tracks them. */
+export interface ManagedFieldsEntry {
+  /** The version the fields are expressed in. */
+  apiVersion?: string;
+  /** Always `FieldsV1`. */
+  fieldsType?: string;
+  /** The set of fields, in the `FieldsV1` encoding. */
+  fieldsV1?: unknown;
+  /** The field manager's name. */
+  manager?: string;
+  /** `Apply` or `Update`. */
+  operation?: string;
+  /** The subresource written, e.g. `status`. */
+  subresource?: string;
+  /** When the fields were last set. */
+  time?: Date;
+}
+
+/**
+ * `metav1.ObjectMeta`, structurally the same as `V1ObjectMeta` of
+ * `@kubernetes/client-node`, so its model types are {@link KubeObject}s.
+ * Timestamps arrive from the API server as RFC 3339 strings, whatever the
+ * declared type.
+ */
+export interface ObjectMeta {
+  /** Unstructured key/value data for tools. */
+  annotations?: { [key: string]: string };
+  /** When the object was created. */
+  creationTimestamp?: Date;
+  /** Seconds the object has to terminate once deleted. */
+  deletionGracePeriodSeconds?: number;
+  /** Set when deletion was requested; the object goes once its finalizers are gone. */
+  deletionTimestamp?: Date;
+  /** What must happen before the object is removed. */
+  finalizers?: Array<string>;
+  /** Prefix of a name the server generates. */
+  generateName?: string;
+  /** Incremented on every change of the desired state (usually `spec`). */
+  generation?: number;
+  /** Key/value pairs to select objects by. */
+  labels?: { [key: string]: string };
+  /** Which manager set which fields. */
+  managedFields?: Array<ManagedFieldsEntry>;
+  /** Unique within the namespace and kind. */
+  name?: string;
+  /** Absent for cluster-scoped kinds. */
+  namespace?: string;
+  /** The objects this one belongs to. */
+  ownerReferences?: Array<OwnerReference>;
+  /** Changes on every write; preconditions and watches use it. */
+  resourceVersion?: string;
+  /** Deprecated and unset by current servers. */
+  selfLink?: string;
+  /** Unique across time and space. */
+  uid?: string;
+}
 
 /** Any Kubernetes object: apiVersion, kind, metadata and whatever else. */
 export interface KubeObject {
+  /** `group/version` of the kind, `v1` for the core group. */
   apiVersion?: string;
+  /** The kind, e.g. `ConfigMap`. */
   kind?: string;
-  metadata?: V1ObjectMeta;
+  /** Name, namespace, labels, owners and the server's bookkeeping. */
+  metadata?: ObjectMeta;
+  /** The kind's own fields: `spec`, `status`, `data`, ... */
   [field: string]: unknown;
 }
 
 /** A list as the API server returns it. */
 export interface KubeList<T extends KubeObject = KubeObject> {
+  /** `group/version` of the list. */
   apiVersion?: string;
+  /** The list kind, e.g. `ConfigMapList`. */
   kind?: string;
+  /** The version of the collection and the token of the next page. */
   metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  /** The objects of this page. */
   items: T[];
 }
 
@@ -31,7 +112,9 @@ export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK";
 
 /** One event of a watch stream; ERROR events are thrown as errors instead. */
 export interface WatchEvent<T extends KubeObject = KubeObject> {
+  /** What happened to the object. */
   type: WatchEventType;
+  /** The object after the change (before it, for DELETED); a BOOKMARK carries only a resourceVersion. */
   object: T;
 }
 
@@ -49,10 +132,13 @@ export interface WatchEvent<T extends KubeObject = KubeObject> {
 export interface Resource {
   /** API group; `""` for the core group. */
   group: string;
+  /** API version, e.g. `v1`. */
   version: string;
   /** Lower-case plural used in URLs, e.g. `deployments`. */
   plural: string;
+  /** The kind of its objects, e.g. `Deployment`. */
   kind: string;
+  /** Whether objects live in a namespace. */
   namespaced: boolean;
 }
 

@@ -25,7 +25,7 @@
  * @module
  */
 import { z } from "zod";
-import type { Resource } from "../kube/types.ts";
+import type { Resource } from "../kube/mod.ts";
 
 export { API_VERSION, GROUP, VERSION } from "./api_group.ts";
 

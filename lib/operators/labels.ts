@@ -29,7 +29,7 @@
  * @module
  */
 import type { V1ObjectMeta, V1OwnerReference } from "@kubernetes/client-node";
-import type { KubeObject } from "../kube/types.ts";
+import type { KubeObject } from "../kube/mod.ts";
 
 /** The field manager of every server-side apply kinglet sends. */
 export const FIELD_MANAGER = "kinglet";
@@ -57,6 +57,8 @@ export const INSTANCE_LABEL = "app.kubernetes.io/instance";
 export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 /** The value of {@link MANAGED_BY_LABEL}. */
 export const MANAGED_BY = "kinglet";
+/** Selects the children kinglet manages, so their caches hold nothing else. */
+export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
 
 /**
  * The immutable labels that select a primary's pods: the lower-cased kind and

@@ -12,7 +12,7 @@
  * import {
  *   invalidWebAppStatus, renderWebApp, validateWebApp, type WebApp, webAppStatus,
  * } from "./mod.ts";
- * import type { KubeObject } from "../kube/types.ts";
+ * import type { KubeObject } from "../kube/mod.ts";
  *
  * function desiredStatus(object: KubeObject, now: Date) {
  *   const result = validateWebApp(object.spec);

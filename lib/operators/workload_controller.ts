@@ -11,7 +11,7 @@
  * import { renderWebApp } from "./webapp/render.ts";
  * import { validateWebApp, WEB_APPS } from "./webapp/kind.ts";
  * import { invalidWebAppStatus, webAppStatus } from "./webapp/status.ts";
- * import type { OperatorDeps } from "./reconcile_support.ts";
+ * import type { OperatorDeps } from "./operator_deps.ts";
  * declare const deps: OperatorDeps;
  * const spec = workloadController(deps, {
  *   name: "webapp",
@@ -29,23 +29,15 @@
  * @module
  */
 import type { V1Deployment, V1ObjectMeta, V1Service } from "@kubernetes/client-node";
-import { DEPLOYMENTS, SERVICES } from "../kube/resources.ts";
-import type { KubeObject, Resource } from "../kube/types.ts";
-import type { ControllerSpec } from "../runtime/controller.ts";
-import type { ErrorPolicy } from "../runtime/error_policy.ts";
-import { ChildApplier } from "./child_applier.ts";
+import { DEPLOYMENTS, type KubeObject, type Resource, SERVICES } from "../kube/mod.ts";
+import type { ControllerSpec, ErrorPolicy } from "../runtime/mod.ts";
+import { guardChildren } from "./child_errors.ts";
+import { MANAGED_SELECTOR } from "./labels.ts";
+import { applyChildAsKinglet, type OperatorDeps } from "./operator_deps.ts";
+import { projectOwned, projectWorkload } from "./projections.ts";
+import { announcePhase, rejectSpec, writeStatus } from "./status_writes.ts";
 import type { Validation } from "./validation.ts";
 import type { WorkloadStatus } from "./workload_status.ts";
-import {
-  announcePhase,
-  guardChildren,
-  MANAGED_SELECTOR,
-  type OperatorDeps,
-  projectOwned,
-  projectWorkload,
-  rejectSpec,
-  writeStatus,
-} from "./reconcile_support.ts";
 
 /** A primary with a validated spec. */
 export interface Workload<S> extends KubeObject {
@@ -78,8 +70,6 @@ export function workloadController<S, P extends Workload<S>>(
   kind: WorkloadKind<S, P>,
 ): ControllerSpec<KubeObject> {
   const now = deps.now ?? (() => new Date());
-  const applier = new ChildApplier(deps);
-  let tracking = false;
   return {
     name: kind.name,
     resource: kind.resource,
@@ -93,13 +83,9 @@ export function workloadController<S, P extends Workload<S>>(
         labelSelector: MANAGED_SELECTOR,
       },
     ],
-    async reconcile(object, { signal, cache }) {
+    applyChild: applyChildAsKinglet(deps),
+    async reconcile(object, { signal, children }) {
       if (object.metadata?.deletionTimestamp) return {};
-      if (!tracking) {
-        applier.track(DEPLOYMENTS, cache(DEPLOYMENTS));
-        applier.track(SERVICES, cache(SERVICES));
-        tracking = true;
-      }
       const stored = object as P;
       const valid = kind.validate(object.spec);
       if (!valid.ok) {
@@ -107,20 +93,15 @@ export function workloadController<S, P extends Workload<S>>(
         return await rejectSpec(deps, kind.resource, stored, valid.message, status, signal);
       }
       const primary = { ...stored, spec: valid.spec } as P;
-      const children = kind.render(primary);
+      const desired = kind.render(primary);
       const [deployment] = await guardChildren(
         deps,
         kind.resource,
         stored,
         () =>
           Promise.all([
-            applier.apply(
-              DEPLOYMENTS,
-              children.deployment as KubeObject,
-              cache(DEPLOYMENTS),
-              signal,
-            ),
-            applier.apply(SERVICES, children.service as KubeObject, cache(SERVICES), signal),
+            children.apply(DEPLOYMENTS, desired.deployment as KubeObject, signal),
+            children.apply(SERVICES, desired.service as KubeObject, signal),
           ]),
         (message) => kind.invalidStatus(stored, message, now()),
         signal,

@@ -23,7 +23,7 @@ import { type Health, setStandardConditions } from "./conditions.ts";
 import type { WorkloadPhase, WorkloadStatus } from "./schema/workload_status.ts";
 
 export type { WorkloadPhase, WorkloadStatus };
-import type { KubeObject } from "../kube/types.ts";
+import type { KubeObject } from "../kube/mod.ts";
 
 /** A phase with the reason and message that explain it. */
 export interface Assessment {

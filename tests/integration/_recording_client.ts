@@ -9,7 +9,7 @@
 import type { GetOptions, KubeClient, ListOptions, WatchOptions } from "../../lib/kube/client.ts";
 import { ApiError } from "../../lib/kube/errors.ts";
 import type { KubeList, KubeObject, Resource, WatchEvent } from "../../lib/kube/types.ts";
-import type { CacheClient } from "../../lib/runtime/caches.ts";
+import type { CacheClient } from "../../lib/runtime/cache/caches.ts";
 
 /** One recorded request. */
 export interface Recorded<O> {

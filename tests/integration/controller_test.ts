@@ -12,22 +12,25 @@ import assert from "node:assert/strict";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { CONFIG_MAPS } from "../../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../../lib/kube/types.ts";
-import { type CacheClient, Caches } from "../../lib/runtime/caches.ts";
-import { systemClock } from "../../lib/runtime/clock.ts";
+import { type CacheClient, Caches } from "../../lib/runtime/cache/caches.ts";
+import { systemClock } from "../../lib/async/clock.ts";
 import {
   type Action,
   Controller,
   type ControllerSpec,
   type ReconcileContext,
   TerminalError,
-} from "../../lib/runtime/controller.ts";
+} from "../../lib/runtime/controller/controller.ts";
 import {
   type ControllerMetrics,
   type ReconcileResult,
   RuntimeMetrics,
-} from "../../lib/runtime/metrics.ts";
-import { defaultControllerRateLimiter, type RateLimiter } from "../../lib/runtime/rate_limiter.ts";
-import { Semaphore } from "../../lib/runtime/semaphore.ts";
+} from "../../lib/runtime/metrics/metrics.ts";
+import {
+  defaultControllerRateLimiter,
+  type RateLimiter,
+} from "../../lib/runtime/queue/rate_limiter.ts";
+import { Semaphore } from "../../lib/async/semaphore.ts";
 import { compactEtcd } from "../_support/cluster.ts";
 import { getOrUndefined, waitFor } from "../_support/kube.ts";
 import {

@@ -9,9 +9,9 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import type { CacheKeysPage } from "../../lib/runtime/cache_debug.ts";
+import type { CacheKeysPage } from "../../lib/runtime/cache/cache_debug.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
-import { Manager } from "../../lib/runtime/manager.ts";
+import { Manager } from "../../lib/runtime/manager/manager.ts";
 import { waitFor } from "../_support/kube.ts";
 import { controllerRef, type Gadget, gadget, GADGETS, gadgetScope, keyOf } from "./_gadgets.ts";
 

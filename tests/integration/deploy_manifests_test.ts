@@ -12,7 +12,7 @@ import type { V1Deployment, V1Role } from "@kubernetes/client-node";
 import { parse, parseAllDocuments } from "yaml";
 import { envName, parseFlags } from "../../lib/cli/flags.ts";
 import { RUN_FLAGS } from "../../lib/cli/run_flags.ts";
-import { parseAddress } from "../../lib/runtime/http.ts";
+import { parseAddress } from "../../lib/runtime/manager/http.ts";
 import { kubectl, type KubectlResult } from "../_support/cluster.ts";
 import {
   DEPLOY_DIR,

@@ -9,7 +9,7 @@ import { KubeClient } from "../../lib/kube/client.ts";
 import { loadConfig } from "../../lib/kube/config.ts";
 import { CONFIG_MAPS, EVENTS, NAMESPACES } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
-import { EventRecorder, eventSink, type KubeEvent } from "../../lib/runtime/events.ts";
+import { EventRecorder, eventSink, type KubeEvent } from "../../lib/runtime/events/events.ts";
 import { testKubeconfig } from "../_support/cluster.ts";
 
 async function scope(prefix: string) {

@@ -10,7 +10,11 @@ import { loadConfig } from "../../lib/kube/config.ts";
 import { isConflict, isNotFound } from "../../lib/kube/errors.ts";
 import { CONFIG_MAPS, NAMESPACES } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
-import { addFinalizer, finalizer, removeFinalizer } from "../../lib/runtime/finalizer.ts";
+import {
+  addFinalizer,
+  finalizer,
+  removeFinalizer,
+} from "../../lib/runtime/controller/finalizer.ts";
 import { testKubeconfig } from "../_support/cluster.ts";
 
 const OURS = "kinglet.dev/cleanup";

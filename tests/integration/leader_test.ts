@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { loadConfig } from "../../lib/kube/config.ts";
 import { LEASES, NAMESPACES } from "../../lib/kube/resources.ts";
-import { LeaderElector, type Lease, leaseApi } from "../../lib/runtime/leader.ts";
+import { LeaderElector, type Lease, leaseApi } from "../../lib/runtime/leader/leader.ts";
 import { testKubeconfig } from "../_support/cluster.ts";
 
 /** Short durations in client-go's proportions, so that a test takes seconds. */

@@ -10,14 +10,14 @@ import assert from "node:assert/strict";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { loadConfig } from "../../lib/kube/config.ts";
 import { CONFIG_MAPS, LEASES } from "../../lib/kube/resources.ts";
-import { LeaderElector, type Lease, leaseApi } from "../../lib/runtime/leader.ts";
+import { LeaderElector, type Lease, leaseApi } from "../../lib/runtime/leader/leader.ts";
 import {
   type LeaderElection,
   leaseElection,
   Manager,
   type ManagerOutcome,
-} from "../../lib/runtime/manager.ts";
-import { RuntimeMetrics } from "../../lib/runtime/metrics.ts";
+} from "../../lib/runtime/manager/manager.ts";
+import { RuntimeMetrics } from "../../lib/runtime/metrics/metrics.ts";
 import { testKubeconfig } from "../_support/cluster.ts";
 import { waitFor } from "../_support/kube.ts";
 import { type Family, parseExposition } from "../unit/_exposition_parser.ts";

@@ -11,7 +11,7 @@ import { KubeClient } from "../../lib/kube/client.ts";
 import { loadConfig } from "../../lib/kube/config.ts";
 import { CONFIG_MAPS, NAMESPACES, SECRETS } from "../../lib/kube/resources.ts";
 import type { KubeObject, Resource, WatchEvent } from "../../lib/kube/types.ts";
-import { Backoff } from "../../lib/runtime/backoff.ts";
+import { Backoff } from "../../lib/async/backoff.ts";
 import {
   type ListerWatcher,
   listerWatcher,
@@ -20,7 +20,7 @@ import {
   watcher,
   type WatcherEvent,
   type WatchStreamOptions,
-} from "../../lib/runtime/watcher.ts";
+} from "../../lib/runtime/watcher/watcher.ts";
 import { compactEtcd, testKubeconfig } from "../_support/cluster.ts";
 
 const LABEL = "kinglet.dev/test=watcher";

@@ -13,7 +13,7 @@ import type { KubeClient } from "../../lib/kube/client.ts";
 import { DEPLOYMENTS, LEASES } from "../../lib/kube/resources.ts";
 import { isNotFound } from "../../lib/kube/errors.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
-import type { Lease } from "../../lib/runtime/leader.ts";
+import type { Lease } from "../../lib/runtime/leader/leader.ts";
 import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { condition, getOrUndefined, waitFor } from "../_support/kube.ts";
 import { type OperatorProcess, startOperator } from "../_support/operator.ts";

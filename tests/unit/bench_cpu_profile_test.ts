@@ -12,7 +12,7 @@ const NPM_CACHE = "file:///root/.cache/deno/npm/registry.npmjs.org";
 
 Deno.test("cpu profile areas name kinglet folders, npm packages, Deno internals and V8", () => {
   assert.equal(
-    areaOf("reconcile", `file://${REPO}lib/runtime/controller.ts`, REPO),
+    areaOf("reconcile", `file://${REPO}lib/runtime/controller/controller.ts`, REPO),
     "kinglet lib/runtime",
   );
   assert.equal(areaOf("main", `file://${REPO}main.ts`, REPO), "kinglet main.ts");

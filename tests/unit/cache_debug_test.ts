@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import type { KubeObject } from "../../lib/kube/types.ts";
-import { type CacheKeyRow, cacheKeysPage, cacheName } from "../../lib/runtime/cache_debug.ts";
+import { type CacheKeyRow, cacheKeysPage, cacheName } from "../../lib/runtime/cache/cache_debug.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
-import { Store } from "../../lib/runtime/store.ts";
+import { Store } from "../../lib/runtime/cache/store.ts";
 
 function secret(name: string, resourceVersion: string): KubeObject {
   return {
@@ -20,7 +20,7 @@ function budgetStore(maxObjects: number): Store {
 Deno.test("a page lists keys in order with resourceVersion, residency and size", () => {
   const store = budgetStore(2);
   for (const [name, rv] of [["c", "30"], ["a", "10"], ["b", "20"]] as const) {
-    store.apply({ type: "ADDED", object: secret(name, rv) });
+    store.apply({ type: "applied", object: secret(name, rv) });
   }
   const page = cacheKeysPage("secrets", store);
   assert.equal(page.keys, 3);
@@ -43,7 +43,7 @@ Deno.test("a page lists keys in order with resourceVersion, residency and size",
 Deno.test("pages follow each other through continue tokens until the last, which has none", () => {
   const store = new Store();
   for (let i = 0; i < 7; i++) {
-    store.apply({ type: "ADDED", object: secret(`s${i}`, String(i + 1)) });
+    store.apply({ type: "applied", object: secret(`s${i}`, String(i + 1)) });
   }
   const seen: string[] = [];
   let token: string | undefined;
@@ -61,17 +61,17 @@ Deno.test("pages follow each other through continue tokens until the last, which
 Deno.test("a key deleted between pages does not shift the next page", () => {
   const store = new Store();
   for (const name of ["a", "b", "c", "d"]) {
-    store.apply({ type: "ADDED", object: secret(name, "1") });
+    store.apply({ type: "applied", object: secret(name, "1") });
   }
   const first = cacheKeysPage("secrets", store, { limit: "2" });
-  store.apply({ type: "DELETED", object: secret("a", "2") });
+  store.apply({ type: "deleted", object: secret("a", "2") });
   const second = cacheKeysPage("secrets", store, { limit: "2", continue: first.continue! });
   assert.deepEqual(second.items.map((i) => i.key), ["db/c", "db/d"]);
 });
 
 Deno.test("a page never carries object contents", () => {
   const store = new Store();
-  store.apply({ type: "ADDED", object: secret("creds", "5") });
+  store.apply({ type: "applied", object: secret("creds", "5") });
   const text = JSON.stringify(cacheKeysPage("secrets", store));
   assert.ok(!text.includes(btoa("hunter2-creds")));
   assert.ok(!text.includes("password"));

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { DelayHeap } from "../../lib/runtime/_delay_heap.ts";
+import { DelayHeap } from "../../lib/async/delay_heap.ts";
 
 Deno.test("the delay heap hands keys out by due time, ties in scheduling order", () => {
   const heap = new DelayHeap<string>();

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ApiError, TransportError } from "../../lib/kube/errors.ts";
 import type { KubeObject, Resource } from "../../lib/kube/types.ts";
-import { FakeClock, flushMicrotasks } from "../../lib/runtime/clock.ts";
+import { FakeClock, flushMicrotasks } from "../../lib/async/clock.ts";
 import {
   type EventClient,
   EventRecorder,
@@ -10,7 +10,7 @@ import {
   type EventSink,
   eventSink,
   type KubeEvent,
-} from "../../lib/runtime/events.ts";
+} from "../../lib/runtime/events/events.ts";
 
 type Call =
   | { verb: "create"; event: KubeEvent }

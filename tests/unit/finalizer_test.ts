@@ -8,7 +8,7 @@ import {
   finalizer,
   type FinalizerClient,
   removeFinalizer,
-} from "../../lib/runtime/finalizer.ts";
+} from "../../lib/runtime/controller/finalizer.ts";
 
 type Op = { op: string; path: string; value?: unknown };
 

@@ -1,6 +1,6 @@
 /** HeapRelease: when V8's heap is worth a full collection. */
 import assert from "node:assert/strict";
-import { HeapRelease } from "../../lib/runtime/_heap_release.ts";
+import { HeapRelease } from "../../lib/runtime/manager/_heap_release.ts";
 
 const MiB = 2 ** 20;
 

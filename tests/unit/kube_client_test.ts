@@ -15,7 +15,7 @@ import {
   staticToken,
   type TokenSource,
 } from "../../lib/kube/token_source.ts";
-import { FakeClock } from "../../lib/runtime/clock.ts";
+import { FakeClock } from "../../lib/async/clock.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 
 Deno.test.sanitizer({ ops: true, resources: true });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ConfigError } from "../../lib/kube/errors.ts";
 import { loadConfig } from "../../lib/kube/config.ts";
-import { FakeClock } from "../../lib/runtime/clock.ts";
+import { FakeClock } from "../../lib/async/clock.ts";
 
 Deno.test.sanitizer({ ops: true, resources: true });
 

@@ -8,8 +8,8 @@ import { KubeClient, type RateLimiterObservation } from "../../lib/kube/client.t
 import { FlowControl } from "../../lib/kube/_flow_control.ts";
 import { CONFIG_MAPS, LEASES } from "../../lib/kube/resources.ts";
 import { noToken } from "../../lib/kube/token_source.ts";
-import { FakeClock } from "../../lib/runtime/clock.ts";
-import { RuntimeMetrics } from "../../lib/runtime/metrics.ts";
+import { FakeClock } from "../../lib/async/clock.ts";
+import { RuntimeMetrics } from "../../lib/runtime/metrics/metrics.ts";
 
 Deno.test("flow control lets the burst go at once, then one request per 1/qps", async () => {
   const clock = new FakeClock();

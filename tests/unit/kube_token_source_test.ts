@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { FileTokenSource } from "../../lib/kube/token_source.ts";
-import { FakeClock } from "../../lib/runtime/clock.ts";
+import { FakeClock } from "../../lib/async/clock.ts";
 
 /** A token file in memory that counts its reads. */
 function tokenFile(content: string) {

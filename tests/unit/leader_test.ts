@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ApiError, TransportError } from "../../lib/kube/errors.ts";
 import type { Resource } from "../../lib/kube/types.ts";
-import { FakeClock, flushMicrotasks } from "../../lib/runtime/clock.ts";
+import { FakeClock, flushMicrotasks } from "../../lib/async/clock.ts";
 import {
   LeaderElector,
   type LeaderElectorOptions,
@@ -9,7 +9,7 @@ import {
   type LeaseApi,
   leaseApi,
   type LeaseClient,
-} from "../../lib/runtime/leader.ts";
+} from "../../lib/runtime/leader/leader.ts";
 
 const path = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kinglet";
 

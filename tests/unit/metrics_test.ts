@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { RuntimeMetrics } from "../../lib/runtime/metrics.ts";
-import { readProcessStats } from "../../lib/runtime/_process_stats.ts";
-import { WorkQueue } from "../../lib/runtime/queue.ts";
-import { Store } from "../../lib/runtime/store.ts";
-import { FakeClock } from "../../lib/runtime/clock.ts";
+import { RuntimeMetrics } from "../../lib/runtime/metrics/metrics.ts";
+import { readProcessStats } from "../../lib/runtime/metrics/_process_stats.ts";
+import { WorkQueue } from "../../lib/runtime/queue/queue.ts";
+import { Store } from "../../lib/runtime/cache/store.ts";
+import { FakeClock } from "../../lib/async/clock.ts";
 import { type Family, parseExposition } from "./_exposition_parser.ts";
 
 function value(family: Family | undefined, name: string, labels: Record<string, string>) {
@@ -119,7 +119,10 @@ Deno.test("runtime metrics count API requests and read caches and the process on
   const store = new Store({ budget: { maxObjects: 1 }, fetch: () => Promise.resolve(undefined) });
   metrics.trackStore("ConfigMap", store);
   for (const name of ["a", "b"]) {
-    store.apply({ type: "ADDED", object: { metadata: { name, uid: name, resourceVersion: "1" } } });
+    store.apply({
+      type: "applied",
+      object: { metadata: { name, uid: name, resourceVersion: "1" } },
+    });
   }
   store.get("a");
   store.get("b");

@@ -9,10 +9,11 @@ import type { KubeObject, Resource } from "../../lib/kube/types.ts";
 import { databaseClusterController } from "../../lib/operators/database/reconcile.ts";
 import { inferenceServiceController } from "../../lib/operators/inference/reconcile.ts";
 import { FINALIZER } from "../../lib/operators/labels.ts";
-import type { OperatorDeps } from "../../lib/operators/reconcile_support.ts";
+import type { OperatorDeps } from "../../lib/operators/operator_deps.ts";
 import { webAppController } from "../../lib/operators/webapp/reconcile.ts";
-import type { ControllerSpec } from "../../lib/runtime/controller.ts";
-import { Store } from "../../lib/runtime/store.ts";
+import type { ControllerSpec } from "../../lib/runtime/controller/controller.ts";
+import { Store } from "../../lib/runtime/cache/store.ts";
+import { ChildApplier } from "../../lib/runtime/controller/child_applier.ts";
 
 function deps(ready: boolean): OperatorDeps {
   const echo = <T extends KubeObject>(resource: Resource, object: T) => {
@@ -66,12 +67,19 @@ function primary(kind: string, spec: Record<string, unknown>, status?: unknown):
 
 async function reconcileOnce(spec: ControllerSpec<KubeObject>, object: KubeObject) {
   const caches = new Map<string, Store>();
+  const cache = <C extends KubeObject>(resource: Resource) => {
+    if (!caches.has(resource.plural)) caches.set(resource.plural, new Store());
+    return caches.get(resource.plural) as unknown as Store<C>;
+  };
+  const applier = new ChildApplier(spec.applyChild!);
+  for (const owned of spec.owns ?? []) applier.track(owned.resource, cache(owned.resource));
   return await spec.reconcile(object, {
     signal: new AbortController().signal,
     key: "shop/one",
-    cache: <C extends KubeObject>(resource: Resource) => {
-      if (!caches.has(resource.plural)) caches.set(resource.plural, new Store());
-      return caches.get(resource.plural) as unknown as Store<C>;
+    cache,
+    children: {
+      apply: (resource, desired, signal) =>
+        applier.apply(resource, desired, cache(resource), signal),
     },
   });
 }

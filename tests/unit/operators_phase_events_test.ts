@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import type { KubeObject } from "../../lib/kube/types.ts";
-import { announcePhase, type OperatorDeps } from "../../lib/operators/reconcile_support.ts";
-import type { EventInit } from "../../lib/runtime/events.ts";
+import type { OperatorDeps } from "../../lib/operators/operator_deps.ts";
+import { announcePhase } from "../../lib/operators/status_writes.ts";
+import type { EventInit } from "../../lib/runtime/events/events.ts";
 
 function recordingDeps(): { deps: OperatorDeps; published: EventInit[] } {
   const published: EventInit[] = [];

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { projectOwned, projectWorkload } from "../../lib/operators/reconcile_support.ts";
+import { projectOwned, projectWorkload } from "../../lib/operators/projections.ts";
 import { assessDeployment } from "../../lib/operators/workload_status.ts";
 import type { V1Deployment } from "@kubernetes/client-node";
 

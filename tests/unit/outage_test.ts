@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { ApiError, TransportError } from "../../lib/kube/errors.ts";
 import type { KubeList, KubeObject, WatchEvent } from "../../lib/kube/types.ts";
 import { setupLogging } from "../../lib/log.ts";
-import { Backoff } from "../../lib/runtime/backoff.ts";
-import { FakeClock, flushMicrotasks } from "../../lib/runtime/clock.ts";
-import { type OutageLevel, OutageReport } from "../../lib/runtime/outage.ts";
-import { type ListerWatcher, watcher } from "../../lib/runtime/watcher.ts";
+import { Backoff } from "../../lib/async/backoff.ts";
+import { FakeClock, flushMicrotasks } from "../../lib/async/clock.ts";
+import { type OutageLevel, OutageReport } from "../../lib/runtime/watcher/outage.ts";
+import { type ListerWatcher, watcher } from "../../lib/runtime/watcher/watcher.ts";
 
 const SERVER = "https://10.0.0.1:6443";
 

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../../lib/runtime/clock.ts";
+import { FakeClock } from "../../lib/async/clock.ts";
 import {
   type ErrorPolicy,
   fixedErrorPolicy,
   tieredErrorPolicy,
-} from "../../lib/runtime/error_policy.ts";
-import { Pacing, type PacingOptions } from "../../lib/runtime/pacing.ts";
-import { WorkQueue } from "../../lib/runtime/queue.ts";
+} from "../../lib/runtime/controller/error_policy.ts";
+import { Pacing, type PacingOptions } from "../../lib/runtime/controller/pacing.ts";
+import { WorkQueue } from "../../lib/runtime/queue/queue.ts";
 
 /** A deterministic source in [0, 1) (mulberry32), so spreads are reproducible. */
 function seeded(seed: number): () => number {

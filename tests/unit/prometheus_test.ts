@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { exponentialBuckets, formatFloat, Registry } from "../../lib/runtime/prometheus.ts";
+import { exponentialBuckets, formatFloat, Registry } from "../../lib/runtime/metrics/prometheus.ts";
 import { parseExposition } from "./_exposition_parser.ts";
 
 Deno.test("registry renders counters, gauges and histograms in valid exposition format", () => {

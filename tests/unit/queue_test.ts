@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { type QueueMetrics, type QueueSnapshot, WorkQueue } from "../../lib/runtime/queue.ts";
-import { ExponentialRateLimiter } from "../../lib/runtime/rate_limiter.ts";
-import { FakeClock, flushMicrotasks } from "../../lib/runtime/clock.ts";
+import { type QueueMetrics, type QueueSnapshot, WorkQueue } from "../../lib/runtime/queue/queue.ts";
+import { ExponentialRateLimiter } from "../../lib/runtime/queue/rate_limiter.ts";
+import { FakeClock, flushMicrotasks } from "../../lib/async/clock.ts";
 
 function setup() {
   const clock = new FakeClock();

@@ -4,8 +4,8 @@ import {
   ExponentialRateLimiter,
   MaxOfRateLimiter,
   TokenBucketRateLimiter,
-} from "../../lib/runtime/rate_limiter.ts";
-import { FakeClock } from "../../lib/runtime/clock.ts";
+} from "../../lib/runtime/queue/rate_limiter.ts";
+import { FakeClock } from "../../lib/async/clock.ts";
 
 Deno.test("exponential limiter doubles from 5 ms per failure of a key", () => {
   const limiter = new ExponentialRateLimiter<string>();

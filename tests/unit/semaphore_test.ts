@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { type Permit, Semaphore } from "../../lib/runtime/semaphore.ts";
-import { flushMicrotasks } from "../../lib/runtime/clock.ts";
+import { type Permit, Semaphore } from "../../lib/async/semaphore.ts";
+import { flushMicrotasks } from "../../lib/async/clock.ts";
 
 Deno.test("semaphore grants permits up to its size and then makes callers wait", async () => {
   const sem = new Semaphore(2);

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import type { KubeObject } from "../../lib/kube/types.ts";
+import { objectKey } from "../../lib/kube/object_key.ts";
 import {
   type EvictionReason,
-  objectKey,
   Store,
   type StoreChange,
   stripTransform,
-} from "../../lib/runtime/store.ts";
-import { estimateBytes } from "../../lib/runtime/estimate_bytes.ts";
+} from "../../lib/runtime/cache/store.ts";
+import { estimateBytes } from "../../lib/runtime/cache/estimate_bytes.ts";
 
 interface Spec {
   rv?: string;
@@ -41,16 +41,16 @@ const noFetch = () => Promise.reject(new Error("fetch not expected"));
 
 Deno.test("store keys objects by namespace and name and tracks the resourceVersion", () => {
   const store = new Store();
-  store.apply({ type: "ADDED", object: cm("a", { rv: "5" }) });
-  store.apply({ type: "ADDED", object: { metadata: { name: "node-1", resourceVersion: "6" } } });
+  store.apply({ type: "applied", object: cm("a", { rv: "5" }) });
+  store.apply({ type: "applied", object: { metadata: { name: "node-1", resourceVersion: "6" } } });
   assert.deepEqual(store.keys(), ["default/a", "node-1"]);
   assert.equal(store.resourceVersion, "6");
-  store.apply({ type: "MODIFIED", object: cm("a", { rv: "7", data: "new" }) });
+  store.apply({ type: "applied", object: cm("a", { rv: "7", data: "new" }) });
   assert.deepEqual(store.get("default/a")?.data, { value: "new" });
-  store.apply({ type: "BOOKMARK", object: { metadata: { resourceVersion: "9" } } });
+  store.apply({ type: "bookmark", resourceVersion: "9" });
   assert.equal(store.resourceVersion, "9");
   assert.equal(store.size, 2);
-  store.apply({ type: "DELETED", object: cm("a", { rv: "10" }) });
+  store.apply({ type: "deleted", object: cm("a", { rv: "10" }) });
   assert.equal(store.has("default/a"), false);
   assert.equal(store.get("default/a"), undefined);
   assert.equal(store.resourceVersion, "10");
@@ -59,7 +59,7 @@ Deno.test("store keys objects by namespace and name and tracks the resourceVersi
 Deno.test("objectKey refuses an object without a name", () => {
   assert.equal(objectKey(cm("a")), "default/a");
   assert.throws(() => objectKey({ kind: "Pod", metadata: {} }), /Cannot key a Pod/);
-  assert.throws(() => new Store().apply({ type: "ADDED", object: {} }), TypeError);
+  assert.throws(() => new Store().apply({ type: "applied", object: {} }), TypeError);
 });
 
 Deno.test("store strips managed fields and the last-applied annotation by default", () => {
@@ -71,7 +71,7 @@ Deno.test("store strips managed fields and the last-applied annotation by defaul
     },
   };
   const store = new Store();
-  store.apply({ type: "ADDED", object: raw });
+  store.apply({ type: "applied", object: raw });
   const cached = store.get("a")!;
   assert.equal("managedFields" in cached.metadata!, false);
   assert.deepEqual(cached.metadata!.annotations, { keep: "yes" });
@@ -87,7 +87,7 @@ Deno.test("store caches what a custom projection returns but indexes the receive
       value: (o.data as { value?: string } | undefined)?.value,
     }),
   });
-  store.apply({ type: "ADDED", object: cm("a", { owners: ["o1"], generation: 3 }) });
+  store.apply({ type: "applied", object: cm("a", { owners: ["o1"], generation: 3 }) });
   assert.deepEqual(store.get("default/a"), { metadata: { name: "a" }, value: "a" });
   assert.deepEqual(store.byOwner("o1"), ["default/a"]);
   assert.equal(store.entry("default/a")?.generation, 3);
@@ -96,16 +96,16 @@ Deno.test("store caches what a custom projection returns but indexes the receive
 
 Deno.test("store indexes every owner reference and follows owner changes", () => {
   const store = new Store();
-  store.apply({ type: "ADDED", object: cm("a", { owners: ["o1", "o2"] }) });
-  store.apply({ type: "ADDED", object: cm("b", { owners: ["o1"] }) });
-  store.apply({ type: "ADDED", object: cm("c") });
+  store.apply({ type: "applied", object: cm("a", { owners: ["o1", "o2"] }) });
+  store.apply({ type: "applied", object: cm("b", { owners: ["o1"] }) });
+  store.apply({ type: "applied", object: cm("c") });
   assert.deepEqual(store.byOwner("o1"), ["default/a", "default/b"]);
   assert.deepEqual(store.byOwner("o2"), ["default/a"]);
-  store.apply({ type: "MODIFIED", object: cm("a", { owners: ["o3"] }) });
+  store.apply({ type: "applied", object: cm("a", { owners: ["o3"] }) });
   assert.deepEqual(store.byOwner("o1"), ["default/b"]);
   assert.deepEqual(store.byOwner("o2"), []);
   assert.deepEqual(store.byOwner("o3"), ["default/a"]);
-  store.apply({ type: "DELETED", object: cm("b") });
+  store.apply({ type: "deleted", object: cm("b") });
   assert.deepEqual(store.byOwner("o1"), []);
   assert.deepEqual(store.entry("default/a")?.ownerUids, ["o3"]);
 });
@@ -114,9 +114,9 @@ Deno.test("store answers custom indexers and rejects unknown ones", () => {
   const store = new Store({
     indexers: { data: (o) => [String((o.data as { value: string }).value)] },
   });
-  store.apply({ type: "ADDED", object: cm("a", { data: "x" }) });
-  store.apply({ type: "ADDED", object: cm("b", { data: "x" }) });
-  store.apply({ type: "MODIFIED", object: cm("b", { data: "y" }) });
+  store.apply({ type: "applied", object: cm("a", { data: "x" }) });
+  store.apply({ type: "applied", object: cm("b", { data: "x" }) });
+  store.apply({ type: "applied", object: cm("b", { data: "y" }) });
   assert.deepEqual(store.byIndex("data", "x"), ["default/a"]);
   assert.deepEqual(store.byIndex("data", "y"), ["default/b"]);
   assert.throws(() => store.byIndex("nope", "x"), /no such indexer \(known: 'data'\)/);
@@ -130,10 +130,10 @@ Deno.test("store under an object budget evicts least recently read objects but k
     onEvict: (key, reason) => evicted.push([key, reason]),
     indexers: { data: (o) => [String((o.data as { value: string }).value)] },
   });
-  store.apply({ type: "ADDED", object: cm("a", { owners: ["o1"] }) });
-  store.apply({ type: "ADDED", object: cm("b") });
+  store.apply({ type: "applied", object: cm("a", { owners: ["o1"] }) });
+  store.apply({ type: "applied", object: cm("b") });
   assert.ok(store.get("default/a"), "reading a makes b the least recently used");
-  store.apply({ type: "ADDED", object: cm("c") });
+  store.apply({ type: "applied", object: cm("c") });
   assert.deepEqual(evicted, [["default/b", "budget-objects"]]);
   assert.deepEqual(store.keys(), ["default/a", "default/b", "default/c"]);
   assert.equal(store.has("default/b"), true);
@@ -155,8 +155,8 @@ Deno.test("store under an object budget evicts least recently read objects but k
     { objects: 2, keys: 3, hits: 1, misses: 1 },
   );
   assert.equal(stats.evictions, 1);
-  store.apply({ type: "ADDED", object: cm("d") });
-  store.apply({ type: "ADDED", object: cm("e") });
+  store.apply({ type: "applied", object: cm("d") });
+  store.apply({ type: "applied", object: cm("e") });
   assert.deepEqual(store.byOwner("o1"), ["default/a"], "owner index survives eviction");
   assert.equal(store.get("default/a"), undefined);
 });
@@ -169,10 +169,10 @@ Deno.test("store under a byte budget evicts until the estimate fits", () => {
     fetch: noFetch,
     onEvict: (key, reason) => evicted.push([key, reason]),
   });
-  for (const name of ["a", "b", "c"]) store.apply({ type: "ADDED", object: cm(name) });
+  for (const name of ["a", "b", "c"]) store.apply({ type: "applied", object: cm(name) });
   assert.deepEqual(evicted, [["default/a", "budget-bytes"]]);
   assert.equal(store.stats().bytes, one * 2);
-  store.apply({ type: "ADDED", object: cm("big", { data: "x".repeat(one * 4) }) });
+  store.apply({ type: "applied", object: cm("big", { data: "x".repeat(one * 4) }) });
   assert.equal(store.stats().objects, 0, "an object larger than the budget is only indexed");
   assert.equal(store.size, 4);
 });
@@ -188,8 +188,8 @@ Deno.test("store reads an evicted object back with one live GET for concurrent r
       return new Promise((resolve) => answer = resolve);
     },
   });
-  store.apply({ type: "ADDED", object: cm("a", { rv: "3" }) });
-  store.apply({ type: "ADDED", object: cm("b") });
+  store.apply({ type: "applied", object: cm("a", { rv: "3" }) });
+  store.apply({ type: "applied", object: cm("b") });
   const reads = [store.getOrFetch("default/a"), store.getOrFetch("default/a")];
   answer(cm("a", { rv: "3", data: "live" }));
   const [first, second] = await Promise.all(reads);
@@ -209,8 +209,8 @@ Deno.test("store does not cache a fetched object of another version", async () =
     budget: { maxObjects: 1 },
     fetch: () => Promise.resolve(cm("a", { rv: "4", data: "newer" })),
   });
-  store.apply({ type: "ADDED", object: cm("a", { rv: "3" }) });
-  store.apply({ type: "ADDED", object: cm("b") });
+  store.apply({ type: "applied", object: cm("a", { rv: "3" }) });
+  store.apply({ type: "applied", object: cm("b") });
   assert.deepEqual((await store.getOrFetch("default/a"))?.data, { value: "newer" });
   assert.equal(store.get("default/a"), undefined, "the watch will deliver version 4");
   assert.equal(store.entry("default/a")?.resourceVersion, "3");
@@ -226,8 +226,8 @@ Deno.test("store cancels a live GET only when every reader gave up", async () =>
       return new Promise((resolve) => answer = resolve);
     },
   });
-  store.apply({ type: "ADDED", object: cm("a") });
-  store.apply({ type: "ADDED", object: cm("b") });
+  store.apply({ type: "applied", object: cm("a") });
+  store.apply({ type: "applied", object: cm("b") });
   const impatient = new AbortController();
   const patient = store.getOrFetch("default/a");
   const gaveUp = store.getOrFetch("default/a", impatient.signal);
@@ -246,8 +246,8 @@ Deno.test("store cancels a live GET only when every reader gave up", async () =>
 
 Deno.test("store relist swaps everything at once and drops keys that vanished", () => {
   const store = new Store();
-  store.apply({ type: "ADDED", object: cm("a", { owners: ["o1"] }) });
-  store.apply({ type: "ADDED", object: cm("b") });
+  store.apply({ type: "applied", object: cm("a", { owners: ["o1"] }) });
+  store.apply({ type: "applied", object: cm("b") });
   const seen: string[] = [];
   store.subscribe((change: StoreChange<KubeObject>) => {
     // Every listener call sees the finished swap, never a half-applied relist.
@@ -257,7 +257,11 @@ Deno.test("store relist swaps everything at once and drops keys that vanished", 
     if (change.type === "replace") seen.push(`replace ${change.keys}`);
     else seen.push(`${change.type} ${change.key} previous=${change.previous?.resourceVersion}`);
   });
-  store.replace([cm("b", { rv: "2" }), cm("c", { rv: "3" })], "100");
+  store.apply({
+    type: "restarted",
+    objects: [cm("b", { rv: "2" }), cm("c", { rv: "3" })],
+    resourceVersion: "100",
+  });
   assert.deepEqual(seen, [
     "upsert default/b previous=1",
     "upsert default/c previous=undefined",
@@ -270,8 +274,16 @@ Deno.test("store relist swaps everything at once and drops keys that vanished", 
 
 Deno.test("store relist with a nameless object leaves the store unchanged", () => {
   const store = new Store();
-  store.apply({ type: "ADDED", object: cm("a") });
-  assert.throws(() => store.replace([cm("b"), { metadata: {} }], "5"), TypeError);
+  store.apply({ type: "applied", object: cm("a") });
+  assert.throws(
+    () =>
+      store.apply({
+        type: "restarted",
+        objects: [cm("b"), { metadata: {} }],
+        resourceVersion: "5",
+      }),
+    TypeError,
+  );
   assert.deepEqual(store.keys(), ["default/a"]);
   assert.equal(store.resourceVersion, "1");
 });
@@ -283,12 +295,12 @@ Deno.test("store tells listeners about upserts and deletes with the previous ent
   store.subscribe(() => {
     throw new Error("a broken listener does not stop the others");
   });
-  store.apply({ type: "ADDED", object: cm("a", { generation: 1 }) });
-  store.apply({ type: "MODIFIED", object: cm("a", { generation: 2, rv: "2" }) });
-  store.apply({ type: "DELETED", object: cm("a", { rv: "3" }) });
-  store.apply({ type: "DELETED", object: cm("never-seen") });
+  store.apply({ type: "applied", object: cm("a", { generation: 1 }) });
+  store.apply({ type: "applied", object: cm("a", { generation: 2, rv: "2" }) });
+  store.apply({ type: "deleted", object: cm("a", { rv: "3" }) });
+  store.apply({ type: "deleted", object: cm("never-seen") });
   unsubscribe();
-  store.apply({ type: "ADDED", object: cm("b") });
+  store.apply({ type: "applied", object: cm("b") });
   assert.deepEqual(
     changes.map((c) => c.type === "replace" ? c.type : [c.type, c.previous?.generation]),
     [["upsert", undefined], ["upsert", 1], ["delete", 2]],
@@ -301,7 +313,7 @@ Deno.test("store marks entries being deleted", () => {
   const store = new Store();
   const object = cm("a");
   object.metadata!.deletionTimestamp = "2024-01-01T00:00:00Z" as unknown as Date;
-  store.apply({ type: "MODIFIED", object });
+  store.apply({ type: "applied", object });
   assert.equal(store.entry("default/a")?.deleting, true);
 });
 

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { ApiError } from "../../lib/kube/errors.ts";
 import { CONFIG_MAPS, NODES } from "../../lib/kube/resources.ts";
 import type { KubeList, KubeObject, WatchEvent, WatchEventType } from "../../lib/kube/types.ts";
-import { Backoff } from "../../lib/runtime/backoff.ts";
-import { FakeClock, flushMicrotasks } from "../../lib/runtime/clock.ts";
-import { WatchStream } from "../../lib/runtime/_watch_stream.ts";
+import { Backoff } from "../../lib/async/backoff.ts";
+import { FakeClock, flushMicrotasks } from "../../lib/async/clock.ts";
+import { WatchStream } from "../../lib/runtime/watcher/_watch_stream.ts";
 import {
   type ListerWatcher,
   listerWatcher,
@@ -14,7 +14,7 @@ import {
   type WatcherEvent,
   type WatcherOptions,
   type WatchStreamOptions,
-} from "../../lib/runtime/watcher.ts";
+} from "../../lib/runtime/watcher/watcher.ts";
 
 type Item = { event: WatchEvent } | { error: unknown } | { end: true };
 

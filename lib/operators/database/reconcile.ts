@@ -12,7 +12,7 @@
  * @example
  * ```ts
  * import { databaseClusterController } from "./reconcile.ts";
- * import type { OperatorDeps } from "../reconcile_support.ts";
+ * import type { OperatorDeps } from "../operator_deps.ts";
  * declare const deps: OperatorDeps;
  * databaseClusterController(deps).name; // "databasecluster"
  * ```
@@ -20,28 +20,28 @@
  * @module
  */
 import type { V1StatefulSet } from "@kubernetes/client-node";
-import { isAlreadyExists, isNotFound } from "../../kube/errors.ts";
 import {
+  isAlreadyExists,
+  isNotFound,
+  keyOf,
+  type KubeObject,
+  objectKey,
   PERSISTENT_VOLUME_CLAIMS,
   SECRETS,
   SERVICES,
   STATEFUL_SETS,
-} from "../../kube/resources.ts";
-import type { KubeObject } from "../../kube/types.ts";
-import type { ControllerSpec, ReconcileContext } from "../../runtime/controller.ts";
-import { tieredErrorPolicy } from "../../runtime/error_policy.ts";
-import { finalizer } from "../../runtime/finalizer.ts";
-import { FINALIZER, labelSelector, selectorLabels } from "../labels.ts";
+} from "../../kube/mod.ts";
 import {
-  guardChildren,
-  MANAGED_SELECTOR,
-  type OperatorDeps,
-  projectOwned,
-  projectWorkload,
-  rejectSpec,
-  writeStatus,
-} from "../reconcile_support.ts";
-import { ChildApplier } from "../child_applier.ts";
+  type ControllerSpec,
+  finalizer,
+  type ReconcileContext,
+  tieredErrorPolicy,
+} from "../../runtime/mod.ts";
+import { guardChildren } from "../child_errors.ts";
+import { FINALIZER, labelSelector, MANAGED_SELECTOR, selectorLabels } from "../labels.ts";
+import { applyChildAsKinglet, type OperatorDeps } from "../operator_deps.ts";
+import { projectOwned, projectWorkload } from "../projections.ts";
+import { rejectSpec, writeStatus } from "../status_writes.ts";
 import { generatePassword } from "./password.ts";
 import { credentialsSecretName, renderCredentialsSecret, renderDatabaseCluster } from "./render.ts";
 import { DATABASE_CLUSTERS, type DatabaseCluster, validateDatabaseCluster } from "./kind.ts";
@@ -65,8 +65,6 @@ export function databaseClusterController(
   options: DatabaseClusterControllerOptions = {},
 ): ControllerSpec<KubeObject> {
   const now = deps.now ?? (() => new Date());
-  const applier = new ChildApplier(deps);
-  let tracking = false;
 
   /** Resolves to the phase written to status. */
   async function apply(
@@ -80,14 +78,8 @@ export function databaseClusterController(
       return await rejectSpec(deps, DATABASE_CLUSTERS, stored, valid.message, status, signal);
     }
     const cluster: DatabaseCluster = { ...stored, spec: valid.spec };
-    const children = renderDatabaseCluster(cluster);
-    const statefulSets = ctx.cache(STATEFUL_SETS);
-    const services = ctx.cache(SERVICES);
-    if (!tracking) {
-      applier.track(STATEFUL_SETS, statefulSets);
-      applier.track(SERVICES, services);
-      tracking = true;
-    }
+    const desired = renderDatabaseCluster(cluster);
+    const { children } = ctx;
     const [statefulSet] = await guardChildren(
       deps,
       DATABASE_CLUSTERS,
@@ -95,9 +87,9 @@ export function databaseClusterController(
       async () => {
         await ensureCredentials(cluster, ctx);
         return await Promise.all([
-          applier.apply(STATEFUL_SETS, children.statefulSet as KubeObject, statefulSets, signal),
-          applier.apply(SERVICES, children.headlessService as KubeObject, services, signal),
-          applier.apply(SERVICES, children.clientService as KubeObject, services, signal),
+          children.apply(STATEFUL_SETS, desired.statefulSet as KubeObject, signal),
+          children.apply(SERVICES, desired.headlessService as KubeObject, signal),
+          children.apply(SERVICES, desired.clientService as KubeObject, signal),
         ]);
       },
       (message) => invalidDatabaseStatus(stored, message, now()),
@@ -108,7 +100,7 @@ export function databaseClusterController(
 
   /** Creates the Secret if it does not exist; never updates it, so the password is stable. */
   async function ensureCredentials(cluster: DatabaseCluster, ctx: ReconcileContext) {
-    const key = `${cluster.metadata.namespace}/${credentialsSecretName(cluster)}`;
+    const key = keyOf(cluster.metadata.namespace, credentialsSecretName(cluster));
     if (ctx.cache(SECRETS).has(key)) return;
     const secret = renderCredentialsSecret(cluster, generatePassword());
     try {
@@ -162,12 +154,9 @@ export function databaseClusterController(
 
   async function cleanup(stored: DatabaseCluster, ctx: ReconcileContext): Promise<void> {
     const { signal } = ctx;
-    const statefulSet = ctx.cache<V1StatefulSet & KubeObject>(STATEFUL_SETS).get(
-      `${stored.metadata.namespace}/${stored.metadata.name}`,
-    );
-    if (validateDatabaseCluster(stored.spec).ok) {
-      await record(stored, stored, statefulSet, signal);
-    }
+    const statefulSet = ctx.cache<V1StatefulSet & KubeObject>(STATEFUL_SETS).get(objectKey(stored));
+    const valid = validateDatabaseCluster(stored.spec);
+    if (valid.ok) await record(stored, { ...stored, spec: valid.spec }, statefulSet, signal);
     if (stored.spec?.deletionPolicy !== "Delete") {
       await keepCredentials(stored, signal);
       return;
@@ -215,6 +204,7 @@ export function databaseClusterController(
         labelSelector: MANAGED_SELECTOR,
       },
     ],
+    applyChild: applyChildAsKinglet(deps),
     async reconcile(object, ctx) {
       const phase = await finalizer(deps.client, DATABASE_CLUSTERS, FINALIZER, object, {
         apply: (o) => apply(o as DatabaseCluster, ctx),

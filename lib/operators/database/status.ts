@@ -25,7 +25,7 @@
  * @module
  */
 import type { V1StatefulSet } from "@kubernetes/client-node";
-import type { KubeObject } from "../../kube/types.ts";
+import type { KubeObject } from "../../kube/mod.ts";
 import { type Health, setStandardConditions } from "../conditions.ts";
 import { credentialsSecretName, databaseEndpoint } from "./render.ts";
 import type { DatabaseCluster, DatabaseStatus } from "./kind.ts";

@@ -5,17 +5,16 @@
  * @example
  * ```ts
  * import { inferenceServiceController } from "./reconcile.ts";
- * import type { OperatorDeps } from "../reconcile_support.ts";
+ * import type { OperatorDeps } from "../operator_deps.ts";
  * declare const deps: OperatorDeps;
  * inferenceServiceController(deps).name; // "inferenceservice"
  * ```
  *
  * @module
  */
-import type { KubeObject } from "../../kube/types.ts";
-import type { ControllerSpec } from "../../runtime/controller.ts";
-import { fixedErrorPolicy } from "../../runtime/error_policy.ts";
-import type { OperatorDeps } from "../reconcile_support.ts";
+import type { KubeObject } from "../../kube/mod.ts";
+import { type ControllerSpec, fixedErrorPolicy } from "../../runtime/mod.ts";
+import type { OperatorDeps } from "../operator_deps.ts";
 import { workloadController } from "../workload_controller.ts";
 import { renderInferenceService } from "./render.ts";
 import { INFERENCE_SERVICES, validateInferenceService } from "./kind.ts";

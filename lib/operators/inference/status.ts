@@ -22,7 +22,7 @@
  * @module
  */
 import type { V1Deployment } from "@kubernetes/client-node";
-import type { KubeObject } from "../../kube/types.ts";
+import type { KubeObject } from "../../kube/mod.ts";
 import { labelSelector, selectorLabels } from "../labels.ts";
 import { invalidWorkloadStatus, type WorkloadStatus, workloadStatus } from "../workload_status.ts";
 import { inferenceServiceUrl } from "./render.ts";

@@ -1,0 +1,121 @@
+/**
+ * Time, injectable: everything in the runtime that waits or measures takes a
+ * {@link Clock}, so tests step a {@link FakeClock} instead of sleeping.
+ *
+ * @example
+ * ```ts
+ * import { FakeClock } from "./clock.ts";
+ * const clock = new FakeClock();
+ * const slept = clock.sleep(1000);
+ * await clock.advance(1000);
+ * await slept;
+ * ```
+ *
+ * @module
+ */
+
+/** A source of time and delays. */
+export interface Clock {
+  /** Milliseconds since an arbitrary epoch; only differences are meaningful. */
+  now(): number;
+  /**
+   * Resolves after `ms` milliseconds.
+   *
+   * @throws {DOMException} the signal's reason (an `AbortError` by default) when aborted.
+   */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** The real clock: `Date.now()` and `setTimeout`. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    abortableDelay(ms, signal, (fn, delay) => {
+      const id = setTimeout(fn, delay);
+      return () => clearTimeout(id);
+    }),
+};
+
+type Schedule = (fn: () => void, ms: number) => () => void;
+
+function abortableDelay(ms: number, signal: AbortSignal | undefined, schedule: Schedule) {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      cancel();
+      reject(signal?.reason);
+    };
+    const cancel = schedule(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, Math.max(0, ms));
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+interface Timer {
+  at: number;
+  seq: number;
+  fn: () => void;
+}
+
+/**
+ * A clock that moves only when told to. Timers due at the same instant fire in
+ * the order they were scheduled.
+ */
+export class FakeClock implements Clock {
+  #now: number;
+  #seq = 0;
+  /** Pending timers; fired and cancelled ones are removed. */
+  #timers = new Set<Timer>();
+
+  /** Creates a fake clock reading `start` milliseconds. */
+  constructor(start = 0) {
+    this.#now = start;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return abortableDelay(ms, signal, (fn, delay) => {
+      const timer = { at: this.#now + delay, seq: this.#seq++, fn };
+      this.#timers.add(timer);
+      return () => this.#timers.delete(timer);
+    });
+  }
+
+  /** Number of sleeps not yet due. */
+  get pending(): number {
+    return this.#timers.size;
+  }
+
+  /**
+   * Moves time forward by `ms`, firing every timer that falls due on the way
+   * and letting promise continuations run between them.
+   */
+  async advance(ms: number): Promise<void> {
+    const target = this.#now + ms;
+    for (;;) {
+      await flushMicrotasks();
+      let next: Timer | undefined;
+      for (const t of this.#timers) {
+        if (t.at <= target && (!next || t.at < next.at || (t.at === next.at && t.seq < next.seq))) {
+          next = t;
+        }
+      }
+      if (!next) break;
+      this.#timers.delete(next);
+      this.#now = Math.max(this.#now, next.at);
+      next.fn();
+    }
+    this.#now = target;
+    await flushMicrotasks();
+  }
+}
+
+/** Lets pending promise continuations run (a few macrotask turns). */
+export async function flushMicrotasks(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setTimeout(r, 0));
+}

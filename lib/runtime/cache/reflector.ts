@@ -1,0 +1,66 @@
+/**
+ * Feeds a {@link Store} from a {@link Watcher}: the cache half of the pipeline
+ * (watcher → store), usable on its own.
+ *
+ * Note that the store is a cache: it may be stale by the latency of the
+ * watch, and reconcilers must treat it as such (writes carry preconditions or
+ * use server-side apply).
+ *
+ * @example
+ * ```ts
+ * import { Reflector } from "./reflector.ts";
+ * import { Store } from "./store.ts";
+ * import { listerWatcher, watcher } from "../watcher/watcher.ts";
+ * import type { ListWatchClient } from "../watcher/watcher.ts";
+ * import { CONFIG_MAPS } from "../../kube/resources.ts";
+ * // Needs a cluster: `client` is usually a `KubeClient`.
+ * async function example(client: ListWatchClient): Promise<void> {
+ *   const reflector = new Reflector(new Store(), watcher(listerWatcher(client, CONFIG_MAPS)));
+ *   const stop = new AbortController();
+ *   const done = reflector.run(stop.signal);
+ *   await reflector.synced;
+ *   stop.abort();
+ *   await done;
+ * }
+ * ```
+ *
+ * @module
+ */
+import type { KubeObject } from "../../kube/types.ts";
+import type { Store } from "./store.ts";
+import type { Watcher, WatcherFreshness } from "../watcher/watcher.ts";
+
+/** Runs one watcher into one store. */
+export class Reflector<T extends KubeObject = KubeObject> {
+  /** The store this reflector fills. */
+  readonly store: Store<T>;
+  readonly #watcher: Watcher<KubeObject>;
+  readonly #synced: PromiseWithResolvers<void> = Promise.withResolvers();
+
+  /** Feeds `store` from `watcher` once {@link Reflector.run} is called. */
+  constructor(store: Store<T>, watcher: Watcher<KubeObject>) {
+    this.store = store;
+    this.#watcher = watcher;
+  }
+
+  /** Resolves after the first complete list is in the store. */
+  get synced(): Promise<void> {
+    return this.#synced.promise;
+  }
+
+  /** How current the store is, for readiness probes. */
+  get freshness(): WatcherFreshness {
+    return this.#watcher.freshness;
+  }
+
+  /**
+   * Applies watch events to the store until `signal` aborts. Never throws on
+   * watch errors: the watcher recovers from them itself.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    for await (const event of this.#watcher.events(signal)) {
+      this.store.apply(event);
+      if (event.type === "restarted") this.#synced.resolve();
+    }
+  }
+}

@@ -1,0 +1,482 @@
+/**
+ * The cache a watcher fills and reconcilers read: objects keyed
+ * `namespace/name`, indexed by owner and by custom indexers, with an optional
+ * memory budget.
+ *
+ * This is a cache and may be stale: it holds what the watch has delivered so
+ * far. Reads are synchronous except {@link Store.getOrFetch}.
+ *
+ * Under a budget the store evicts full objects, least recently read first,
+ * but keeps a compact entry for every key (uid, resourceVersion, generation,
+ * owner uids, deletion flag, index values), so no object is ever forgotten:
+ * {@link Store.keys}, {@link Store.has}, {@link Store.byOwner} and
+ * {@link Store.byIndex} still see evicted keys, {@link Store.get} returns
+ * `undefined` for them, and {@link Store.getOrFetch} reads them back with a
+ * live GET.
+ *
+ * @example
+ * ```ts
+ * import { Store } from "./store.ts";
+ * const store = new Store();
+ * store.apply({
+ *   type: "applied",
+ *   object: { metadata: { namespace: "default", name: "web", uid: "u1", resourceVersion: "7" } },
+ * });
+ * store.get("default/web")?.metadata?.uid; // "u1"
+ * store.resourceVersion; // "7"
+ * ```
+ *
+ * @module
+ */
+import type { KubeObject, ObjectKey } from "../../kube/types.ts";
+import { objectKey } from "../../kube/object_key.ts";
+import type { WatcherEvent } from "../watcher/watcher.ts";
+import { logger } from "../../log.ts";
+import { Cached, Entry, many, StoreState } from "./_store_state.ts";
+import { estimateBytes } from "./estimate_bytes.ts";
+import { SingleFlight } from "../../async/single_flight.ts";
+
+/** Why a full object left the cache while its key stayed known. */
+export type EvictionReason = "budget-objects" | "budget-bytes";
+
+/** Limits on what the store keeps in full; unset means unlimited. */
+export interface StoreBudget {
+  /** Most full objects kept at once. */
+  maxObjects?: number;
+  /** Most bytes of full objects kept at once, by {@link estimateBytes}. */
+  maxBytes?: number;
+}
+
+/** What the store knows of a key even when its object is evicted. */
+export interface StoreEntry {
+  /** `namespace/name` of the object. */
+  key: ObjectKey;
+  /** The object's uid. */
+  uid: string;
+  /** The object's resourceVersion. */
+  resourceVersion: string;
+  /** `metadata.generation`, absent for kinds without one. */
+  generation: number | undefined;
+  /** Uids of every owner reference, controller or not. */
+  ownerUids: readonly string[];
+  /** Whether `metadata.deletionTimestamp` is set. */
+  deleting: boolean;
+  /** Whether the full object is in memory. */
+  cached: boolean;
+}
+
+/**
+ * A change the store made, told to listeners after the store has made it.
+ * A relist ends with `replace`, after an `upsert` per listed key (unchanged
+ * when `previous.resourceVersion` is the object's own) and a `delete` per key
+ * that vanished, whose `object` is the last one cached, if any.
+ */
+export type StoreChange<T> =
+  | { type: "upsert"; key: ObjectKey; object: T; previous: StoreEntry | undefined }
+  | { type: "delete"; key: ObjectKey; object: T | undefined; previous: StoreEntry }
+  | { type: "replace"; resourceVersion: string; keys: number };
+
+/**
+ * A read-only view of a {@link Store}: what a reconcile may do with a cache.
+ * Writing is the watcher's job alone, through {@link Store.apply}.
+ */
+export interface CacheReader<T extends KubeObject = KubeObject> {
+  /** Keys known, evicted or not. */
+  readonly size: number;
+  /** Whether `key` is known, evicted or not. */
+  has(key: ObjectKey): boolean;
+  /** Every known key, evicted or not. */
+  keys(): ObjectKey[];
+  /** The full objects in memory; evicted ones are not listed. */
+  list(): T[];
+  /** The object under `key`, or `undefined` when unknown or evicted. */
+  get(key: ObjectKey): T | undefined;
+  /** The object under `key`, read back with a live GET when it was evicted. */
+  getOrFetch(key: ObjectKey, signal?: AbortSignal): Promise<T | undefined>;
+  /** What the store knows of `key`, evicted or not. */
+  entry(key: ObjectKey): StoreEntry | undefined;
+  /** Keys of objects with an owner reference to `uid`. */
+  byOwner(uid: string): ObjectKey[];
+  /** Keys whose indexer `name` returned `value`. */
+  byIndex(name: string, value: string): ObjectKey[];
+}
+
+/** Counters and sizes for metrics and `/debug/cache`. */
+export interface StoreStats {
+  /** Full objects in memory. */
+  objects: number;
+  /** Keys known, evicted or not. */
+  keys: number;
+  /** Estimated bytes of the full objects in memory. */
+  bytes: number;
+  /** Reads that found the full object in memory. */
+  hits: number;
+  /** Reads of a known key whose object was evicted. */
+  misses: number;
+  /** Full objects dropped to stay within the budget. */
+  evictions: number;
+}
+
+/** Options of {@link Store}. */
+export interface StoreOptions<T extends KubeObject> {
+  /**
+   * Shapes each object before it is cached (and before indexers see it).
+   * Keys, uids, owners and the rest of a {@link StoreEntry} come from the
+   * object as received, so a projection may drop any field.
+   * Defaults to {@link stripTransform}.
+   */
+  transform?: (object: KubeObject) => T;
+  /** Named functions from an object to the values it is found under by {@link Store.byIndex}. */
+  indexers?: Record<string, (object: T) => readonly string[]>;
+  /** Caps on full objects kept. Defaults to none. Needs `fetch`. */
+  budget?: StoreBudget;
+  /**
+   * Reads an object live (a GET), for {@link Store.getOrFetch}; resolves to
+   * `undefined` when the object is gone (404).
+   */
+  fetch?: (key: ObjectKey, signal?: AbortSignal) => Promise<KubeObject | undefined>;
+  /** Told each time a full object is evicted, and why. */
+  onEvict?: (key: ObjectKey, reason: EvictionReason) => void;
+}
+
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+/**
+ * The default transform: drops `metadata.managedFields` and the
+ * `kubectl.kubernetes.io/last-applied-configuration` annotation, which are
+ * often most of an object's bytes and which no reconciler reads. Returns the
+ * object itself when there is nothing to drop; never mutates it.
+ *
+ * @example
+ * ```ts
+ * import { stripTransform } from "./store.ts";
+ * const slim = stripTransform({ metadata: { name: "a", managedFields: [] } });
+ * "managedFields" in slim.metadata!; // false
+ * ```
+ */
+export function stripTransform<T extends KubeObject>(object: T): T {
+  const metadata = object.metadata;
+  const annotations = metadata?.annotations;
+  const hasLastApplied = annotations !== undefined && LAST_APPLIED in annotations;
+  if (!metadata || (metadata.managedFields === undefined && !hasLastApplied)) return object;
+  // Copies instead of `delete`, which would turn the objects into slower, larger dictionaries.
+  const { managedFields: _managedFields, ...stripped } = metadata;
+  if (hasLastApplied) {
+    const { [LAST_APPLIED]: _lastApplied, ...others } = annotations;
+    stripped.annotations = others;
+  }
+  return { ...object, metadata: stripped };
+}
+
+/** An indexed, optionally budgeted cache of one kind of object. */
+export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> {
+  readonly #transform: (object: KubeObject) => T;
+  readonly #indexers: [string, (object: T) => readonly string[]][];
+  readonly #maxObjects: number;
+  readonly #maxBytes: number;
+  /** Live GETs of evicted objects, one per key, shared by concurrent readers. */
+  readonly #fetches: SingleFlight<ObjectKey, T | undefined> | undefined;
+  readonly #onEvict: StoreOptions<T>["onEvict"];
+  #state: StoreState<T>;
+  #resourceVersion = "";
+  #listeners = new Set<(change: StoreChange<T>) => void>();
+  #hits = 0;
+  #misses = 0;
+  #evictions = 0;
+
+  /**
+   * Creates an empty store.
+   *
+   * @throws {RangeError} when a budget limit is not a positive integer.
+   * @throws {TypeError} when a budget is set without `fetch`.
+   */
+  constructor(options: StoreOptions<T> = {}) {
+    this.#transform = options.transform ?? (stripTransform as (object: KubeObject) => T);
+    this.#indexers = Object.entries(options.indexers ?? {});
+    this.#maxObjects = positive("maxObjects", options.budget?.maxObjects);
+    this.#maxBytes = positive("maxBytes", options.budget?.maxBytes);
+    const fetch = options.fetch;
+    this.#fetches = fetch && new SingleFlight(async (key, signal) => {
+      const raw = await fetch(key, signal);
+      return raw === undefined ? undefined : this.#recache(key, raw);
+    });
+    this.#onEvict = options.onEvict;
+    if (options.budget && !fetch) {
+      throw new TypeError(
+        "Cannot create the store: a memory budget needs 'fetch' to read evicted objects back",
+      );
+    }
+    this.#state = new StoreState(this.#indexers.length);
+  }
+
+  /** The resourceVersion of the last list, event or bookmark applied; "" before any. */
+  get resourceVersion(): string {
+    return this.#resourceVersion;
+  }
+
+  /** Keys known, evicted or not. */
+  get size(): number {
+    return this.#state.entries.size;
+  }
+
+  /** Whether `key` is known, evicted or not. */
+  has(key: ObjectKey): boolean {
+    return this.#state.entries.has(key);
+  }
+
+  /** Every known key, evicted or not. */
+  keys(): ObjectKey[] {
+    return [...this.#state.entries.keys()];
+  }
+
+  /** The full objects in memory; evicted ones are not listed. Does not count as a read. */
+  list(): T[] {
+    const objects: T[] = [];
+    for (const entry of this.#state.entries.values()) {
+      if (entry.cached) objects.push(entry.cached.object);
+    }
+    return objects;
+  }
+
+  /** The object under `key`, or `undefined` when unknown or evicted (see {@link getOrFetch}). */
+  get(key: ObjectKey): T | undefined {
+    const entry = this.#state.entries.get(key);
+    if (!entry) return undefined;
+    if (!entry.cached) {
+      this.#misses++;
+      return undefined;
+    }
+    this.#hits++;
+    this.#state.touch(entry.cached);
+    return entry.cached.object;
+  }
+
+  /**
+   * The object under `key`, read back with `fetch` when it was evicted.
+   * Concurrent reads of one key share one GET; the answer is cached again
+   * when it is the version the store has indexed. Unknown keys resolve to
+   * `undefined` without a GET.
+   *
+   * @throws whatever `fetch` throws, or the signal's reason when `signal` aborts first.
+   */
+  async getOrFetch(key: ObjectKey, signal?: AbortSignal): Promise<T | undefined> {
+    signal?.throwIfAborted();
+    const cached = this.get(key);
+    if (cached || !this.has(key) || !this.#fetches) return cached;
+    return await this.#fetches.do(key, signal);
+  }
+
+  /** What the store knows of `key`, evicted or not. */
+  entry(key: ObjectKey): StoreEntry | undefined {
+    const entry = this.#state.entries.get(key);
+    return entry && view(key, entry);
+  }
+
+  /**
+   * Estimated bytes of the full object under `key` (as counted against the
+   * budget), or `undefined` when it is unknown or evicted. Not a read.
+   */
+  residentBytes(key: ObjectKey): number | undefined {
+    return this.#state.entries.get(key)?.cached?.bytes;
+  }
+
+  /** Keys of objects with an owner reference (controller or not) to `uid`. */
+  byOwner(uid: string): ObjectKey[] {
+    return this.#state.owners.get(uid);
+  }
+
+  /**
+   * Keys whose indexer `name` returned `value`.
+   *
+   * @throws {RangeError} when no indexer is called `name`.
+   */
+  byIndex(name: string, value: string): ObjectKey[] {
+    const i = this.#indexers.findIndex(([indexer]) => indexer === name);
+    const index = this.#state.indexes[i];
+    if (!index) {
+      const known = this.#indexers.map(([indexer]) => `'${indexer}'`).join(", ") || "none";
+      throw new RangeError(`Cannot look up index '${name}': no such indexer (known: ${known})`);
+    }
+    return index.get(value);
+  }
+
+  /** Counters and sizes, for metrics. */
+  stats(): StoreStats {
+    return {
+      objects: this.#state.objects,
+      keys: this.#state.entries.size,
+      bytes: this.#state.bytes,
+      hits: this.#hits,
+      misses: this.#misses,
+      evictions: this.#evictions,
+    };
+  }
+
+  /** Calls `listener` after each change; returns a function that unsubscribes. */
+  subscribe(listener: (change: StoreChange<T>) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Applies one event of a watcher, in the watcher's own vocabulary (after
+   * kube-runtime's `apply_watcher_event`): `restarted` replaces everything at
+   * once, so readers and listeners never see a mix of old and new and keys
+   * missing from the list are gone afterwards; `applied` and `deleted` change
+   * one key; `bookmark` only moves the resourceVersion.
+   *
+   * @throws {TypeError} on an unknown event type or an object without a name;
+   * a `restarted` with such an object leaves the store unchanged.
+   */
+  apply(event: WatcherEvent): void {
+    switch (event.type) {
+      case "restarted":
+        this.#replace(event.objects, event.resourceVersion);
+        return;
+      case "bookmark":
+        this.#resourceVersion = event.resourceVersion;
+        return;
+      case "applied": {
+        const key = objectKey(event.object);
+        const known = this.#state.entries.get(key);
+        const previous = known && view(key, known);
+        const object = this.#put(this.#state, key, event.object);
+        this.#emit({ type: "upsert", key, object, previous });
+        break;
+      }
+      case "deleted": {
+        const key = objectKey(event.object);
+        const known = this.#state.entries.get(key);
+        if (known) {
+          const previous = view(key, known);
+          this.#state.delete(key);
+          const object = this.#transform(event.object);
+          this.#emit({ type: "delete", key, object, previous });
+        }
+        break;
+      }
+      default:
+        throw new TypeError(
+          `Cannot apply a watcher event of type '${
+            (event as { type: unknown }).type
+          }': expected restarted, applied, deleted or bookmark`,
+        );
+    }
+    const rv = event.object.metadata?.resourceVersion;
+    if (rv) this.#resourceVersion = rv;
+  }
+
+  /** Swaps in the result of a (re)list; see {@link Store.apply}. */
+  #replace(objects: readonly KubeObject[], resourceVersion: string): void {
+    const old = this.#state;
+    const next = new StoreState<T>(this.#indexers.length);
+    const listed = objects.map((raw) => {
+      const key = objectKey(raw);
+      return [key, this.#put(next, key, raw)] as const;
+    });
+    this.#state = next;
+    this.#resourceVersion = resourceVersion;
+    for (const [key, object] of listed) {
+      const previous = old.entries.get(key);
+      this.#emit({ type: "upsert", key, object, previous: previous && view(key, previous) });
+    }
+    for (const [key, previous] of old.entries) {
+      if (next.entries.has(key)) continue;
+      const object = previous.cached?.object;
+      this.#emit({ type: "delete", key, object, previous: view(key, previous) });
+    }
+    this.#emit({ type: "replace", resourceVersion, keys: next.entries.size });
+  }
+
+  /** Indexes and caches `raw` under `key` in `state`; returns the transformed object. */
+  #put(state: StoreState<T>, key: ObjectKey, raw: KubeObject): T {
+    const object = this.#transform(raw);
+    const meta = raw.metadata ?? {};
+    const refs = meta.ownerReferences ?? [];
+    const owners = refs.length <= 1 ? refs[0]?.uid : refs.map((ref) => ref.uid);
+    const indexed = this.#indexers.length === 0
+      ? undefined
+      : this.#indexers.map(([, indexer]) => indexer(object));
+    const cached = new Cached(key, object, estimateBytes(object));
+    state.set(
+      key,
+      new Entry(
+        meta.uid ?? "",
+        meta.resourceVersion ?? "",
+        meta.generation,
+        meta.deletionTimestamp !== undefined,
+        owners,
+        indexed,
+        cached,
+      ),
+    );
+    this.#enforceBudget(state);
+    return object;
+  }
+
+  #enforceBudget(state: StoreState<T>): void {
+    while (state.objects > this.#maxObjects) this.#evict(state, "budget-objects");
+    while (state.bytes > this.#maxBytes && state.objects > 0) this.#evict(state, "budget-bytes");
+  }
+
+  #evict(state: StoreState<T>, reason: EvictionReason): void {
+    const oldest = state.oldest!;
+    state.uncache(state.entries.get(oldest.key)!);
+    this.#evictions++;
+    try {
+      this.#onEvict?.(oldest.key, reason);
+    } catch (error) {
+      logger("store").error("eviction callback failed for {key}: {error}", {
+        key: oldest.key,
+        error,
+      });
+    }
+  }
+
+  /** Caches a fetched object if it is the version indexed and still evicted; returns it transformed. */
+  #recache(key: ObjectKey, raw: KubeObject): T {
+    const object = this.#transform(raw);
+    const entry = this.#state.entries.get(key);
+    if (entry && !entry.cached && raw.metadata?.resourceVersion === entry.resourceVersion) {
+      this.#state.cache(entry, new Cached(key, object, estimateBytes(object)));
+      this.#enforceBudget(this.#state);
+    }
+    return object;
+  }
+
+  #emit(change: StoreChange<T>): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(change);
+      } catch (error) {
+        logger("store").error("store listener failed on {type} {key}: {error}", {
+          type: change.type,
+          key: "key" in change ? change.key : "",
+          error,
+        });
+      }
+    }
+  }
+}
+
+function view<T>(key: ObjectKey, entry: Entry<T>): StoreEntry {
+  return {
+    key,
+    uid: entry.uid,
+    resourceVersion: entry.resourceVersion,
+    generation: entry.generation,
+    ownerUids: many(entry.owners),
+    deleting: entry.deleting,
+    cached: entry.cached !== undefined,
+  };
+}
+
+function positive(name: string, value: number | undefined): number {
+  if (value === undefined) return Infinity;
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(
+      `Cannot create the store: budget '${name}' must be a positive integer, got ${value}`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,556 @@
+/**
+ * A controller: the pipeline watcher → store → queue → reconciler (under the
+ * semaphore), wired for one primary resource and the resources it owns or
+ * watches.
+ *
+ * What the caller must know:
+ *
+ * - Reconciles are level-triggered: `reconcile` gets the current object by
+ *   key, never an event. A key is never reconciled twice at once; a key
+ *   changed while it is being reconciled runs once more afterwards.
+ * - Changes of the primary trigger a reconcile only when `metadata.generation`
+ *   or the deletion mark changed, so status writes do not loop. Kinds without
+ *   a generation (ConfigMaps, Secrets) count any new resourceVersion as a
+ *   change. Changes of an owned child reconcile its controller owner.
+ * - A thrown error is retried after what the controller's error policy says
+ *   (by default the queue's rate limiter), or after the server's Retry-After
+ *   plus a random spread; a {@link TerminalError}, or a policy's
+ *   `"terminal"`, is not retried until the object changes as above, whatever
+ *   else triggers its key meanwhile; a success forgets the key's failures. A
+ *   reconcile that throws never stops the controller.
+ * - A requeue the reconcile asks for, or the optional resync, is jittered;
+ *   an optional token bucket paces reconcile starts. See pacing.ts.
+ * - Each reconcile gets an `AbortSignal` that fires on its timeout and when
+ *   a shutdown's drain deadline passes.
+ *
+ * @example
+ * ```ts
+ * import { Controller } from "./controller.ts";
+ * import { Semaphore } from "../../async/semaphore.ts";
+ * import type { CacheClient } from "../cache/caches.ts";
+ * import { CONFIG_MAPS } from "../../kube/resources.ts";
+ * // Needs a cluster: `client` is usually a `KubeClient`.
+ * async function example(client: CacheClient): Promise<void> {
+ *   const controller = new Controller({
+ *     name: "configmaps",
+ *     resource: CONFIG_MAPS,
+ *     reconcile: (cm) => Promise.resolve(cm.metadata?.name ? {} : { requeueAfterMs: 1000 }),
+ *   }, { client, semaphore: new Semaphore(4) });
+ *   const stop = new AbortController();
+ *   const running = controller.run(stop.signal);
+ *   await controller.synced;
+ *   stop.abort();
+ *   await running;
+ * }
+ * ```
+ *
+ * @module
+ */
+import { ApiError } from "../../kube/errors.ts";
+import { keyOf } from "../../kube/object_key.ts";
+import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
+import { logger } from "../../log.ts";
+import { type CacheClient, type CacheOptions, Caches, resourceId } from "../cache/caches.ts";
+import { type Clock, systemClock } from "../../async/clock.ts";
+import type { ControllerMetrics } from "../metrics/metrics.ts";
+import type { QueueMetrics } from "../queue/queue.ts";
+import { WorkQueue } from "../queue/queue.ts";
+import type { RateLimiter } from "../queue/rate_limiter.ts";
+import type { Reflector } from "../cache/reflector.ts";
+import type { Semaphore } from "../../async/semaphore.ts";
+import type { CacheReader, Store, StoreBudget, StoreChange } from "../cache/store.ts";
+import { type ApplyChild, ChildApplier, type Children } from "./child_applier.ts";
+import { Pacing, type PacingOptions } from "./pacing.ts";
+
+/** What a reconcile asks for next. `{}` means done until something changes. */
+export interface Action {
+  /**
+   * Reconcile this key again after this many milliseconds, jittered by the
+   * controller's `requeueJitter` (±10 % by default).
+   */
+  requeueAfterMs?: number;
+}
+
+/**
+ * An error that retrying cannot fix, such as an invalid spec. The key is not
+ * retried until the object's generation changes (its resourceVersion, for
+ * kinds without a generation).
+ */
+export class TerminalError extends Error {
+  /** Creates the error; the message is reported to the user as it is. */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "TerminalError";
+  }
+}
+
+/** What a reconcile function receives besides the object. */
+export interface ReconcileContext {
+  /** Fires on the reconcile timeout and on shutdown; pass it to every request. */
+  signal: AbortSignal;
+  /** `namespace/name` of the object. */
+  key: ObjectKey;
+  /**
+   * The cache of the primary or of an owned or watched resource, read-only,
+   * to read children without a request.
+   *
+   * @throws {TypeError} when the controller neither owns nor watches `resource`.
+   */
+  cache<C extends KubeObject = KubeObject>(resource: Resource): CacheReader<C>;
+  /** Writes the children the controller owns; see {@link ControllerSpec.applyChild}. */
+  children: Children;
+}
+
+/** A resource the controller caches and maps to primary keys. */
+export interface Watch extends CacheOptions {
+  /** The resource to cache and map to primary keys. */
+  resource: Resource;
+  /**
+   * Primary keys to reconcile when an object of this resource changes.
+   * Defaults to the controller owner, when its kind is the primary's.
+   */
+  map?: (object: KubeObject) => ObjectKey[];
+}
+
+/**
+ * What a controller does; see the module documentation for the semantics,
+ * and {@link PacingOptions} for the requeue, resync, error and rate options.
+ */
+export interface ControllerSpec<T extends KubeObject = KubeObject> extends PacingOptions {
+  /** Names the controller in logs and metrics. */
+  name: string;
+  /** The primary resource. */
+  resource: Resource;
+  /** Drives the object toward its spec; called with the cached object, never with an event. */
+  reconcile(object: T, context: ReconcileContext): Promise<Action>;
+  /** Children whose controller owner is a primary object. */
+  owns?: Watch[];
+  /**
+   * How a child is written, usually a server-side apply with the controller's
+   * field manager. Needed to use {@link ReconcileContext.children}, which
+   * skips writes of children already in place.
+   */
+  applyChild?: ApplyChild;
+  /** Other resources, each with a `map` to primary keys. */
+  watches?: Watch[];
+  /** Shapes cached primaries; defaults to the store's strip transform. */
+  transform?: (object: KubeObject) => T;
+  /** Longest a reconcile may take before its signal aborts. Defaults to 60 000 ms. */
+  reconcileTimeoutMs?: number;
+}
+
+/** What the manager lends a controller. */
+export interface ControllerDeps {
+  /** Lists, watches and reads the cached resources. */
+  client: CacheClient;
+  /** Caps concurrent reconciles across all controllers. */
+  semaphore: Semaphore;
+  /**
+   * Caches shared with other controllers, run by their owner. Defaults to a
+   * private set that {@link Controller.run} runs.
+   */
+  caches?: Caches;
+  /** Caps on the primary's cache. Defaults to none. */
+  budget?: StoreBudget;
+  /** Defaults to {@link systemClock}. */
+  clock?: Clock;
+  /** Defaults to the queue's default (max of exponential and token bucket). */
+  rateLimiter?: RateLimiter<ObjectKey>;
+  /** Source of jitter in [0, 1). Defaults to `Math.random`. */
+  random?: () => number;
+  /** Where the queue and the reconciles report; defaults to none. */
+  metrics?: { queue: QueueMetrics; controller: ControllerMetrics };
+}
+
+type Outcome =
+  | { kind: "success"; action: Action }
+  /** `revision` is the object's, when the failure came after reading it. */
+  | { kind: "error"; error: unknown; revision?: Revision }
+  | { kind: "terminal"; error: TerminalError; revision: Revision }
+  /** The object failed terminally at this revision already; its reconcile was not called. */
+  | { kind: "skipped" }
+  | { kind: "gone" };
+
+const DEFAULT_RECONCILE_TIMEOUT_MS = 60_000;
+
+/** Runs one {@link ControllerSpec}; see the module documentation. */
+export class Controller<T extends KubeObject = KubeObject> {
+  /** What the controller was created with. */
+  readonly spec: ControllerSpec<T>;
+  /** The queue of primary keys waiting for a reconcile. */
+  readonly queue: WorkQueue<ObjectKey>;
+  readonly #deps: ControllerDeps;
+  readonly #clock: Clock;
+  readonly #pacing: Pacing;
+  readonly #log;
+  readonly #caches: Caches;
+  /** Whether this controller runs its caches itself (nobody shares them). */
+  readonly #ownsCaches: boolean;
+  readonly #primary: Reflector<T>;
+  /** Every reflector this controller reads, the primary's first. */
+  readonly #reflectors: Reflector[] = [];
+  /** What {@link ReconcileContext.cache} answers: the first cache registered per resource. */
+  readonly #byResource = new Map<string, Reflector>();
+  /** Revision at which a key failed terminally; cleared when the revision moves. */
+  readonly #terminal = new Map<ObjectKey, Revision>();
+  readonly #inFlight = new Set<Promise<void>>();
+  /** Aborts every reconcile still running once the drain deadline passes. */
+  readonly #abort = new AbortController();
+  /** The children of every reconcile, tracked from the owned caches from the start. */
+  readonly #children: Children;
+
+  /**
+   * Wires the pipeline; nothing runs before {@link Controller.run}.
+   *
+   * @throws {RangeError} when `reconcileTimeoutMs` or a {@link PacingOptions} field is out of range.
+   */
+  constructor(spec: ControllerSpec<T>, deps: ControllerDeps) {
+    const timeout = spec.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS;
+    if (!(timeout > 0)) {
+      throw new RangeError(
+        `Cannot create controller '${spec.name}': 'reconcileTimeoutMs' must be positive, got ${timeout}`,
+      );
+    }
+    this.spec = spec;
+    this.#deps = deps;
+    this.#clock = deps.clock ?? systemClock;
+    this.#pacing = new Pacing(spec, {
+      name: spec.name,
+      clock: this.#clock,
+      ...(deps.random && { random: deps.random }),
+    });
+    this.#log = logger("controller", spec.name);
+    this.queue = new WorkQueue<ObjectKey>({
+      clock: this.#clock,
+      ...(deps.rateLimiter && { rateLimiter: deps.rateLimiter }),
+      ...(deps.metrics && { metrics: deps.metrics.queue }),
+    });
+    this.#ownsCaches = !deps.caches;
+    this.#caches = deps.caches ?? new Caches({ client: deps.client, clock: this.#clock });
+    this.#primary = this.#reflector(spec.resource, {
+      ...(spec.transform && { transform: spec.transform }),
+      ...(deps.budget && { budget: deps.budget }),
+    }) as unknown as Reflector<T>;
+    this.#primary.store.subscribe((change) => this.#onPrimary(change));
+    const applier = spec.applyChild && new ChildApplier(spec.applyChild);
+    for (const owned of spec.owns ?? []) {
+      const map = owned.map ?? ((o: KubeObject) => this.#controllerOwner(o));
+      const { store } = this.#reflector(owned.resource, owned);
+      store.subscribe((c) => this.#onRelated(c, map));
+      applier?.track(owned.resource, store);
+    }
+    this.#children = {
+      apply: (resource, desired, signal) => {
+        if (!applier) {
+          throw new TypeError(
+            `Controller '${spec.name}' cannot apply children: its spec declares no 'applyChild'`,
+          );
+        }
+        if (!spec.owns?.some((o) => resourceId(o.resource) === resourceId(resource))) {
+          throw new TypeError(
+            `Controller '${spec.name}' cannot apply ${resource.plural}: add it to 'owns'`,
+          );
+        }
+        return applier.apply(resource, desired, this.#cache(resource), signal);
+      },
+    };
+    for (const watched of spec.watches ?? []) {
+      if (!watched.map) {
+        throw new TypeError(
+          `Cannot create controller '${spec.name}': the watch of ${watched.resource.plural} needs a 'map' function`,
+        );
+      }
+      const map = watched.map;
+      this.#reflector(watched.resource, watched).store.subscribe((c) => this.#onRelated(c, map));
+    }
+  }
+
+  /** The children component every reconcile of this controller gets. */
+  get children(): Children {
+    return this.#children;
+  }
+
+  /** The primary's cache. */
+  get store(): Store<T> {
+    return this.#primary.store;
+  }
+
+  /** Resolves when every cache this controller reads has its first complete list. */
+  get synced(): Promise<void> {
+    return Promise.all(this.#reflectors.map((r) => r.synced)).then(() => {});
+  }
+
+  /** The reflectors this controller reads, for readiness and `/debug/cache`. */
+  get reflectors(): readonly Reflector[] {
+    return this.#reflectors;
+  }
+
+  /**
+   * Runs the watches and, once they are synced, the reconcile loop, until
+   * `signal` aborts. Then it takes no new keys, lets reconciles in flight
+   * finish for up to `drainMs` (default 0; a function is asked at that
+   * moment), aborts the signals of those still
+   * running, and resolves once they have all returned.
+   */
+  async run(
+    signal: AbortSignal,
+    options: { drainMs?: number | (() => number) } = {},
+  ): Promise<void> {
+    const watches = this.#ownsCaches ? this.#caches.run(signal) : Promise.resolve();
+    const stopQueue = () => this.queue.shutDown();
+    signal.addEventListener("abort", stopQueue, { once: true });
+    try {
+      await Promise.race([this.synced, aborted(signal)]);
+      if (!signal.aborted) {
+        this.#log.info("caches synced; starting reconciles", { controller: this.spec.name });
+        await this.#loop(signal);
+      }
+    } finally {
+      signal.removeEventListener("abort", stopQueue);
+      this.queue.shutDown();
+      const drainMs = options.drainMs ?? 0;
+      await this.#drain(typeof drainMs === "number" ? drainMs : drainMs());
+      await watches;
+    }
+  }
+
+  async #drain(drainMs: number): Promise<void> {
+    if (this.#inFlight.size && drainMs > 0) {
+      const deadline = new AbortController();
+      await Promise.race([
+        Promise.allSettled([...this.#inFlight]),
+        this.#clock.sleep(drainMs, deadline.signal).catch(() => {}),
+      ]);
+      deadline.abort();
+    }
+    if (this.#inFlight.size) {
+      this.#log.warn("aborting {count} reconciles still running at shutdown", {
+        count: this.#inFlight.size,
+      });
+    }
+    this.#abort.abort(new DOMException("The controller is stopping", "AbortError"));
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /** Reconciles in flight right now. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  async #loop(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      try {
+        await this.#pacing.admit(signal);
+      } catch {
+        return;
+      }
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      let permit;
+      try {
+        permit = await this.#deps.semaphore.acquire(signal);
+      } catch {
+        this.queue.done(key);
+        return;
+      }
+      const task = this.#process(key).finally(() => {
+        permit.release();
+        this.#inFlight.delete(task);
+      });
+      this.#inFlight.add(task);
+    }
+  }
+
+  async #process(key: ObjectKey): Promise<void> {
+    const started = this.#clock.now();
+    const signal = AbortSignal.any([
+      this.#abort.signal,
+      AbortSignal.timeout(this.spec.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS),
+    ]);
+    this.#deps.metrics?.controller.activeWorkers(1);
+    let outcome: Outcome;
+    try {
+      outcome = await this.#reconcile(key, signal);
+    } catch (error) {
+      outcome = { kind: "error", error };
+    }
+    this.#deps.metrics?.controller.activeWorkers(-1);
+    this.#settle(key, outcome, (this.#clock.now() - started) / 1000);
+  }
+
+  async #reconcile(key: ObjectKey, signal: AbortSignal): Promise<Outcome> {
+    const object = await this.#primary.store.getOrFetch(key, signal);
+    if (!object) return { kind: "gone" };
+    const current = revision(object.metadata);
+    if (this.#terminal.has(key) && this.#terminal.get(key) === current) return { kind: "skipped" };
+    try {
+      const action = await this.spec.reconcile(object, {
+        signal,
+        key,
+        cache: (resource) => this.#cache(resource),
+        children: this.#children,
+      });
+      return { kind: "success", action };
+    } catch (error) {
+      if (error instanceof TerminalError) return { kind: "terminal", error, revision: current };
+      return { kind: "error", error, revision: current };
+    }
+  }
+
+  /** The one place that maps a reconcile outcome to a queue operation. */
+  #settle(key: ObjectKey, outcome: Outcome, seconds: number): void {
+    const metrics = this.#deps.metrics?.controller;
+    if (outcome.kind !== "error") this.#pacing.forget(key);
+    switch (outcome.kind) {
+      case "gone":
+        this.#terminal.delete(key);
+        this.queue.forget(key);
+        metrics?.reconciled("success", seconds);
+        break;
+      case "success": {
+        this.#terminal.delete(key);
+        this.queue.forget(key);
+        const asked = outcome.action.requeueAfterMs;
+        const after = this.#pacing.requeueDelay(asked);
+        if (after !== undefined) this.queue.addAfter(key, after);
+        metrics?.reconciled(asked === undefined ? "success" : "requeue_after", seconds);
+        break;
+      }
+      case "skipped":
+        this.queue.forget(key);
+        break;
+      case "terminal":
+        this.#failTerminally(key, outcome.revision, outcome.error);
+        metrics?.reconciled("error", seconds);
+        break;
+      case "error":
+        this.#retry(key, outcome);
+        metrics?.reconciled("error", seconds);
+        break;
+    }
+    this.queue.done(key);
+  }
+
+  #failTerminally(key: ObjectKey, revision: Revision, error: unknown): void {
+    this.#terminal.set(key, revision);
+    this.queue.forget(key);
+    this.#pacing.forget(key);
+    this.#log.warn("reconcile of {key} failed terminally, not retried until it changes: {error}", {
+      key,
+      error: describe(error),
+    });
+  }
+
+  #retry(key: ObjectKey, outcome: { error: unknown; revision?: Revision }): void {
+    const error = outcome.error;
+    const retryAfter = error instanceof ApiError ? error.retryAfterSeconds : undefined;
+    if (retryAfter !== undefined) {
+      // The server is shedding load (a 429 or a 503): it said when to come back.
+      this.queue.addAfter(key, this.#pacing.retryAfterDelay(retryAfter));
+      this.#log.warn(
+        "reconcile of {key} failed, retried in {seconds} s as the API server asked: {error}",
+        { key, seconds: retryAfter, error: describe(error) },
+      );
+      return;
+    }
+    const decision = this.#pacing.failure(key, error);
+    if (decision === "terminal") return this.#failTerminally(key, outcome.revision, error);
+    if (decision === undefined) this.queue.addRateLimited(key);
+    else this.queue.addAfter(key, decision);
+    this.#log.error("reconcile of {key} failed, retry {retries}: {error}", {
+      key,
+      retries: decision === undefined ? this.queue.numRequeues(key) : this.#pacing.attempts(key),
+      error: describe(error),
+    });
+  }
+
+  #onPrimary(change: StoreChange<T>): void {
+    if (change.type === "replace") return;
+    if (change.type === "delete") {
+      this.#terminal.delete(change.key);
+      this.queue.add(change.key);
+      return;
+    }
+    const before = change.previous;
+    const meta = change.object.metadata;
+    if (
+      !before || revision(before) !== revision(meta) ||
+      before.deleting !== (meta?.deletionTimestamp !== undefined)
+    ) {
+      this.queue.add(change.key);
+    }
+  }
+
+  #onRelated(change: StoreChange<KubeObject>, map: (o: KubeObject) => ObjectKey[]): void {
+    if (change.type === "replace") return;
+    if (change.type === "upsert") {
+      const rv = change.object.metadata?.resourceVersion;
+      if (change.previous && rv !== undefined && change.previous.resourceVersion === rv) return;
+    }
+    const object = change.object;
+    if (!object) return;
+    let keys: ObjectKey[];
+    try {
+      keys = map(object);
+    } catch (error) {
+      this.#log.error("mapping {key} to primaries failed: {error}", {
+        key: change.key,
+        error: describe(error),
+      });
+      return;
+    }
+    for (const key of keys) this.queue.add(key);
+  }
+
+  #controllerOwner(object: KubeObject): ObjectKey[] {
+    const { group, kind } = this.spec.resource;
+    const owner = object.metadata?.ownerReferences?.find((o) =>
+      o.controller && o.kind === kind && apiGroup(o.apiVersion) === group
+    );
+    if (!owner) return [];
+    return [keyOf(object.metadata?.namespace, owner.name)];
+  }
+
+  #reflector(resource: Resource, options: CacheOptions): Reflector {
+    const reflector = this.#caches.reflector(resource, options);
+    if (!this.#reflectors.includes(reflector)) this.#reflectors.push(reflector);
+    const id = resourceId(resource);
+    if (!this.#byResource.has(id)) this.#byResource.set(id, reflector);
+    return reflector;
+  }
+
+  #cache<C extends KubeObject>(resource: Resource): CacheReader<C> {
+    const reflector = this.#byResource.get(resourceId(resource));
+    if (!reflector) {
+      throw new TypeError(
+        `Controller '${this.spec.name}' has no cache of ${resource.plural}: add it to 'owns' or 'watches'`,
+      );
+    }
+    return reflector.store as unknown as CacheReader<C>;
+  }
+}
+
+/** What must move for an object to count as changed; see the module documentation. */
+type Revision = number | string | undefined;
+
+function revision(
+  meta: { generation?: number | undefined; resourceVersion?: string | undefined } | undefined,
+): Revision {
+  return meta?.generation ?? meta?.resourceVersion;
+}
+
+function apiGroup(apiVersion: string): string {
+  const slash = apiVersion.indexOf("/");
+  return slash < 0 ? "" : apiVersion.slice(0, slash);
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

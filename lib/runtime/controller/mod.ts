@@ -1,0 +1,30 @@
+/**
+ * The controller: watcher → store → queue → reconciler (under the
+ * semaphore) for one primary resource and what it owns or watches, and the
+ * finalizer helpers a reconcile uses to clean up before deletion.
+ *
+ * See {@link Controller} for the guarantees (level-triggered, one reconcile
+ * per key at a time, generation predicate, retries, {@link TerminalError})
+ * and {@link finalizer} for the add → cleanup → remove protocol.
+ *
+ * @example
+ * ```ts
+ * import { type ControllerSpec, TerminalError } from "./mod.ts";
+ * import { CONFIG_MAPS, type KubeObject } from "../../kube/mod.ts";
+ * const spec: ControllerSpec<KubeObject> = {
+ *   name: "configmaps",
+ *   resource: CONFIG_MAPS,
+ *   reconcile(object) {
+ *     if (!object.metadata?.name) throw new TerminalError("an object without a name");
+ *     return Promise.resolve({ requeueAfterMs: 60_000 });
+ *   },
+ * };
+ * ```
+ *
+ * @module
+ */
+export * from "./child_applier.ts";
+export * from "./controller.ts";
+export * from "./error_policy.ts";
+export * from "./finalizer.ts";
+export * from "./pacing.ts";

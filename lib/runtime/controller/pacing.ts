@@ -1,0 +1,161 @@
+/**
+ * When a controller's keys run again: the jitter on requeue-after delays, the
+ * optional periodic resync, the error policy with its per-key attempt count,
+ * the spread of retries the API server asked to delay (Retry-After), and the
+ * optional token bucket on reconcile starts.
+ *
+ * What the caller must know:
+ *
+ * - Jitter spreads requeues, so 5,000 objects reconciled together at start-up
+ *   do not all come back in the same second: a 300 s requeue lands anywhere
+ *   in 270–330 s with the default ±10 %.
+ * - A Retry-After is a floor: the retry waits it out plus up to half of it
+ *   again at random, so keys turned away together are not released together.
+ * - Per-key state is one number (the failures in a row) and only for keys
+ *   failing under an error policy; {@link Pacing.forget} drops it.
+ *
+ * @example
+ * ```ts
+ * import { Pacing } from "./pacing.ts";
+ * import { FakeClock } from "../../async/clock.ts";
+ * const pacing = new Pacing({ requeueJitter: 0.1 }, {
+ *   name: "webapp",
+ *   clock: new FakeClock(),
+ *   random: () => 0.75,
+ * });
+ * pacing.requeueDelay(300_000); // 315000
+ * ```
+ *
+ * @module
+ */
+import type { ObjectKey } from "../../kube/types.ts";
+import type { Clock } from "../../async/clock.ts";
+import type { ErrorPolicy } from "./error_policy.ts";
+import { TokenBucketRateLimiter } from "../queue/rate_limiter.ts";
+
+/** How a controller paces its keys; every field is optional. */
+export interface PacingOptions {
+  /**
+   * Fraction of a requeue-after or resync delay added or taken at random,
+   * in [0, 1). Defaults to 0.1 (±10 %).
+   */
+  requeueJitter?: number;
+  /**
+   * Reconciles every object again this long (jittered) after a success that
+   * asked for no requeue of its own: a safety net for drift no watch
+   * reports. Defaults to 0, off: kinglet's operators say when to come back
+   * (`requeueAfterMs`), and a resync on top would double their work at rest.
+   */
+  resyncPeriodMs?: number;
+  /**
+   * What a thrown error costs; see error_policy.ts. Defaults to the work
+   * queue's rate limiter (per-key exponential, 5 ms doubling to 1000 s,
+   * beside a 10 qps bucket). A Retry-After from the API server takes
+   * precedence over either.
+   */
+  errorPolicy?: ErrorPolicy;
+  /**
+   * A token bucket on reconcile starts of this controller, beside the
+   * manager's concurrency limit: `qps` tokens per second, up to `burst`
+   * at once (and to start with). Defaults to none.
+   */
+  reconcileRateLimit?: { qps: number; burst: number };
+}
+
+/** How far past a Retry-After a retry may land, as a fraction of it. */
+const RETRY_AFTER_SPREAD = 0.5;
+
+/** Applies {@link PacingOptions} for one controller. */
+export class Pacing {
+  readonly #jitter: number;
+  readonly #resyncMs: number;
+  readonly #policy: ErrorPolicy | undefined;
+  readonly #bucket: TokenBucketRateLimiter | undefined;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  /** Failures in a row per key, only under an error policy; a success deletes the entry. */
+  readonly #failures = new Map<ObjectKey, number>();
+
+  /**
+   * Checks `options` and keeps them for the controller named in `deps`.
+   *
+   * @throws {RangeError} when `requeueJitter` is outside [0, 1), `resyncPeriodMs`
+   * is negative, or the rate limit's `qps` or `burst` is not positive.
+   */
+  constructor(
+    options: PacingOptions,
+    deps: { name: string; clock: Clock; random?: () => number },
+  ) {
+    const refuse = (what: string) =>
+      new RangeError(`Cannot create controller '${deps.name}': ${what}`);
+    this.#jitter = options.requeueJitter ?? 0.1;
+    this.#resyncMs = options.resyncPeriodMs ?? 0;
+    if (!(this.#jitter >= 0 && this.#jitter < 1)) {
+      throw refuse(`'requeueJitter' must be in [0, 1), got ${this.#jitter}`);
+    }
+    if (!(this.#resyncMs >= 0) || !Number.isFinite(this.#resyncMs)) {
+      throw refuse(`'resyncPeriodMs' must be a finite number >= 0, got ${this.#resyncMs}`);
+    }
+    const limit = options.reconcileRateLimit;
+    if (
+      limit && (!(limit.qps > 0) || !Number.isFinite(limit.qps) ||
+        !Number.isSafeInteger(limit.burst) || limit.burst < 1)
+    ) {
+      throw refuse(
+        `'reconcileRateLimit' needs qps > 0 and a whole burst >= 1, got ${limit.qps} and ${limit.burst}`,
+      );
+    }
+    this.#policy = options.errorPolicy;
+    this.#clock = deps.clock;
+    this.#random = deps.random ?? Math.random;
+    this.#bucket = limit && new TokenBucketRateLimiter(deps.clock, limit);
+  }
+
+  /**
+   * The delay before a key that succeeded runs again: `requestedMs` (what the
+   * reconcile asked) or else the resync period, jittered; `undefined` when
+   * neither applies.
+   */
+  requeueDelay(requestedMs: number | undefined): number | undefined {
+    const base = requestedMs ?? (this.#resyncMs > 0 ? this.#resyncMs : undefined);
+    if (base === undefined || base <= 0) return base;
+    return base * (1 + this.#jitter * (2 * this.#random() - 1));
+  }
+
+  /** The delay before a retry the API server asked to wait `seconds` for. */
+  retryAfterDelay(seconds: number): number {
+    return seconds * 1000 * (1 + RETRY_AFTER_SPREAD * this.#random());
+  }
+
+  /**
+   * Counts a failure of `key` and asks the error policy what it costs;
+   * `undefined` when the controller has no policy (use the queue's limiter).
+   */
+  failure(key: ObjectKey, error: unknown): number | "terminal" | undefined {
+    if (!this.#policy) return undefined;
+    const attempt = (this.#failures.get(key) ?? 0) + 1;
+    this.#failures.set(key, attempt);
+    return this.#policy(error, attempt);
+  }
+
+  /** Failures of `key` in a row under the error policy. */
+  attempts(key: ObjectKey): number {
+    return this.#failures.get(key) ?? 0;
+  }
+
+  /** Forgets `key`'s failures; call on every outcome but a failure. */
+  forget(key: ObjectKey): void {
+    this.#failures.delete(key);
+  }
+
+  /**
+   * Waits until the reconcile rate limit lets one more reconcile start;
+   * at once without a limit.
+   *
+   * @throws the signal's reason when `signal` aborts first.
+   */
+  async admit(signal: AbortSignal): Promise<void> {
+    const wait = this.#bucket?.when(undefined) ?? 0;
+    if (wait > 0) await this.#clock.sleep(wait, signal);
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * The {@link Manager}: owns the lifecycles of a set of controllers. It serves
+ * `/healthz`, `/readyz`, `/metrics` and `/debug/cache`, takes the leader
+ * Lease when given a {@link LeaderElection}, starts the shared caches, waits
+ * for them to sync, runs the controllers, and on shutdown drains the
+ * reconciles in flight within a deadline.
+ *
+ * @example
+ * ```ts
+ * import { Manager, type ManagerClient } from "./mod.ts";
+ * // Usually a `KubeClient`; a manager without controllers never calls it.
+ * const client = {} as ManagerClient;
+ * const manager = new Manager({ client, metricsAddress: "0", healthAddress: "0" });
+ * const stop = new AbortController();
+ * const outcome = manager.run(stop.signal);
+ * stop.abort();
+ * if (await outcome !== "stopped") throw new Error("unexpected outcome");
+ * ```
+ *
+ * @module
+ */
+export type { Listener, Route, RunningListener } from "./http.ts";
+export * from "./manager.ts";

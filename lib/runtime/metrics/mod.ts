@@ -1,0 +1,21 @@
+/**
+ * Prometheus metrics under controller-runtime's and client-go's names
+ * (`workqueue_*`, `controller_runtime_*`, `rest_client_requests_total`) plus
+ * `kinglet_cache_*` and `process_*`: the {@link RuntimeMetrics} a manager
+ * hands out, and the small {@link Registry} of counters, gauges and
+ * histograms it is built on.
+ *
+ * @example
+ * ```ts
+ * import { Registry } from "./mod.ts";
+ * const registry = new Registry();
+ * const greetings = registry.counter("greetings_total", "Greetings rendered.", ["namespace"]);
+ * greetings.inc({ namespace: "default" });
+ * if (!registry.render().includes('greetings_total{namespace="default"} 1')) throw new Error();
+ * ```
+ *
+ * @module
+ */
+export type { ProcessStats } from "./_process_stats.ts";
+export * from "./metrics.ts";
+export * from "./prometheus.ts";

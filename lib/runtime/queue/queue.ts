@@ -1,0 +1,320 @@
+/**
+ * The work queue between the store and the reconcilers, after client-go's
+ * `workqueue`.
+ *
+ * Its contract:
+ *
+ * - Keys are deduplicated: adding a key that is already waiting does nothing.
+ * - A key is never handed to two workers at once. A key added while a worker
+ *   holds it is not handed out again until that worker calls
+ *   {@link WorkQueue.done}; then it runs exactly once more, however many
+ *   times it was added meanwhile.
+ * - Waiting keys come out in the order they were first added.
+ * - {@link WorkQueue.addAfter} delays an add; when a key is delayed twice, the
+ *   earlier time wins. Delayed keys cost one heap slot each and share one
+ *   timer, so thousands of them are cheap.
+ * - {@link WorkQueue.addRateLimited} delays by the rate limiter; call
+ *   {@link WorkQueue.forget} when the key succeeds, or its failures are
+ *   tracked forever and its next failure waits needlessly long.
+ * - After {@link WorkQueue.shutDown}, adds are ignored, waiting and delayed
+ *   keys are dropped and {@link WorkQueue.get} returns `undefined`. (Unlike
+ *   client-go, queued keys are not handed out after shutdown: a manager that
+ *   stops has lost its lease or is exiting, and the next one relists.)
+ *
+ * @example
+ * ```ts
+ * import { WorkQueue } from "./queue.ts";
+ * import { FakeClock } from "../../async/clock.ts";
+ * const queue = new WorkQueue<string>({ clock: new FakeClock() });
+ * queue.add("default/web");
+ * queue.add("default/web"); // deduplicated
+ * const key = await queue.get();
+ * try {
+ *   // reconcile key
+ *   queue.forget(key!);
+ * } finally {
+ *   queue.done(key!);
+ * }
+ * queue.shutDown();
+ * ```
+ *
+ * @module
+ */
+import type { ObjectKey } from "../../kube/types.ts";
+import { type Clock, systemClock } from "../../async/clock.ts";
+import { DelayHeap } from "../../async/delay_heap.ts";
+import { defaultControllerRateLimiter, type RateLimiter } from "./rate_limiter.ts";
+
+/** What a queue reports when its metrics are read. */
+export interface QueueSnapshot {
+  /** Keys waiting to be handed out, including ones re-added while in flight. */
+  depth: number;
+  /** Seconds that in-flight keys have been held so far, summed. */
+  unfinishedSeconds: number;
+  /** Seconds the longest-held in-flight key has been held; 0 when none is. */
+  longestRunningSeconds: number;
+}
+
+/**
+ * Hooks a queue calls so its owner can publish controller-runtime's
+ * `workqueue_*` metrics; see `RuntimeMetrics.queue` in metrics.ts.
+ */
+export interface QueueMetrics {
+  /** A key became waiting (a deduplicated add does not count). */
+  added(): void;
+  /** A worker took a key that had waited `queuedSeconds` since it was added. */
+  taken(queuedSeconds: number): void;
+  /** A worker finished a key it had held for `workSeconds`. */
+  finished(workSeconds: number): void;
+  /** A delayed add was scheduled (a rate-limited retry or a requeue-after). */
+  retried(): void;
+  /** Called once by the queue's constructor with a probe to read on scrape. */
+  track(snapshot: () => QueueSnapshot): void;
+}
+
+/** Options of {@link WorkQueue}. */
+export interface WorkQueueOptions<K> {
+  /** Time source for delays and durations. Defaults to {@link systemClock}. */
+  clock?: Clock;
+  /** Paces {@link WorkQueue.addRateLimited}. Defaults to `defaultControllerRateLimiter(clock)`. */
+  rateLimiter?: RateLimiter<K>;
+  /** Receives the queue's metric events. Defaults to none. */
+  metrics?: QueueMetrics;
+}
+
+interface Getter<K> {
+  resolve(key: K | undefined): void;
+}
+
+/** A deduplicating, per-key exclusive, delaying and rate-limited work queue. */
+export class WorkQueue<K = ObjectKey> {
+  readonly #clock: Clock;
+  readonly #limiter: RateLimiter<K>;
+  readonly #metrics: QueueMetrics | undefined;
+  /**
+   * Keys that need a run, each with when it became dirty. A key leaves when a
+   * worker takes it. Invariant: a key is in `#ready` exactly when it is dirty
+   * and not processing.
+   */
+  #dirty = new Map<K, number>();
+  /**
+   * Keys a worker holds, each with when it was taken. A key here is never
+   * handed out again before `done(key)`; if it is also dirty, `done` puts it
+   * back in `#ready`.
+   */
+  #processing = new Map<K, number>();
+  /** FIFO of dirty, not-processing keys; slots before `#head` are spent. */
+  #ready: (K | undefined)[] = [];
+  #head = 0;
+  #delayed = new DelayHeap<K>();
+  /** The one pending timer, for the earliest delayed key. */
+  #timer: { at: number; cancel: AbortController } | undefined;
+  /** Workers blocked in `get`, in arrival order. */
+  #getters = new Set<Getter<K>>();
+  #drained: (() => void)[] = [];
+  #shuttingDown = false;
+
+  /** Creates an empty queue. */
+  constructor(options: WorkQueueOptions<K> = {}) {
+    this.#clock = options.clock ?? systemClock;
+    this.#limiter = options.rateLimiter ?? defaultControllerRateLimiter<K>(this.#clock);
+    this.#metrics = options.metrics;
+    this.#metrics?.track(() => this.#snapshot());
+  }
+
+  /** Keys ready to be handed out now (not delayed ones, not in-flight ones). */
+  get len(): number {
+    return this.#ready.length - this.#head;
+  }
+
+  /** Whether {@link shutDown} was called. */
+  get shuttingDown(): boolean {
+    return this.#shuttingDown;
+  }
+
+  /** Marks `key` as needing a run. */
+  add(key: K): void {
+    if (this.#shuttingDown || this.#dirty.has(key)) return;
+    this.#dirty.set(key, this.#clock.now());
+    this.#metrics?.added();
+    if (!this.#processing.has(key)) this.#enqueue(key);
+  }
+
+  /**
+   * Adds `key` after `ms` milliseconds; at once when `ms <= 0`. A key already
+   * delayed keeps the earlier of its two times.
+   *
+   * @throws {RangeError} when `ms` is NaN.
+   */
+  addAfter(key: K, ms: number): void {
+    if (Number.isNaN(ms)) {
+      throw new RangeError(`Cannot delay ${String(key)}: 'ms' must be a number, got NaN`);
+    }
+    if (this.#shuttingDown) return;
+    this.#metrics?.retried();
+    if (ms <= 0) return this.add(key);
+    this.#delayed.schedule(key, this.#clock.now() + ms);
+    this.#arm();
+  }
+
+  /** Adds `key` after the delay its rate limiter says; counts as a requeue. */
+  addRateLimited(key: K): void {
+    this.addAfter(key, this.#limiter.when(key));
+  }
+
+  /** Forgets `key`'s failures; call it when the key succeeds. */
+  forget(key: K): void {
+    this.#limiter.forget(key);
+  }
+
+  /** Rate-limited requeues of `key` since it was last forgotten. */
+  numRequeues(key: K): number {
+    return this.#limiter.numRequeues(key);
+  }
+
+  /**
+   * Waits for a key and marks it in flight; pass it to {@link done} when
+   * finished. Resolves to `undefined` once the queue shuts down.
+   *
+   * @throws the signal's reason when `signal` aborts first.
+   */
+  get(signal?: AbortSignal): Promise<K | undefined> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.#shuttingDown) return Promise.resolve(undefined);
+    if (this.len > 0) return Promise.resolve(this.#take(this.#shift()));
+    return new Promise<K | undefined>((resolve, reject) => {
+      const onAbort = () => {
+        this.#getters.delete(getter);
+        reject(signal?.reason);
+      };
+      const getter: Getter<K> = {
+        resolve: (key) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(key);
+        },
+      };
+      this.#getters.add(getter);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /**
+   * Ends the worker's hold on `key`. If the key was added meanwhile, it is
+   * queued again now.
+   *
+   * @throws {RangeError} when `key` is not in flight (never taken, or done twice).
+   */
+  done(key: K): void {
+    const takenAt = this.#processing.get(key);
+    if (takenAt === undefined) {
+      throw new RangeError(
+        `Cannot mark ${String(key)} done: it is not in flight (call done once per key from get)`,
+      );
+    }
+    this.#processing.delete(key);
+    this.#metrics?.finished((this.#clock.now() - takenAt) / 1000);
+    if (this.#dirty.has(key) && !this.#shuttingDown) this.#enqueue(key);
+    if (this.#processing.size === 0) this.#drained.splice(0).forEach((resolve) => resolve());
+  }
+
+  /**
+   * Stops the queue: later adds are ignored, waiting and delayed keys are
+   * dropped, and every blocked or later {@link get} returns `undefined`.
+   * Workers still call {@link done} for keys they hold.
+   */
+  shutDown(): void {
+    if (this.#shuttingDown) return;
+    this.#shuttingDown = true;
+    this.#timer?.cancel.abort();
+    this.#timer = undefined;
+    this.#delayed.clear();
+    this.#dirty.clear();
+    this.#ready = [];
+    this.#head = 0;
+    for (const getter of this.#getters) getter.resolve(undefined);
+    this.#getters.clear();
+  }
+
+  /**
+   * Shuts down, then waits until every in-flight key is done.
+   *
+   * @throws the signal's reason when `signal` aborts before the queue drains.
+   */
+  shutDownWithDrain(signal?: AbortSignal): Promise<void> {
+    this.shutDown();
+    if (this.#processing.size === 0) return Promise.resolve();
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        this.#drained = this.#drained.filter((fn) => fn !== onDrained);
+        reject(signal?.reason);
+      };
+      const onDrained = () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      this.#drained.push(onDrained);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  #enqueue(key: K): void {
+    const getter = this.#getters.values().next();
+    if (getter.done) {
+      this.#ready.push(key);
+      return;
+    }
+    this.#getters.delete(getter.value);
+    getter.value.resolve(this.#take(key));
+  }
+
+  #shift(): K {
+    const key = this.#ready[this.#head] as K;
+    this.#ready[this.#head++] = undefined;
+    // Compacts once the spent prefix is most of the array, keeping shifts O(1) amortized.
+    if (this.#head > 64 && this.#head * 2 > this.#ready.length) {
+      this.#ready = this.#ready.slice(this.#head);
+      this.#head = 0;
+    }
+    return key;
+  }
+
+  #take(key: K): K {
+    const now = this.#clock.now();
+    const addedAt = this.#dirty.get(key) ?? now;
+    this.#dirty.delete(key);
+    this.#processing.set(key, now);
+    this.#metrics?.taken((now - addedAt) / 1000);
+    return key;
+  }
+
+  /** Keeps exactly one timer pending, due when the earliest delayed key is. */
+  #arm(): void {
+    const at = this.#delayed.nextAt;
+    if (at === undefined || (this.#timer && this.#timer.at <= at)) return;
+    this.#timer?.cancel.abort();
+    const timer = { at, cancel: new AbortController() };
+    this.#timer = timer;
+    this.#clock.sleep(at - this.#clock.now(), timer.cancel.signal).then(() => {
+      if (this.#timer !== timer) return;
+      this.#timer = undefined;
+      for (const key of this.#delayed.popDue(this.#clock.now())) this.add(key);
+      this.#arm();
+    }, () => {});
+  }
+
+  #snapshot(): QueueSnapshot {
+    const now = this.#clock.now();
+    let unfinished = 0;
+    let longest = 0;
+    for (const takenAt of this.#processing.values()) {
+      unfinished += now - takenAt;
+      longest = Math.max(longest, now - takenAt);
+    }
+    return {
+      depth: this.#dirty.size,
+      unfinishedSeconds: unfinished / 1000,
+      longestRunningSeconds: longest / 1000,
+    };
+  }
+}

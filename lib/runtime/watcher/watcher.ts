@@ -1,0 +1,545 @@
+/**
+ * Watches a resource, with error recovery.
+ *
+ * A {@link Watcher} lists a resource, then watches it from the list's
+ * resourceVersion, and keeps doing so for as long as the caller iterates
+ * {@link Watcher.events}. It is an explicit state machine advanced by one
+ * `step` function:
+ *
+ * ```
+ * empty ──► initListing(continue, buffered) ──► initListed(rv) ──► watching(rv, stream)
+ *   └─────► initStreaming(stream, buffered) ─────────────────────────┘
+ * ```
+ *
+ * What the caller must know:
+ *
+ * - A complete list arrives as one `restarted` event, buffered until its last
+ *   page (or, for a streaming list, until the server marks the end of the
+ *   initial events), so a store can swap its contents at once. The first one
+ *   is what "synced" means. Buffering costs a second copy of the list while
+ *   it lasts.
+ * - It gives up only on a Deno permission denial, which it throws: no
+ *   retry can widen the process's grants. Other errors are logged with the resource and what happens
+ *   next (an unreachable server once per retry round through the shared
+ *   {@link WatcherOptions.outage}, the rest of the round at debug), then retried after a backoff with jitter: a failed watch resumes from
+ *   the last resourceVersion seen (after five failures in a row, it relists),
+ *   a 410 Gone relists from scratch (the objects deleted meanwhile are those
+ *   missing from the new `restarted`).
+ * - A watch that delivers neither an event nor a bookmark within
+ *   `stallTimeoutMs` is torn down and resumed over a new connection (see
+ *   {@link ListerWatcher.reconnect}): half-open connections and proxies that
+ *   swallow streams do not freeze the cache.
+ * - Aborting the signal given to {@link Watcher.events} cancels the request in
+ *   flight and ends the iteration without an error.
+ *
+ * @example
+ * ```ts
+ * import { watcher } from "./watcher.ts";
+ * // Usually `listerWatcher(client, CONFIG_MAPS)`; here, an empty collection.
+ * const configMaps = watcher({
+ *   list: () => Promise.resolve({ metadata: { resourceVersion: "1" }, items: [] }),
+ *   watch: async function* () {},
+ * }, { streamingList: "off" });
+ * const stop = new AbortController();
+ * for await (const event of configMaps.events(stop.signal)) {
+ *   if (event.type === "restarted") stop.abort(); // event.objects holds the whole list
+ * }
+ * ```
+ *
+ * @module
+ */
+import {
+  ApiError,
+  isForbidden,
+  isGone,
+  isTooManyRequests,
+  isUnauthorized,
+  TransportError,
+} from "../../kube/errors.ts";
+import type { KubeList, KubeObject } from "../../kube/types.ts";
+import { logger } from "../../log.ts";
+import { Backoff } from "../../async/backoff.ts";
+import { type Clock, systemClock } from "../../async/clock.ts";
+import { OutageReport } from "./outage.ts";
+import { type Pull, WatchStream } from "./_watch_stream.ts";
+
+export {
+  type ListerWatcher,
+  listerWatcher,
+  type ListerWatcherOptions,
+  type ListPageOptions,
+  type ListWatchClient,
+  type WatchStreamOptions,
+} from "./_lister_watcher.ts";
+import type { ListerWatcher, WatchStreamOptions } from "./_lister_watcher.ts";
+
+const log = logger("watcher");
+
+/** What a {@link Watcher} yields. */
+export type WatcherEvent<T extends KubeObject = KubeObject> =
+  /** A complete list: replace everything known with `objects`. */
+  | { type: "restarted"; objects: T[]; resourceVersion: string }
+  /** An object was created or changed. */
+  | { type: "applied"; object: T }
+  /** An object is gone; `object` is its last state. */
+  | { type: "deleted"; object: T }
+  /** Nothing changed up to `resourceVersion`; proof that the watch is alive. */
+  | { type: "bookmark"; resourceVersion: string };
+
+/** Options of {@link watcher}. */
+export interface WatcherOptions {
+  /** Objects per page of a paginated list. Defaults to 500. */
+  pageSize?: number;
+  /**
+   * `"auto"` first tries a streaming list (a watch with `sendInitialEvents`)
+   * and, if the server rejects it, falls back to paginated lists for the life
+   * of this watcher. `"off"` always lists in pages. Defaults to `"auto"`.
+   */
+  streamingList?: "auto" | "off";
+  /**
+   * Server-side timeout of each watch request, in seconds. Defaults to a
+   * random value in [300, 600) per request, as client-go does, so that many
+   * watchers do not reconnect in step.
+   */
+  timeoutSeconds?: number;
+  /**
+   * A watch that delivers no event nor bookmark for this long is restarted
+   * from the last resourceVersion. Defaults to 120 000 ms: the API server's
+   * watch cache sends each watcher a bookmark about once a minute, so twice
+   * that survives one late bookmark. (Where the watch cache is off for a
+   * resource there are no bookmarks, and an idle watch is simply resumed
+   * every `stallTimeoutMs`, which costs one cheap request.)
+   */
+  stallTimeoutMs?: number;
+  /** Delays between retries; reset by every success. Defaults to `new Backoff()`. */
+  backoff?: Backoff;
+  /** Defaults to {@link systemClock}. */
+  clock?: Clock;
+  /**
+   * Where failures to reach the API server at all are reported. Share one
+   * among the watchers of a client, so that an unreachable server is logged
+   * once per retry round rather than once per watcher. Defaults to one of
+   * this watcher's own.
+   */
+  outage?: OutageReport;
+}
+
+/** How current a {@link Watcher}'s view is; read by readiness probes. */
+export interface WatcherFreshness {
+  /** Whether a complete list was delivered. Stays true across relists. */
+  synced: boolean;
+  /**
+   * `clock.now()` when the watcher last had proof that its view was current:
+   * a completed list, an event, a bookmark, or a watch the server closed
+   * normally. Undefined before the first.
+   */
+  lastActivityAt: number | undefined;
+  /** Recoveries so far: failed requests, 410 Gone answers and stalls. */
+  restarts: number;
+  /** Where the next watch resumes; undefined before the first list. */
+  resourceVersion: string | undefined;
+  /** Why the last request failed; absent once a list, event or bookmark arrived since. */
+  lastError?: string;
+}
+
+const DEFAULT_PAGE_SIZE = 500;
+const DEFAULT_STALL_TIMEOUT_MS = 120_000;
+const MIN_WATCH_TIMEOUT_SECONDS = 300;
+/** A watch the server closes sooner than this, having sent nothing, is treated as a failure. */
+const QUICK_CLOSE_MS = 1_000;
+const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+/** Failed watches in a row, resumed at the same resourceVersion, before a relist instead. */
+const RELIST_AFTER_FAILURES = 5;
+
+type State<T extends KubeObject> =
+  | { kind: "empty" }
+  | { kind: "initListing"; continueToken: string | undefined; objects: T[] }
+  | { kind: "initStreaming"; stream: WatchStream<T>; objects: T[] }
+  | { kind: "initListed"; resourceVersion: string }
+  | { kind: "watching"; resourceVersion: string; stream: WatchStream<T> }
+  | { kind: "backingOff"; delayMs: number; then: State<T> };
+
+interface Step<T extends KubeObject> {
+  event?: WatcherEvent<T>;
+  next: State<T>;
+}
+
+const EMPTY = { kind: "empty" } as const;
+
+/**
+ * Lists and watches one resource forever, recovering from every error; see
+ * the module documentation for the guarantees.
+ */
+export class Watcher<T extends KubeObject = KubeObject> {
+  readonly #lw: ListerWatcher<T>;
+  readonly #what: string;
+  readonly #pageSize: number;
+  readonly #timeoutSeconds: number | undefined;
+  readonly #stallTimeoutMs: number;
+  readonly #backoff: Backoff;
+  readonly #clock: Clock;
+  readonly #outage: OutageReport;
+  /** Cleared for good the first time the server rejects a streaming list. */
+  #streaming: boolean;
+  #running = false;
+  #synced = false;
+  #lastActivityAt: number | undefined;
+  #restarts = 0;
+  #resourceVersion: string | undefined;
+  #lastError: string | undefined;
+
+  /**
+   * Creates a watcher; nothing is requested before {@link Watcher.events} is iterated.
+   *
+   * @throws {RangeError} when an option is out of range.
+   */
+  constructor(lw: ListerWatcher<T>, options: WatcherOptions = {}) {
+    this.#lw = lw;
+    this.#what = lw.description ?? "a resource";
+    this.#pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+    this.#timeoutSeconds = options.timeoutSeconds;
+    this.#stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
+    this.#backoff = options.backoff ?? new Backoff();
+    this.#clock = options.clock ?? systemClock;
+    this.#outage = options.outage ?? new OutageReport();
+    this.#streaming = (options.streamingList ?? "auto") === "auto";
+    const fail = (what: string) => {
+      throw new RangeError(`Cannot create the watcher of ${this.#what}: ${what}`);
+    };
+    if (!Number.isSafeInteger(this.#pageSize) || this.#pageSize < 1) {
+      fail(`'pageSize' must be a positive integer, got ${this.#pageSize}`);
+    }
+    const timeout = this.#timeoutSeconds;
+    if (timeout !== undefined && (!Number.isSafeInteger(timeout) || timeout < 1)) {
+      fail(`'timeoutSeconds' must be a positive integer, got ${timeout}`);
+    }
+    if (!(this.#stallTimeoutMs > 0)) {
+      fail(`'stallTimeoutMs' must be positive, got ${this.#stallTimeoutMs}`);
+    }
+    if (options.streamingList !== undefined && !["auto", "off"].includes(options.streamingList)) {
+      fail(`'streamingList' must be "auto" or "off", got ${JSON.stringify(options.streamingList)}`);
+    }
+  }
+
+  /** A snapshot of how current this watcher is. */
+  get freshness(): WatcherFreshness {
+    return {
+      synced: this.#synced,
+      lastActivityAt: this.#lastActivityAt,
+      restarts: this.#restarts,
+      resourceVersion: this.#resourceVersion,
+      ...(this.#lastError !== undefined && { lastError: this.#lastError }),
+    };
+  }
+
+  /**
+   * Lists, then watches, yielding what changes, until `signal` aborts or the
+   * caller stops iterating. Only one iteration may run at a time.
+   *
+   * @throws {TypeError} when another iteration of this watcher is running.
+   */
+  async *events(signal?: AbortSignal): AsyncGenerator<WatcherEvent<T>, void, undefined> {
+    if (this.#running) {
+      throw new TypeError(
+        `Cannot watch ${this.#what}: this watcher is already being iterated; create another one`,
+      );
+    }
+    this.#running = true;
+    const stop = signal ?? new AbortController().signal;
+    let state: State<T> = EMPTY;
+    try {
+      while (!stop.aborted) {
+        let step: Step<T>;
+        try {
+          step = await this.#step(state, stop);
+        } catch (error) {
+          if (stop.aborted) return;
+          throw error;
+        }
+        state = step.next;
+        if (step.event) yield step.event;
+      }
+    } finally {
+      if (state.kind === "watching" || state.kind === "initStreaming") state.stream.close();
+      this.#running = false;
+    }
+  }
+
+  /** Advances the state machine by one request or one event. */
+  async #step(state: State<T>, signal: AbortSignal): Promise<Step<T>> {
+    switch (state.kind) {
+      case "empty":
+        if (!this.#streaming) {
+          return { next: { kind: "initListing", continueToken: undefined, objects: [] } };
+        }
+        return {
+          next: {
+            kind: "initStreaming",
+            objects: [],
+            stream: this.#open({
+              sendInitialEvents: true,
+              resourceVersionMatch: "NotOlderThan",
+              allowWatchBookmarks: true,
+            }, signal),
+          },
+        };
+      case "initListing":
+        return await this.#listPage(state, signal);
+      case "initStreaming":
+        return await this.#streamInitialEvents(state, signal);
+      case "initListed": {
+        const { resourceVersion } = state;
+        const stream = this.#open({ resourceVersion, allowWatchBookmarks: true }, signal);
+        return { next: { kind: "watching", resourceVersion, stream } };
+      }
+      case "watching":
+        return await this.#watch(state, signal);
+      case "backingOff":
+        await this.#clock.sleep(state.delayMs, signal);
+        return { next: state.then };
+    }
+  }
+
+  async #listPage(
+    state: Extract<State<T>, { kind: "initListing" }>,
+    signal: AbortSignal,
+  ): Promise<Step<T>> {
+    let page: KubeList<T>;
+    try {
+      page = await this.#lw.list({ limit: this.#pageSize, continue: state.continueToken, signal });
+    } catch (error) {
+      signal.throwIfAborted();
+      // An expired continue token is a 410 too: the only way on is a new list.
+      return isGone(error)
+        ? this.#retry(error, EMPTY, "listing again from the start")
+        : this.#retry(error, state, "retrying the same page");
+    }
+    state.objects.push(...page.items);
+    if (page.metadata.continue) {
+      return { next: { ...state, continueToken: page.metadata.continue } };
+    }
+    const resourceVersion = page.metadata.resourceVersion;
+    if (!resourceVersion) {
+      const error = new TypeError("the list has no metadata.resourceVersion to watch from");
+      return this.#retry(error, EMPTY, "listing again");
+    }
+    return this.#listed(state.objects, resourceVersion, "list");
+  }
+
+  async #streamInitialEvents(
+    state: Extract<State<T>, { kind: "initStreaming" }>,
+    signal: AbortSignal,
+  ): Promise<Step<T>> {
+    const pull = await this.#pull(state.stream, signal);
+    if (pull.kind !== "event") {
+      state.stream.close();
+      if (pull.kind === "error" && rejectsStreamingList(pull.error)) {
+        return this.#fallBackToPages(errorText(pull.error));
+      }
+      if (pull.kind === "stall") this.#lw.reconnect?.();
+      const error = pull.kind === "error"
+        ? pull.error
+        : pull.kind === "stall"
+        ? new Error(`no initial event within ${this.#stallTimeoutMs} ms`)
+        : new Error("the stream ended before the end of its initial events");
+      return this.#retry(error, EMPTY, "starting the streaming list again");
+    }
+    const { type, object } = pull.event;
+    if (type === "ADDED") {
+      state.objects.push(object);
+      return { next: state };
+    }
+    if (type === "BOOKMARK") {
+      if (object.metadata?.annotations?.[INITIAL_EVENTS_END] !== "true") return { next: state };
+      const resourceVersion = object.metadata.resourceVersion;
+      if (resourceVersion) {
+        const step = this.#listed(state.objects, resourceVersion, "streaming list");
+        return { ...step, next: { kind: "watching", resourceVersion, stream: state.stream } };
+      }
+    }
+    // A server that ignores `sendInitialEvents` streams live changes without the end marker.
+    state.stream.close();
+    return this.#fallBackToPages(`a ${type} event came before the end of the initial events`);
+  }
+
+  async #watch(
+    state: Extract<State<T>, { kind: "watching" }>,
+    signal: AbortSignal,
+  ): Promise<Step<T>> {
+    const { stream, resourceVersion } = state;
+    const pull = await this.#pull(stream, signal);
+    const resume: State<T> = { kind: "initListed", resourceVersion };
+    switch (pull.kind) {
+      case "event": {
+        this.#backoff.reset();
+        const { type, object } = pull.event;
+        const rv = object.metadata?.resourceVersion || resourceVersion;
+        this.#resourceVersion = rv;
+        const next: State<T> = rv === resourceVersion ? state : { ...state, resourceVersion: rv };
+        if (type === "BOOKMARK") return { event: { type: "bookmark", resourceVersion: rv }, next };
+        if (type === "DELETED") return { event: { type: "deleted", object }, next };
+        return { event: { type: "applied", object }, next };
+      }
+      case "end":
+        stream.close();
+        if (!stream.delivered && this.#clock.now() - stream.openedAt < QUICK_CLOSE_MS) {
+          const error = new Error("the API server closed the watch as soon as it opened");
+          return this.#retry(
+            error,
+            resume,
+            `watching again from resourceVersion ${resourceVersion}`,
+          );
+        }
+        this.#lastActivityAt = this.#clock.now();
+        log.debug("Watch of {resource} closed by the server; resuming from {resourceVersion}", {
+          resource: this.#what,
+          resourceVersion,
+        });
+        return { next: resume };
+      case "error":
+        stream.close();
+        if (isGone(pull.error)) {
+          return this.#retry(pull.error, EMPTY, `relisting, since ${resourceVersion} is too old`);
+        }
+        if (this.#backoff.attempts + 1 >= RELIST_AFTER_FAILURES) {
+          // Some failures recur at the same resourceVersion (the API server answers a watch
+          // resumed at a compaction boundary with 500 "PrevKv=nil"): a relist gets past them.
+          return this.#retry(pull.error, EMPTY, `relisting after repeated failures`);
+        }
+        return this.#retry(pull.error, resume, `resuming from resourceVersion ${resourceVersion}`);
+      case "stall": {
+        stream.close();
+        this.#lw.reconnect?.();
+        const error = new Error(`no event nor bookmark for ${this.#stallTimeoutMs} ms`);
+        return this.#retry(error, resume, `restarting the watch from ${resourceVersion}`);
+      }
+    }
+  }
+
+  #listed(objects: T[], resourceVersion: string, how: string): Step<T> {
+    this.#backoff.reset();
+    this.#synced = true;
+    this.#lastActivityAt = this.#clock.now();
+    this.#lastError = undefined;
+    this.#resourceVersion = resourceVersion;
+    this.#outage.recovered();
+    log.debug("Listed {count} {resource} by {how} at resourceVersion {resourceVersion}", {
+      count: objects.length,
+      resource: this.#what,
+      how,
+      resourceVersion,
+    });
+    return {
+      event: { type: "restarted", objects, resourceVersion },
+      next: { kind: "initListed", resourceVersion },
+    };
+  }
+
+  #fallBackToPages(why: string): Step<T> {
+    this.#streaming = false;
+    log.info(
+      "The API server does not stream lists of {resource} ({why}); listing in pages from now on",
+      { resource: this.#what, why },
+    );
+    return { next: { kind: "initListing", continueToken: undefined, objects: [] } };
+  }
+
+  #retry(error: unknown, then: State<T>, action: string): Step<T> {
+    // Deno's permissions are fixed for the life of the process: no retry can succeed.
+    if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) {
+      throw error;
+    }
+    this.#restarts++;
+    this.#lastError = errorText(error);
+    const delayMs = Math.round(this.#backoff.next());
+    const unreachable = error instanceof TransportError && error.server !== undefined &&
+      error.reason !== undefined;
+    if (unreachable) {
+      this.#outage.failed(
+        { server: error.server!, reason: error.reason! },
+        this.#backoff.attempts,
+        delayMs,
+      );
+    }
+    const level = unreachable || isInitializing(error)
+      ? "debug"
+      : isForbidden(error) || isUnauthorized(error)
+      ? "error"
+      : isGone(error)
+      ? "info"
+      : "warn";
+    log[level]("Watcher of {resource} failed: {error}; {action} in {delayMs} ms", {
+      resource: this.#what,
+      error: errorText(error),
+      action,
+      delayMs,
+    });
+    return { next: { kind: "backingOff", delayMs, then } };
+  }
+
+  #open(options: Omit<WatchStreamOptions, "signal">, signal: AbortSignal): WatchStream<T> {
+    const timeoutSeconds = this.#timeoutSeconds ??
+      Math.floor(MIN_WATCH_TIMEOUT_SECONDS * (1 + Math.random()));
+    return new WatchStream(
+      (bounded) => this.#lw.watch({ ...options, timeoutSeconds, signal: bounded }),
+      signal,
+      this.#clock,
+    );
+  }
+
+  async #pull(stream: WatchStream<T>, signal: AbortSignal): Promise<Pull<T>> {
+    const pull = await stream.pull(this.#stallTimeoutMs, signal);
+    if (pull.kind === "event") {
+      this.#lastActivityAt = this.#clock.now();
+      this.#lastError = undefined;
+      this.#outage.recovered();
+    }
+    return pull;
+  }
+}
+
+/**
+ * Creates a {@link Watcher} over `lw`.
+ *
+ * @example
+ * ```ts
+ * import { listerWatcher, watcher } from "./watcher.ts";
+ * import { SECRETS } from "../../kube/resources.ts";
+ * import { KubeClient } from "../../kube/client.ts";
+ * import { staticToken } from "../../kube/token_source.ts";
+ * const client = new KubeClient({
+ *   server: "https://127.0.0.1:6443",
+ *   auth: staticToken("example"),
+ *   namespace: "default",
+ *   source: "example",
+ * });
+ * const secrets = watcher(listerWatcher(client, SECRETS, { metadataOnly: true }), { pageSize: 100 });
+ * secrets.freshness.synced; // false until the first list is delivered
+ * client.close();
+ * ```
+ *
+ * @throws {RangeError} when an option is out of range.
+ */
+export function watcher<T extends KubeObject>(
+  lw: ListerWatcher<T>,
+  options: WatcherOptions = {},
+): Watcher<T> {
+  return new Watcher(lw, options);
+}
+
+/** True when the server refuses `sendInitialEvents` (feature off, or a server too old). */
+function rejectsStreamingList(error: unknown): boolean {
+  return error instanceof ApiError && (error.status === 400 || error.status === 422);
+}
+
+/**
+ * True for the 429 the API server answers while a resource's storage starts,
+ * e.g. right after its CRD is installed: expected, and over in a moment.
+ */
+function isInitializing(error: unknown): boolean {
+  return isTooManyRequests(error) && /storage is \(re\)initializing/.test(errorText(error));
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,229 @@
+import assert from "node:assert/strict";
+import { FakeClock, flushMicrotasks, Semaphore } from "../../lib/async/mod.ts";
+import { CONFIG_MAPS, DEPLOYMENTS, type KubeObject, SECRETS } from "../../lib/kube/mod.ts";
+import {
+  type Action,
+  Caches,
+  Controller,
+  type ControllerSpec,
+  type ReconcileContext,
+  TerminalError,
+} from "../../lib/runtime/mod.ts";
+import { MemoryCluster } from "./_memory_cluster.ts";
+import { Happenings } from "./_until.ts";
+
+/** A controller of ConfigMaps over an in-memory cluster, on a fake clock. */
+function harness(
+  reconcile: (object: KubeObject, context: ReconcileContext) => Promise<Action>,
+  extra: Partial<ControllerSpec<KubeObject>> = {},
+) {
+  const clock = new FakeClock();
+  const cluster = new MemoryCluster();
+  const caches = new Caches({ client: cluster, clock, watcherOptions: { streamingList: "off" } });
+  const controller = new Controller({ name: "test", resource: CONFIG_MAPS, reconcile, ...extra }, {
+    client: cluster,
+    semaphore: new Semaphore(2),
+    caches,
+    clock,
+  });
+  const stop = new AbortController();
+  let running: Promise<unknown> | undefined;
+  return {
+    clock,
+    cluster,
+    controller,
+    start() {
+      running = Promise.all([caches.run(stop.signal), controller.run(stop.signal)]);
+    },
+    async [Symbol.asyncDispose]() {
+      stop.abort();
+      await running;
+    },
+  };
+}
+
+const configMap = (name: string, data: Record<string, string> = {}): KubeObject => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, namespace: "ns" },
+  spec: data,
+});
+
+Deno.test("a controller reconciles every object once its caches have synced", async () => {
+  const calls = new Happenings<string>();
+  await using h = harness((_object, { key }) => {
+    calls.push(key);
+    return Promise.resolve({});
+  });
+  h.cluster.put(CONFIG_MAPS, configMap("a"));
+  h.cluster.put(CONFIG_MAPS, configMap("b"));
+  h.start();
+  await h.controller.synced;
+  assert.deepEqual((await calls.count(2, "reconciles")).toSorted(), ["ns/a", "ns/b"]);
+});
+
+Deno.test("a status-only change does not reconcile again; a new generation does", async () => {
+  const calls = new Happenings<string>();
+  await using h = harness((object, { key }) => {
+    calls.push(`${key}@${object.metadata?.generation}`);
+    return Promise.resolve({});
+  });
+  h.cluster.put(CONFIG_MAPS, configMap("a"));
+  h.cluster.put(CONFIG_MAPS, configMap("b"));
+  h.start();
+  await calls.count(2, "first reconciles");
+  h.cluster.put(CONFIG_MAPS, { ...configMap("a"), status: { seen: true } });
+  h.cluster.put(CONFIG_MAPS, configMap("b", { changed: "yes" }));
+  await calls.count(3, "the reconcile of the new generation");
+  await flushMicrotasks();
+  assert.deepEqual(calls.items.slice(2), ["ns/b@2"]);
+});
+
+Deno.test("a failed reconcile is retried after the rate limiter's delay on the fake clock", async () => {
+  const calls = new Happenings<string>();
+  await using h = harness((_object, { key }) => {
+    calls.push(key);
+    if (calls.items.length === 1) return Promise.reject(new Error("transient"));
+    return Promise.resolve({});
+  });
+  h.cluster.put(CONFIG_MAPS, configMap("a"));
+  h.start();
+  await calls.count(1, "the first reconcile");
+  await flushMicrotasks();
+  assert.equal(h.controller.queue.numRequeues("ns/a"), 1);
+  await h.clock.advance(4);
+  assert.equal(calls.items.length, 1, "not before the 5 ms of the first retry");
+  await h.clock.advance(1);
+  await calls.count(2, "the retry");
+  await flushMicrotasks();
+  assert.equal(h.controller.queue.numRequeues("ns/a"), 0, "a success forgets the failures");
+});
+
+Deno.test("a terminal error is not retried until the object changes", async () => {
+  const calls = new Happenings<number | undefined>();
+  await using h = harness((object) => {
+    calls.push(object.metadata?.generation);
+    return object.metadata?.generation === 1
+      ? Promise.reject(new TerminalError("invalid spec"))
+      : Promise.resolve({});
+  });
+  h.cluster.put(CONFIG_MAPS, configMap("a"));
+  h.start();
+  await calls.count(1, "the first reconcile");
+  await h.clock.advance(1_000_000);
+  assert.deepEqual(calls.items, [1]);
+  h.cluster.put(CONFIG_MAPS, configMap("a", { fixed: "yes" }));
+  assert.deepEqual(await calls.count(2, "the reconcile of the fixed spec"), [1, 2]);
+});
+
+Deno.test("requeueAfterMs brings the key back after that long", async () => {
+  const calls = new Happenings<string>();
+  await using h = harness((_object, { key }) => {
+    calls.push(key);
+    return Promise.resolve(calls.items.length === 1 ? { requeueAfterMs: 30_000 } : {});
+  }, { requeueJitter: 0 });
+  h.cluster.put(CONFIG_MAPS, configMap("a"));
+  h.start();
+  await calls.count(1, "the first reconcile");
+  await h.clock.advance(29_999);
+  assert.equal(calls.items.length, 1);
+  await h.clock.advance(1);
+  await calls.count(2, "the requeued reconcile");
+});
+
+Deno.test("a change of an owned child reconciles its controller owner", async () => {
+  const calls = new Happenings<string>();
+  await using h = harness((_object, { key }) => {
+    calls.push(key);
+    return Promise.resolve({});
+  }, { owns: [{ resource: SECRETS }] });
+  const owner = h.cluster.put(CONFIG_MAPS, configMap("a"));
+  h.start();
+  await calls.count(1, "the first reconcile");
+  h.cluster.put(SECRETS, {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name: "a-secret",
+      namespace: "ns",
+      ownerReferences: [{
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        name: "a",
+        uid: owner.metadata!.uid!,
+        controller: true,
+      }],
+    },
+  });
+  assert.deepEqual(await calls.count(2, "the owner's reconcile"), ["ns/a", "ns/a"]);
+});
+
+Deno.test("context.children writes a child once and skips it while it is as last applied", async () => {
+  const calls = new Happenings<string>();
+  await using h = harness(async (object, { key, children, signal }) => {
+    await children.apply(SECRETS, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: `${object.metadata!.name}-secret`,
+        namespace: "ns",
+        ownerReferences: [{
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          name: object.metadata!.name!,
+          uid: object.metadata!.uid!,
+          controller: true,
+        }],
+      },
+    }, signal);
+    calls.push(key);
+    return {};
+  }, {
+    owns: [{ resource: SECRETS }],
+    applyChild: (resource, desired) => h.cluster.apply(resource, desired),
+  });
+  h.cluster.put(CONFIG_MAPS, configMap("a"));
+  h.start();
+  // The apply changes the child, whose event reconciles the owner a second time.
+  await calls.count(2, "the reconcile the child's creation triggers");
+  assert.deepEqual(h.cluster.applies, ["secrets ns/a-secret"]);
+});
+
+Deno.test("context.children and context.cache refuse what the controller does not declare", async () => {
+  const errors = new Happenings<string>();
+  await using h = harness((object, { cache, children, signal }) => {
+    for (
+      const attempt of [() => cache(DEPLOYMENTS), () => children.apply(SECRETS, object, signal)]
+    ) {
+      try {
+        attempt();
+      } catch (error) {
+        errors.push(error instanceof TypeError ? error.message : String(error));
+      }
+    }
+    return Promise.resolve({});
+  });
+  h.cluster.put(CONFIG_MAPS, configMap("a"));
+  h.start();
+  const [noCache, noApplier] = await errors.count(2, "the refusals");
+  assert.match(noCache!, /has no cache of deployments: add it to 'owns' or 'watches'/);
+  assert.match(noApplier!, /declares no 'applyChild'/);
+});
+
+Deno.test("a controller stops taking keys when its signal aborts and drains what runs", async () => {
+  const started = new Happenings<string>();
+  const release = Promise.withResolvers<void>();
+  const h = harness(async (_object, { key }) => {
+    started.push(key);
+    await release.promise;
+    return {};
+  });
+  h.cluster.put(CONFIG_MAPS, configMap("a"));
+  h.start();
+  await started.count(1, "the reconcile");
+  assert.equal(h.controller.inFlight, 1);
+  const stopping = h[Symbol.asyncDispose]();
+  release.resolve();
+  await stopping;
+  assert.equal(h.controller.inFlight, 0);
+});

@@ -1,0 +1,97 @@
+import assert from "node:assert/strict";
+import { FakeClock, flushMicrotasks } from "../../lib/async/mod.ts";
+import { CONFIG_MAPS, type KubeObject } from "../../lib/kube/mod.ts";
+import { type LeaderElection, Manager } from "../../lib/runtime/mod.ts";
+import { MemoryCluster } from "./_memory_cluster.ts";
+import { Happenings } from "./_until.ts";
+
+const configMap = (name: string): KubeObject => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, namespace: "ns" },
+});
+
+function manager(cluster: MemoryCluster, leaderElection?: LeaderElection) {
+  const reconciled = new Happenings<string>();
+  const m = new Manager({
+    client: cluster,
+    clock: new FakeClock(),
+    metricsAddress: "0",
+    healthAddress: "0",
+    watcherOptions: { streamingList: "off" },
+    ...(leaderElection && { leaderElection }),
+  });
+  const controller = m.add({
+    name: "configmaps",
+    resource: CONFIG_MAPS,
+    reconcile: (_object, { key }) => {
+      reconciled.push(key);
+      return Promise.resolve({});
+    },
+  });
+  return { manager: m, controller, reconciled };
+}
+
+Deno.test("the manager is ready only once its caches have synced", async () => {
+  const cluster = new MemoryCluster();
+  cluster.put(CONFIG_MAPS, configMap("a"));
+  const { manager: m, controller, reconciled } = manager(cluster);
+  assert.deepEqual(m.readiness(), ["starting"]);
+  const stop = new AbortController();
+  const outcome = m.run(stop.signal);
+  await controller.synced;
+  await flushMicrotasks();
+  assert.deepEqual(m.readiness(), []);
+  await reconciled.count(1, "the reconcile");
+  stop.abort();
+  assert.equal(await outcome, "stopped");
+  assert.deepEqual(m.readiness(), ["stopping"]);
+});
+
+Deno.test("the manager's /debug/cache summary names each cache and never holds contents", async () => {
+  const cluster = new MemoryCluster();
+  cluster.put(CONFIG_MAPS, { ...configMap("a"), data: { password: "hunter2" } });
+  const { manager: m, controller } = manager(cluster);
+  const stop = new AbortController();
+  const outcome = m.run(stop.signal);
+  await controller.synced;
+  const summary = m.debugCache() as {
+    phase: string;
+    controllers: { name: string; queueDepth: number }[];
+    caches: Record<string, { keys: number; synced: boolean }>;
+  };
+  assert.deepEqual(Object.keys(summary.caches), ["configmaps"]);
+  assert.equal(summary.caches.configmaps?.keys, 1);
+  assert.equal(summary.caches.configmaps?.synced, true);
+  assert.deepEqual(summary.controllers.map((c) => c.name), ["configmaps"]);
+  assert.ok(!JSON.stringify(summary).includes("hunter2"), "no object contents");
+  stop.abort();
+  await outcome;
+});
+
+Deno.test("losing the leadership stops the reconciles and resolves 'leadership-lost'", async () => {
+  const cluster = new MemoryCluster();
+  cluster.put(CONFIG_MAPS, configMap("a"));
+  const leading = new AbortController();
+  const election: LeaderElection = {
+    async run(_signal, lead) {
+      await lead(leading.signal);
+    },
+  };
+  const { manager: m, reconciled, controller } = manager(cluster, election);
+  const outcome = m.run(new AbortController().signal);
+  await reconciled.count(1, "the reconcile while leading");
+  leading.abort();
+  assert.equal(await outcome, "leadership-lost");
+  cluster.put(CONFIG_MAPS, configMap("b"));
+  await flushMicrotasks();
+  assert.deepEqual(reconciled.items, ["ns/a"], "nothing is reconciled once the Lease is lost");
+  assert.equal(controller.queue.len, 0);
+});
+
+Deno.test("a manager refuses a concurrency that is not a positive integer", () => {
+  assert.throws(
+    () => new Manager({ client: new MemoryCluster(), maxConcurrentReconciles: 0 }),
+    /'maxConcurrentReconciles' must be a positive integer, got 0/,
+  );
+});
