@@ -41,7 +41,6 @@
 import type { KubeObject, Resource } from "../../kube/types.ts";
 import { objectKey } from "../../kube/object_key.ts";
 import type { CacheReader, Store } from "../cache/store.ts";
-import { resourceId } from "../cache/caches.ts";
 
 /** Writes one child and resolves to it as the API server returned it. */
 export type ApplyChild = (
@@ -125,33 +124,6 @@ function keepsOwners(cached: KubeObject, desired: KubeObject): boolean {
   return (desired.metadata?.ownerReferences ?? []).every((want) =>
     has.some((o) => o.uid === want.uid)
   );
-}
-
-/**
- * The {@link Children} a controller hands its reconciles: writes through
- * `applier`, checked against what the controller declared it owns.
- */
-export function ownedChildren(
-  controller: string,
-  owns: readonly { resource: Resource }[],
-  applier: ChildApplier | undefined,
-  cache: (resource: Resource) => CacheReader,
-): Children {
-  return {
-    apply: (resource, desired, signal) => {
-      if (!applier) {
-        throw new TypeError(
-          `Controller '${controller}' cannot apply children: its spec declares no 'applyChild'`,
-        );
-      }
-      if (!owns.some((o) => resourceId(o.resource) === resourceId(resource))) {
-        throw new TypeError(
-          `Controller '${controller}' cannot apply ${resource.plural}: add it to 'owns'`,
-        );
-      }
-      return applier.apply(resource, desired, cache(resource), signal);
-    },
-  };
 }
 
 function revision(object: KubeObject): string {

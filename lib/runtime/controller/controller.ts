@@ -56,7 +56,7 @@ import type { RateLimiter } from "../queue/rate_limiter.ts";
 import type { Reflector } from "../cache/reflector.ts";
 import type { Semaphore } from "../../async/semaphore.ts";
 import type { CacheReader, Store, StoreBudget, StoreChange } from "../cache/store.ts";
-import { type ApplyChild, ChildApplier, type Children, ownedChildren } from "./child_applier.ts";
+import { type ApplyChild, ChildApplier, type Children } from "./child_applier.ts";
 
 /** What a reconcile asks for next. `{}` means done until something changes. */
 export interface Action {
@@ -220,7 +220,21 @@ export class Controller<T extends KubeObject = KubeObject> {
       store.subscribe((c) => this.#onRelated(c, map));
       applier?.track(owned.resource, store);
     }
-    this.#children = ownedChildren(spec.name, spec.owns ?? [], applier, (r) => this.#cache(r));
+    this.#children = {
+      apply: (resource, desired, signal) => {
+        if (!applier) {
+          throw new TypeError(
+            `Controller '${spec.name}' cannot apply children: its spec declares no 'applyChild'`,
+          );
+        }
+        if (!spec.owns?.some((o) => resourceId(o.resource) === resourceId(resource))) {
+          throw new TypeError(
+            `Controller '${spec.name}' cannot apply ${resource.plural}: add it to 'owns'`,
+          );
+        }
+        return applier.apply(resource, desired, this.#cache(resource), signal);
+      },
+    };
     for (const watched of spec.watches ?? []) {
       if (!watched.map) {
         throw new TypeError(
