@@ -5,17 +5,14 @@
  * every reconcile gets the same {@link Children} in its context.
  *
  * The applier skips the write when the cached child is exactly as this
- * controller last applied it: same desired content, no change by anyone
+ * controller last applied it: same desired content, and no change by anyone
  * since (its `metadata.generation`, or `resourceVersion` for kinds without
- * one, is what the last apply returned), and still every owner reference the
- * controller gave it. Most reconciles are triggered by a child's status
- * moving, and need no write at all.
+ * one, is what the last apply returned). Most reconciles are triggered by a
+ * child's status moving, and need no write at all.
  *
  * Note: the record is in memory, so a restarted controller applies every
  * child once; and a change by someone else to a child's metadata alone (which
- * does not move its generation) is repaired with the next change of its spec,
- * except a lost owner reference, which the next reconcile restores (a requeue
- * brings one, since the child's watch no longer maps to its owner).
+ * does not move its generation) is repaired with the next change of its spec.
  *
  * @example
  * ```ts
@@ -99,10 +96,7 @@ export class ChildApplier {
     const hash = hashJson(desired);
     const cached = cache.get(key);
     const record = this.#applied.get(id);
-    if (
-      cached && record?.hash === hash && revision(cached) === record.revision &&
-      keepsOwners(cached, desired)
-    ) {
+    if (cached && record?.hash === hash && revision(cached) === record.revision) {
       return cached as C;
     }
     const applied = await this.#write(resource, desired, signal);
@@ -116,14 +110,6 @@ export class ChildApplier {
       if (change.type === "delete") this.#applied.delete(`${resource.plural}/${change.key}`);
     });
   }
-}
-
-/** Whether `cached` still carries every owner reference of `desired` (by uid). */
-function keepsOwners(cached: KubeObject, desired: KubeObject): boolean {
-  const has = cached.metadata?.ownerReferences ?? [];
-  return (desired.metadata?.ownerReferences ?? []).every((want) =>
-    has.some((o) => o.uid === want.uid)
-  );
 }
 
 function revision(object: KubeObject): string {
