@@ -14,15 +14,17 @@
  * removes the finalizer only once cleanup succeeded.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { finalizer } from "./finalizer.ts";
- * import { CONFIG_MAPS, KubeClient, loadConfig } from "../../kube/mod.ts";
- * const client = new KubeClient(await loadConfig());
- * const obj = await client.get(CONFIG_MAPS, "settings", { namespace: "shop" });
- * await finalizer(client, CONFIG_MAPS, "kinglet.dev/cleanup", obj, {
- *   apply: async (current) => current.metadata?.name,
- *   cleanup: async (current) => current.metadata?.name,
- * });
+ * import { CONFIG_MAPS, type KubeClient } from "../../kube/mod.ts";
+ * // Needs a cluster: `client` is usually a `KubeClient`.
+ * async function reconcile(client: KubeClient, signal: AbortSignal): Promise<void> {
+ *   const obj = await client.get(CONFIG_MAPS, "settings", { namespace: "shop", signal });
+ *   await finalizer(client, CONFIG_MAPS, "kinglet.dev/cleanup", obj, {
+ *     apply: (current) => Promise.resolve(current.metadata?.name),
+ *     cleanup: (current) => Promise.resolve(current.metadata?.name),
+ *   }, signal);
+ * }
  * ```
  *
  * @module
@@ -57,12 +59,14 @@ type Operation =
  * name or (with no finalizers yet) a resourceVersion.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { addFinalizer } from "./finalizer.ts";
- * import { CONFIG_MAPS, KubeClient, loadConfig } from "../../kube/mod.ts";
- * const client = new KubeClient(await loadConfig());
- * const obj = await client.get(CONFIG_MAPS, "settings", { namespace: "shop" });
- * const updated = await addFinalizer(client, CONFIG_MAPS, obj, "kinglet.dev/cleanup");
+ * import { CONFIG_MAPS, type KubeClient, type KubeObject } from "../../kube/mod.ts";
+ * // Needs a cluster: `client` is usually a `KubeClient`.
+ * async function guard(client: KubeClient): Promise<KubeObject> {
+ *   const obj = await client.get(CONFIG_MAPS, "settings", { namespace: "shop" });
+ *   return await addFinalizer(client, CONFIG_MAPS, obj, "kinglet.dev/cleanup");
+ * }
  * ```
  */
 export async function addFinalizer<T extends KubeObject>(
@@ -108,12 +112,14 @@ export async function addFinalizer<T extends KubeObject>(
  * @throws {TypeError} when `obj` has no name.
  *
  * @example
- * ```ts ignore
+ * ```ts
  * import { removeFinalizer } from "./finalizer.ts";
- * import { CONFIG_MAPS, KubeClient, loadConfig } from "../../kube/mod.ts";
- * const client = new KubeClient(await loadConfig());
- * const obj = await client.get(CONFIG_MAPS, "settings", { namespace: "shop" });
- * await removeFinalizer(client, CONFIG_MAPS, obj, "kinglet.dev/cleanup");
+ * import { CONFIG_MAPS, type KubeClient } from "../../kube/mod.ts";
+ * // Needs a cluster: `client` is usually a `KubeClient`.
+ * async function release(client: KubeClient): Promise<void> {
+ *   const obj = await client.get(CONFIG_MAPS, "settings", { namespace: "shop" });
+ *   await removeFinalizer(client, CONFIG_MAPS, obj, "kinglet.dev/cleanup");
+ * }
  * ```
  */
 export async function removeFinalizer<T extends KubeObject>(
