@@ -36,6 +36,38 @@ export const systemClock: Clock = {
     }),
 };
 
+/** A signal that aborts at a deadline; dispose of it once the work is done, so no timer lingers. */
+export interface Deadline extends Disposable {
+  /** Aborts with a `TimeoutError` once the deadline passes. */
+  readonly signal: AbortSignal;
+}
+
+/** Why a deadline's timer was stopped: a plain value, since a DOMException costs a stack trace. */
+const DEADLINE_DISPOSED = "deadline disposed";
+
+/**
+ * A {@link Deadline} `ms` from now on `clock`: `AbortSignal.timeout` on an
+ * injectable clock, so a test steps to the deadline instead of waiting for it.
+ *
+ * @example
+ * ```ts
+ * import { deadline, FakeClock } from "./clock.ts";
+ * const clock = new FakeClock();
+ * using limit = deadline(clock, 1000);
+ * await clock.advance(1000);
+ * limit.signal.aborted; // true
+ * ```
+ */
+export function deadline(clock: Clock, ms: number): Deadline {
+  const timeout = new AbortController();
+  const stop = new AbortController();
+  clock.sleep(ms, stop.signal).then(
+    () => timeout.abort(new DOMException(`The deadline of ${ms} ms passed`, "TimeoutError")),
+    () => {},
+  );
+  return { signal: timeout.signal, [Symbol.dispose]: () => stop.abort(DEADLINE_DISPOSED) };
+}
+
 type Schedule = (fn: () => void, ms: number) => () => void;
 
 function abortableDelay(ms: number, signal: AbortSignal | undefined, schedule: Schedule) {

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { type Clock, deadline } from "../async/clock.ts";
 import type { ClusterConfig } from "./config.ts";
 import type { FlowControl } from "./_flow_control.ts";
 import { apiErrorFromResponse, ConfigError, describeError, TransportError } from "./errors.ts";
@@ -53,6 +54,8 @@ export interface RateLimiterObservation {
 /** Settings of {@link Transport}. */
 export interface TransportOptions {
   userAgent: string;
+  /** Measures the timeout; the client's, so tests step it. */
+  clock: Clock;
   timeoutMs: number;
   flowControl: FlowControl;
   onRequest?: (o: RequestObservation) => void;
@@ -166,8 +169,7 @@ export class Transport {
   }
 
   async #withTimeout<T>(spec: RequestSpec, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), this.#options.timeoutMs);
+    using timeout = deadline(this.#options.clock, this.#options.timeoutMs);
     const signal = spec.signal ? AbortSignal.any([spec.signal, timeout.signal]) : timeout.signal;
     try {
       return await run(signal);
@@ -183,8 +185,6 @@ export class Transport {
         );
       }
       throw e;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

@@ -77,7 +77,7 @@ export interface ClientOptions {
    * observe `rest_client_rate_limiter_duration_seconds`.
    */
   onRateLimited?: (o: RateLimiterObservation) => void;
-  /** Paces flow control. Defaults to {@link systemClock}. */
+  /** Paces flow control and measures request timeouts. Defaults to {@link systemClock}. */
   clock?: Clock;
 }
 
@@ -258,6 +258,7 @@ export class KubeClient {
     this.server = config.server.replace(/\/+$/, "");
     this.#transport = new Transport({ ...config, server: this.server }, {
       userAgent: options.userAgent ?? `kinglet/${denoJson.version} (deno ${Deno.version.deno})`,
+      clock: options.clock ?? systemClock,
       timeoutMs,
       flowControl: new FlowControl(options.clock ?? systemClock, {
         qps: options.qps ?? DEFAULT_QPS,

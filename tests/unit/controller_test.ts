@@ -227,3 +227,20 @@ Deno.test("a controller stops taking keys when its signal aborts and drains what
   await stopping;
   assert.equal(h.controller.inFlight, 0);
 });
+
+Deno.test("a reconcile past its timeout is aborted on the injected clock", async () => {
+  const aborted = new Happenings<string>();
+  await using h = harness((_object, { key, signal }) =>
+    new Promise((_resolve, reject) => {
+      signal.addEventListener("abort", () => {
+        aborted.push(key);
+        reject(signal.reason);
+      });
+    }), { reconcileTimeoutMs: 5_000 });
+  h.cluster.put(CONFIG_MAPS, configMap("a"));
+  h.start();
+  await h.clock.advance(4_999);
+  assert.equal(aborted.items.length, 0);
+  await h.clock.advance(1);
+  await aborted.count(1, "the aborted reconcile");
+});

@@ -51,7 +51,7 @@ import { keyOf } from "../../kube/object_key.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import { logger } from "../../log.ts";
 import { type CacheClient, type CacheOptions, Caches, resourceId } from "../cache/caches.ts";
-import { type Clock, systemClock } from "../../async/clock.ts";
+import { type Clock, deadline, systemClock } from "../../async/clock.ts";
 import type { ControllerMetrics } from "../metrics/metrics.ts";
 import type { QueueMetrics } from "../queue/queue.ts";
 import { WorkQueue } from "../queue/queue.ts";
@@ -363,10 +363,11 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   async #process(key: ObjectKey): Promise<void> {
     const started = this.#clock.now();
-    const signal = AbortSignal.any([
-      this.#abort.signal,
-      AbortSignal.timeout(this.spec.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS),
-    ]);
+    using limit = deadline(
+      this.#clock,
+      this.spec.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS,
+    );
+    const signal = AbortSignal.any([this.#abort.signal, limit.signal]);
     this.#deps.metrics?.controller.activeWorkers(1);
     let outcome: Outcome;
     try {
