@@ -7,6 +7,7 @@
  */
 import type { KubeObject } from "../kube/mod.ts";
 import { shared } from "./shared_strings.ts";
+import { METADATA_FINGERPRINT, metadataFingerprint } from "../runtime/mod.ts";
 
 interface OwnerReference {
   apiVersion: string;
@@ -18,8 +19,8 @@ interface OwnerReference {
 
 /**
  * Keeps what the runtime and the child applier read of an owned child:
- * its identity, revision and owners (their `blockOwnerDeletion` dropped), and
- * nothing else. The cache of metadata-only children (Services, Secrets) uses
+ * its identity, revision, owners (their `blockOwnerDeletion` dropped) and a
+ * fingerprint of its labels and annotations, and nothing else. The cache of metadata-only children (Services, Secrets) uses
  * it as is.
  *
  * @example
@@ -51,6 +52,7 @@ export function projectOwned(object: KubeObject): KubeObject {
         })),
       }),
       ...(m.deletionTimestamp && { deletionTimestamp: m.deletionTimestamp }),
+      annotations: { [METADATA_FINGERPRINT]: metadataFingerprint(object) },
     },
   };
 }

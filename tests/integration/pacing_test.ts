@@ -260,3 +260,51 @@ Deno.test("a WebApp's Deployment that lost its owner reference is repaired by th
     await running;
   }
 });
+
+Deno.test("a label removed from a WebApp's Deployment, which moves no generation, is restored by the next requeue", async () => {
+  await using s = await scope("labels");
+  await installCrdsOnce(s.client);
+  const manager = new Manager({
+    client: s.client,
+    namespace: s.namespace,
+    metricsAddress: "0",
+    healthAddress: "0",
+  });
+  manager.add(webAppController({ client: s.client, events: { publish() {} } }, {
+    requeueAfterMs: 2_000,
+  }));
+  const stop = new AbortController();
+  const running = manager.run(stop.signal);
+  try {
+    await s.client.create<KubeObject>(WEB_APPS, {
+      apiVersion: "kinglet.dev/v1alpha1",
+      kind: "WebApp",
+      metadata: { name: "shop", namespace: s.namespace },
+      spec: { image: "nginx:1.27", replicas: 0 },
+    });
+    // Not the managed-by label: the child watch selects on it, so removing it reads as a deletion.
+    const label = "app.kubernetes.io/instance";
+    const deployment = await waitFor("the Deployment", async () => {
+      const d = await s.client.get(DEPLOYMENTS, "shop", { namespace: s.namespace });
+      return d?.metadata?.labels?.[label] !== undefined && d;
+    });
+    const value = deployment.metadata!.labels![label]!;
+    const removed = await s.client.patch(DEPLOYMENTS, "shop", {
+      metadata: { labels: { [label]: null } },
+    }, { type: "merge", namespace: s.namespace });
+    assert.equal(removed.metadata?.labels?.[label], undefined);
+    assert.equal(removed.metadata?.generation, deployment.metadata?.generation);
+    const cut = performance.now();
+    await waitFor("the label back", async () => {
+      const d = await s.client.get(DEPLOYMENTS, "shop", { namespace: s.namespace });
+      return d?.metadata?.labels?.[label] === value;
+    }, 30_000);
+    const ms = performance.now() - cut;
+    report(`WebApp drift: a removed Deployment label restored ${Math.round(ms)} ms later`);
+    // One requeue period (2 s + 10 % jitter) plus the reconcile and the poll.
+    assert.ok(ms < 2_200 + 3_000, `restored after ${ms} ms`);
+  } finally {
+    stop.abort();
+    await running;
+  }
+});

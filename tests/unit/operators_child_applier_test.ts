@@ -58,3 +58,35 @@ Deno.test("a child that lost its owner reference is applied again, though nothin
   assert.equal(applied.length, 2);
   assert.deepEqual(applied[1]!.metadata?.ownerReferences, [OWNER]);
 });
+
+Deno.test("a child whose labels someone changed is applied again once, then left alone", async () => {
+  const { applied, applier, cache } = harness();
+  const signal = new AbortController().signal;
+  const first = await applier.apply(SERVICES, desired(), cache, signal);
+  cache.apply({ type: "applied", object: first });
+  // Someone else's label change moves neither the generation nor the desired state.
+  cache.apply({
+    type: "applied",
+    object: { ...first, metadata: { ...first.metadata, labels: { edited: "yes" } } },
+  });
+  const second = await applier.apply(SERVICES, desired(), cache, signal);
+  assert.equal(applied.length, 2);
+  cache.apply({ type: "applied", object: second });
+  await applier.apply(SERVICES, desired(), cache, signal);
+  assert.equal(applied.length, 2, "the state the last apply left is not written again");
+});
+
+Deno.test("annotations Kubernetes' own controllers write do not count as a change", async () => {
+  const { applied, applier, cache } = harness();
+  const signal = new AbortController().signal;
+  const first = await applier.apply(SERVICES, desired(), cache, signal);
+  cache.apply({
+    type: "applied",
+    object: {
+      ...first,
+      metadata: { ...first.metadata, annotations: { "deployment.kubernetes.io/revision": "1" } },
+    },
+  });
+  await applier.apply(SERVICES, desired(), cache, signal);
+  assert.equal(applied.length, 1);
+});

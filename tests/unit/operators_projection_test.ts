@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { projectOwned, projectWorkload } from "../../lib/operators/projections.ts";
 import { assessDeployment } from "../../lib/operators/workload_status.ts";
+import type { KubeObject } from "../../lib/kube/mod.ts";
+import { METADATA_FINGERPRINT, metadataFingerprint } from "../../lib/runtime/mod.ts";
 import type { V1Deployment } from "@kubernetes/client-node";
 
 const OWNER = {
@@ -60,9 +62,9 @@ function deployment(progressing: Record<string, string>) {
   }));
 }
 
-Deno.test("projectOwned keeps identity, revision and controller owners, nothing else", () => {
+Deno.test("projectOwned keeps identity, revision, controller owners and a fingerprint of labels and annotations, nothing else", () => {
   const identity = { name: "shop", namespace: "default", uid: "u1", resourceVersion: "77" };
-  const projected = projectOwned({
+  const full: KubeObject = {
     apiVersion: "v1",
     kind: "Service",
     metadata: {
@@ -72,13 +74,22 @@ Deno.test("projectOwned keeps identity, revision and controller owners, nothing 
       creationTimestamp: "2026-11-23T10:00:00Z" as unknown as Date,
       ownerReferences: [OWNER],
     },
-  });
+  };
+  const projected = projectOwned(full);
   const { blockOwnerDeletion: _dropped, ...owner } = OWNER;
   assert.deepEqual(projected, {
     apiVersion: "v1",
     kind: "Service",
-    metadata: { ...identity, ownerReferences: [owner] },
+    metadata: {
+      ...identity,
+      ownerReferences: [owner],
+      annotations: { [METADATA_FINGERPRINT]: metadataFingerprint(full) },
+    },
   });
+  // The fingerprint moves with a label, and is read back from a projection as is.
+  const relabelled = { ...full, metadata: { ...full.metadata, labels: { a: "c" } } };
+  assert.notEqual(metadataFingerprint(relabelled), metadataFingerprint(full));
+  assert.equal(metadataFingerprint(projected), metadataFingerprint(full));
 });
 
 Deno.test("projectOwned keeps a deletion in progress and the generation", () => {

@@ -7,15 +7,15 @@
  * The applier skips the write when the cached child is exactly as this
  * controller last applied it: same desired content, no change by anyone
  * since (its `metadata.generation`, or `resourceVersion` for kinds without
- * one, is what the last apply returned), and still every owner reference the
- * controller gave it. Most reconciles are triggered by a child's status
- * moving, and need no write at all.
+ * one, is what the last apply returned, and its labels and annotations are
+ * as the apply left them), and still every owner reference the controller
+ * gave it. Most reconciles are triggered by a child's status moving, and
+ * need no write at all.
  *
  * Note: the record is in memory, so a restarted controller applies every
- * child once; and a change by someone else to a child's metadata alone (which
- * does not move its generation) is repaired with the next change of its spec,
- * except a lost owner reference, which the next reconcile restores (a requeue
- * brings one, since the child's watch no longer maps to its owner).
+ * child once. A change by someone else to a child's metadata alone is
+ * repaired by the next reconcile, and a requeue brings one even when no watch
+ * maps the change back to the owner (a lost owner reference).
  *
  * @example
  * ```ts
@@ -64,6 +64,43 @@ export interface Children {
 interface Applied {
   hash: number;
   revision: string;
+  /** {@link metadataFingerprint} of the child as the apply returned it. */
+  metadata: string;
+}
+
+/**
+ * The annotation under which a cache that projects its children (keeping
+ * only a few fields) keeps {@link metadataFingerprint} of the full child, so
+ * that the applier still sees a change to labels or annotations. It is never
+ * written to the API server.
+ */
+export const METADATA_FINGERPRINT = "kinglet.dev/metadata-fingerprint";
+
+/**
+ * A hash of a child's labels and annotations, for telling whether anyone
+ * changed them since the last apply: such a change moves neither
+ * `generation` nor the desired state. Annotations under a `kubernetes.io`
+ * domain are left out: Kubernetes' own controllers write them (the
+ * Deployment's revision) after every apply. A projected child carries the
+ * fingerprint of its full form in {@link METADATA_FINGERPRINT}.
+ *
+ * @example
+ * ```ts
+ * import { metadataFingerprint } from "./child_applier.ts";
+ * const a = metadataFingerprint({ apiVersion: "v1", kind: "Service", metadata: { labels: { app: "web" } } });
+ * const b = metadataFingerprint({ apiVersion: "v1", kind: "Service", metadata: { labels: {} } });
+ * a === b; // false
+ * ```
+ */
+export function metadataFingerprint(object: KubeObject): string {
+  const m = object.metadata;
+  const kept = m?.annotations?.[METADATA_FINGERPRINT];
+  if (kept !== undefined) return kept;
+  const annotations = Object.entries(m?.annotations ?? {})
+    .filter(([key]) => !/^([^/]*\.)?kubernetes\.io\//.test(key))
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  const labels = Object.entries(m?.labels ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  return hashJson([labels, annotations]).toString(36);
 }
 
 /** Applies children and remembers what it applied; one per controller. */
@@ -101,12 +138,16 @@ export class ChildApplier {
     const record = this.#applied.get(id);
     if (
       cached && record?.hash === hash && revision(cached) === record.revision &&
-      keepsOwners(cached, desired)
+      metadataFingerprint(cached) === record.metadata && keepsOwners(cached, desired)
     ) {
       return cached as C;
     }
     const applied = await this.#write(resource, desired, signal);
-    this.#applied.set(id, { hash, revision: revision(applied) });
+    this.#applied.set(id, {
+      hash,
+      revision: revision(applied),
+      metadata: metadataFingerprint(applied),
+    });
     return applied as C;
   }
 
