@@ -216,8 +216,15 @@ Deno.test("a client over its qps spaces requests to the API server and reports t
   }
 });
 
-Deno.test("a WebApp's Deployment that lost its owner reference is repaired by the next requeue", async () => {
-  await using s = await scope("drift");
+/**
+ * A WebApp controller requeueing every 2 s around `body`, given the WebApp
+ * "shop" it created; stops the manager after.
+ */
+async function withRequeuedWebApp(
+  name: string,
+  body: (s: Awaited<ReturnType<typeof scope>>, app: KubeObject) => Promise<void>,
+): Promise<void> {
+  await using s = await scope(name);
   await installCrdsOnce(s.client);
   const manager = new Manager({
     client: s.client,
@@ -237,6 +244,15 @@ Deno.test("a WebApp's Deployment that lost its owner reference is repaired by th
       metadata: { name: "shop", namespace: s.namespace },
       spec: { image: "nginx:1.27", replicas: 0 },
     });
+    await body(s, app);
+  } finally {
+    stop.abort();
+    await running;
+  }
+}
+
+Deno.test("a WebApp's Deployment that lost its owner reference is repaired by the next requeue", async () => {
+  await withRequeuedWebApp("drift", async (s, app) => {
     const owned = (d: KubeObject | undefined) =>
       d?.metadata?.ownerReferences?.some((o) => o.uid === app.metadata?.uid) ?? false;
     await waitFor("the Deployment", async () => {
@@ -255,33 +271,11 @@ Deno.test("a WebApp's Deployment that lost its owner reference is repaired by th
     report(`WebApp drift: owner reference restored ${Math.round(ms)} ms after it was removed`);
     // One requeue period (2 s + 10 % jitter) plus the reconcile and the poll.
     assert.ok(ms < 2_200 + 3_000, `restored after ${ms} ms`);
-  } finally {
-    stop.abort();
-    await running;
-  }
+  });
 });
 
 Deno.test("a label removed from a WebApp's Deployment, which moves no generation, is restored by the next requeue", async () => {
-  await using s = await scope("labels");
-  await installCrdsOnce(s.client);
-  const manager = new Manager({
-    client: s.client,
-    namespace: s.namespace,
-    metricsAddress: "0",
-    healthAddress: "0",
-  });
-  manager.add(webAppController({ client: s.client, events: { publish() {} } }, {
-    requeueAfterMs: 2_000,
-  }));
-  const stop = new AbortController();
-  const running = manager.run(stop.signal);
-  try {
-    await s.client.create<KubeObject>(WEB_APPS, {
-      apiVersion: "kinglet.dev/v1alpha1",
-      kind: "WebApp",
-      metadata: { name: "shop", namespace: s.namespace },
-      spec: { image: "nginx:1.27", replicas: 0 },
-    });
+  await withRequeuedWebApp("labels", async (s) => {
     // Not the managed-by label: the child watch selects on it, so removing it reads as a deletion.
     const label = "app.kubernetes.io/instance";
     const deployment = await waitFor("the Deployment", async () => {
@@ -303,8 +297,5 @@ Deno.test("a label removed from a WebApp's Deployment, which moves no generation
     report(`WebApp drift: a removed Deployment label restored ${Math.round(ms)} ms later`);
     // One requeue period (2 s + 10 % jitter) plus the reconcile and the poll.
     assert.ok(ms < 2_200 + 3_000, `restored after ${ms} ms`);
-  } finally {
-    stop.abort();
-    await running;
-  }
+  });
 });
