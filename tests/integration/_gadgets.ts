@@ -92,10 +92,9 @@ export function installGadgets(client: KubeClient): Promise<void> {
   return installed;
 }
 
-/** An admin client, the Gadget CRD and a fresh namespace, all cleaned up on dispose. */
-export async function gadgetScope(prefix: string) {
+/** An admin client and a fresh namespace, both cleaned up on dispose. */
+export async function namespaceScope(prefix: string) {
   const client = new KubeClient(await loadConfig({ kubeconfig: testKubeconfig() }));
-  await installGadgets(client);
   const namespace = await createNamespace(client, prefix);
   return {
     client,
@@ -108,6 +107,13 @@ export async function gadgetScope(prefix: string) {
       }
     },
   };
+}
+
+/** {@link namespaceScope} with the Gadget CRD installed. */
+export async function gadgetScope(prefix: string) {
+  const scope = await namespaceScope(prefix);
+  await installGadgets(scope.client);
+  return scope;
 }
 
 /** A gadget to create. */

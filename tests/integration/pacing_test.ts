@@ -23,25 +23,8 @@ import { RuntimeMetrics } from "../../lib/runtime/metrics/metrics.ts";
 import { Semaphore } from "../../lib/async/semaphore.ts";
 import { testKubeconfig } from "../_support/cluster.ts";
 import { installCrdsOnce } from "../_support/crds.ts";
-import { createNamespace, deleteNamespace, waitFor } from "../_support/kube.ts";
-import { keyOf, report, until } from "./_gadgets.ts";
-
-/** An admin client and a fresh namespace, cleaned up on dispose. */
-async function scope(prefix: string) {
-  const client = new KubeClient(await loadConfig({ kubeconfig: testKubeconfig() }));
-  const namespace = await createNamespace(client, prefix);
-  return {
-    client,
-    namespace,
-    async [Symbol.asyncDispose]() {
-      try {
-        await deleteNamespace(client, namespace);
-      } finally {
-        client.close();
-      }
-    },
-  };
-}
+import { waitFor } from "../_support/kube.ts";
+import { keyOf, namespaceScope, report, until } from "./_gadgets.ts";
 
 function configMap(name: string): KubeObject {
   return { apiVersion: "v1", kind: "ConfigMap", metadata: { name }, data: { a: "1" } };
@@ -79,7 +62,7 @@ class Starts {
 }
 
 Deno.test("a requeue-after brings an unchanged object back after the jittered delay, every time", async () => {
-  await using s = await scope("requeue");
+  await using s = await namespaceScope("requeue");
   const starts = new Starts();
   await using _ = start(s.client, s.namespace, {
     name: "requeue",
@@ -100,7 +83,7 @@ Deno.test("a requeue-after brings an unchanged object back after the jittered de
 });
 
 Deno.test("a resync period brings back an object whose reconcile asked for nothing", async () => {
-  await using s = await scope("resync");
+  await using s = await namespaceScope("resync");
   const starts = new Starts();
   await using _ = start(s.client, s.namespace, {
     name: "resync",
@@ -119,7 +102,7 @@ Deno.test("a resync period brings back an object whose reconcile asked for nothi
 });
 
 Deno.test("the error policy paces retries, a success resets it, and 'terminal' stops them", async () => {
-  await using s = await scope("policy");
+  await using s = await namespaceScope("policy");
   const starts = new Starts();
   const attempts: number[] = [];
   const failUntil = new Map([["flaky", 3], ["broken", Infinity]]);
@@ -162,7 +145,7 @@ Deno.test("the error policy paces retries, a success resets it, and 'terminal' s
 });
 
 Deno.test("the reconcile rate limit spaces reconcile starts by 1/qps after the burst", async () => {
-  await using s = await scope("ratelimit");
+  await using s = await namespaceScope("ratelimit");
   const starts = new Starts();
   await using _ = start(s.client, s.namespace, {
     name: "ratelimit",
@@ -222,9 +205,9 @@ Deno.test("a client over its qps spaces requests to the API server and reports t
  */
 async function withRequeuedWebApp(
   name: string,
-  body: (s: Awaited<ReturnType<typeof scope>>, app: KubeObject) => Promise<void>,
+  body: (s: Awaited<ReturnType<typeof namespaceScope>>, app: KubeObject) => Promise<void>,
 ): Promise<void> {
-  await using s = await scope(name);
+  await using s = await namespaceScope(name);
   await installCrdsOnce(s.client);
   const manager = new Manager({
     client: s.client,
