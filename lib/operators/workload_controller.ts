@@ -34,7 +34,7 @@ import type { ControllerSpec, ErrorPolicy } from "../runtime/mod.ts";
 import { guardChildren } from "./child_errors.ts";
 import { MANAGED_SELECTOR } from "./labels.ts";
 import { applyChildAsKinglet, type OperatorDeps } from "./operator_deps.ts";
-import { projectOwned, projectWorkload } from "./projections.ts";
+import { projectOwned, projectPrimary, projectWorkload } from "./projections.ts";
 import { announcePhase, rejectSpec, writeStatus } from "./status_writes.ts";
 import type { Validation } from "./validation.ts";
 import type { WorkloadStatus } from "./workload_status.ts";
@@ -73,6 +73,7 @@ export function workloadController<S, P extends Workload<S>>(
   return {
     name: kind.name,
     resource: kind.resource,
+    transform: projectPrimary,
     errorPolicy: kind.errorPolicy,
     owns: [
       { resource: DEPLOYMENTS, transform: projectWorkload, labelSelector: MANAGED_SELECTOR },

@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
-import { projectOwned, projectWorkload } from "../../lib/operators/projections.ts";
+import { projectOwned, projectPrimary, projectWorkload } from "../../lib/operators/projections.ts";
 import { assessDeployment } from "../../lib/operators/workload_status.ts";
 import type { KubeObject } from "../../lib/kube/mod.ts";
-import { METADATA_FINGERPRINT, metadataFingerprint } from "../../lib/runtime/mod.ts";
+import {
+  METADATA_FINGERPRINT,
+  metadataFingerprint,
+  stripTransform,
+} from "../../lib/runtime/mod.ts";
 import type { V1Deployment } from "@kubernetes/client-node";
 
 const OWNER = {
@@ -140,4 +144,52 @@ Deno.test("a projected Deployment assesses as the full one does, a stalled rollo
   const stalled = assessDeployment(2, projectWorkload(deployment(cases[1]!)) as V1Deployment);
   assert.equal(stalled.phase, "Degraded");
   assert.match(stalled.message, /timed out/);
+});
+
+Deno.test("a projected primary equals the stripped object, keeps every field and leaves its input alone", () => {
+  const raw = {
+    apiVersion: "kinglet.dev/v1alpha1",
+    kind: "WebApp",
+    metadata: {
+      name: "shop",
+      namespace: "default",
+      uid: "0b6f9d8e-0000-4000-8000-000000000001",
+      resourceVersion: "900",
+      generation: 2,
+      creationTimestamp: "2026-11-23T10:00:00Z",
+      labels: { "app.kubernetes.io/part-of": "store" },
+      annotations: { note: "kept", "kubectl.kubernetes.io/last-applied-configuration": "{}" },
+      finalizers: ["kinglet.dev/cleanup"],
+      managedFields: [{ manager: "kubectl", operation: "Update" }],
+    },
+    spec: { image: "nginx:1.27", replicas: 2, port: 8080, env: [{ name: "A", value: "1" }] },
+    status: {
+      phase: "Ready",
+      observedGeneration: 2,
+      url: "http://shop.default.svc.cluster.local:8080",
+      conditions: [
+        {
+          type: "Ready",
+          status: "True",
+          reason: "Available",
+          message: "2 of 2 replicas available",
+          lastTransitionTime: "2026-11-23T10:00:09Z",
+        },
+        {
+          type: "Progressing",
+          status: "True",
+          reason: "Rolled",
+          message: "done",
+          lastTransitionTime: "2026-11-23T10:00:09Z",
+        },
+      ],
+    },
+  };
+  const input = JSON.parse(JSON.stringify(raw));
+  const projected = projectPrimary(input);
+  assert.deepEqual(projected, stripTransform(JSON.parse(JSON.stringify(raw))));
+  assert.equal(projected.metadata?.managedFields, undefined);
+  assert.deepEqual(projected.metadata?.annotations, { note: "kept" });
+  assert.deepEqual(input, raw, "the input is not changed");
+  assert.notEqual(projected.status, input.status, "the projection is a copy");
 });

@@ -40,7 +40,7 @@ import {
 import { guardChildren } from "../child_errors.ts";
 import { FINALIZER, labelSelector, MANAGED_SELECTOR, selectorLabels } from "../labels.ts";
 import { applyChildAsKinglet, type OperatorDeps } from "../operator_deps.ts";
-import { projectOwned, projectWorkload } from "../projections.ts";
+import { projectOwned, projectPrimary, projectWorkload } from "../projections.ts";
 import { rejectSpec, writeStatus } from "../status_writes.ts";
 import { generatePassword } from "./password.ts";
 import { credentialsSecretName, renderCredentialsSecret, renderDatabaseCluster } from "./render.ts";
@@ -187,6 +187,7 @@ export function databaseClusterController(
   return {
     name: "databasecluster",
     resource: DATABASE_CLUSTERS,
+    transform: projectPrimary,
     errorPolicy: tieredErrorPolicy(),
     reconcileRateLimit: { qps: 100 / 60, burst: 100 },
     owns: [
