@@ -61,13 +61,6 @@ export interface Children {
   apply<C extends KubeObject>(resource: Resource, desired: C, signal: AbortSignal): Promise<C>;
 }
 
-interface Applied {
-  hash: number;
-  revision: string;
-  /** {@link metadataFingerprint} of the child as the apply returned it. */
-  metadata: string;
-}
-
 /**
  * The annotation under which a cache that projects its children (keeping
  * only a few fields) keeps {@link metadataFingerprint} of the full child, so
@@ -106,8 +99,11 @@ export function metadataFingerprint(object: KubeObject): string {
 /** Applies children and remembers what it applied; one per controller. */
 export class ChildApplier {
   readonly #write: ApplyChild;
-  /** By `plural/namespace/name`: what was applied last and the revision it produced. */
-  readonly #applied = new Map<string, Applied>();
+  /**
+   * By `plural/namespace/name`: {@link record} of the last apply, one number
+   * per child (thousands of children are kept in a few hundred KiB).
+   */
+  readonly #applied = new Map<string, number>();
 
   /** Creates an applier that writes with `write`. */
   constructor(write: ApplyChild) {
@@ -135,19 +131,14 @@ export class ChildApplier {
     const id = `${resource.plural}/${key}`;
     const hash = hashJson(desired);
     const cached = cache.get(key);
-    const record = this.#applied.get(id);
+    const last = this.#applied.get(id);
     if (
-      cached && record?.hash === hash && revision(cached) === record.revision &&
-      metadataFingerprint(cached) === record.metadata && keepsOwners(cached, desired)
+      cached && last !== undefined && record(hash, cached) === last && keepsOwners(cached, desired)
     ) {
       return cached as C;
     }
     const applied = await this.#write(resource, desired, signal);
-    this.#applied.set(id, {
-      hash,
-      revision: revision(applied),
-      metadata: metadataFingerprint(applied),
-    });
+    this.#applied.set(id, record(hash, applied));
     return applied as C;
   }
 
@@ -165,6 +156,16 @@ function keepsOwners(cached: KubeObject, desired: KubeObject): boolean {
   return (desired.metadata?.ownerReferences ?? []).every((want) =>
     has.some((o) => o.uid === want.uid)
   );
+}
+
+/**
+ * What an apply of desired state `hash` left: that hash, the child's
+ * revision (`metadata.generation`, or `resourceVersion` for kinds without
+ * one) and its {@link metadataFingerprint}, in one number. Equal for the
+ * cached child only when nothing moved since.
+ */
+function record(hash: number, child: KubeObject): number {
+  return hashJson([hash, revision(child), metadataFingerprint(child)]);
 }
 
 function revision(object: KubeObject): string {
