@@ -332,7 +332,7 @@ async function staysUpAndSaysWhy(
   cause: RegExp,
 ): Promise<{ logMs: number; restarts: number; upMs: number }> {
   const started = performance.now();
-  await using cli = startRun(["--kubeconfig", kubeconfig, "--controllers=webapp"], {
+  await using cli = await startRun(["--kubeconfig", kubeconfig, "--controllers=webapp"], {
     env: { KINGLET_ALLOW_READ: dir },
   });
   const line = await cli.waitForLine(/Cannot reach the API server/);
