@@ -57,10 +57,16 @@ export const BUNDLE_INPUTS: readonly string[] = [
  * and function names that errors and logs show; the linked source maps let
  * Deno report stack traces at their TypeScript lines, reading a map only when
  * it formats a stack trace.
+ *
+ * The platform decides only which build of an npm package is bundled
+ * (kinglet's own code comes out the same): for `deno`, esbuild picks yaml's
+ * Node build, CommonJS whose `require("process")` cannot run inside an ES
+ * module ("Dynamic require of "node:process" is not supported"), so
+ * `kinglet crds` failed; the browser build is an ES module.
  */
 const BUNDLE_OPTIONS: readonly string[] = [
   "--platform",
-  "deno",
+  "browser",
   "--minify",
   "--keep-names",
   "--code-splitting",
