@@ -1,6 +1,6 @@
 /**
- * Bad kubeconfigs given to the real CLI (`main.ts run --kubeconfig <file>`
- * under the start task's permissions). Two behaviours, chosen per case:
+ * Bad kubeconfigs given to the real CLI (`kinglet run --kubeconfig <file>`, the
+ * bundle under the start task's permissions). Two behaviours, chosen per case:
  *
  * - What no retry can fix ends the process at start with exit code 1 (2 for
  *   bad flags) and one line on standard error saying what is wrong, where
