@@ -118,9 +118,9 @@ export async function buildBundle(options: BuildOptions = {}): Promise<BuildResu
     const fresh = await Deno.makeTempDir({ dir: join(REPO, "dist"), prefix: ".bundle-" });
     try {
       await deno(["bundle", ...BUNDLE_OPTIONS, "--outdir", fresh, join(REPO, "main.ts")], [
-        "deno bundle could not bundle main.ts.",
-        "It fetches esbuild from the npm registry the first time (a mirror:",
-        "NPM_CONFIG_REGISTRY); a compile error above names the file and line.",
+        "deno bundle could not bundle main.ts: a syntax error below names its file and line;",
+        "otherwise check that the npm registry (or NPM_CONFIG_REGISTRY's mirror) is reachable,",
+        "where deno bundle fetches esbuild the first time.",
       ]);
       await Deno.writeTextFile(join(fresh, ".inputs"), inputs);
       await Deno.remove(BUNDLE_DIR, { recursive: true }).catch((error) => {
@@ -156,7 +156,8 @@ async function deno(args: string[], advice: string[]): Promise<void> {
   }).output();
   if (output.success) return;
   const decoder = new TextDecoder();
-  const text = (decoder.decode(output.stdout) + decoder.decode(output.stderr)).trim();
+  const text = (decoder.decode(output.stdout) + decoder.decode(output.stderr))
+    .split("\n").filter((line) => !/deno bundle is experimental/.test(line)).join("\n").trim();
   throw new BuildError(`${advice.join("\n")}\n${text}`);
 }
 

@@ -32,7 +32,7 @@ import { DATABASE_CLUSTERS, INFERENCE_SERVICES, WEB_APPS } from "../lib/operator
 import { systemClock } from "../lib/async/clock.ts";
 import { startCluster } from "./cluster.ts";
 import { type MetricSums, operatorFigures, redraw, renderView, sumMetrics } from "./_dev_view.ts";
-import { buildBundle } from "./build.ts";
+import { buildBundle, BuildError } from "./build.ts";
 import { denoFlags, grantsFromEnv, kingletEnv } from "./_permissions.ts";
 
 const SAMPLES = new URL("../deploy/samples/", import.meta.url).pathname;
@@ -42,7 +42,14 @@ async function main(args: string[]): Promise<number> {
   const stop = new AbortController();
   for (const s of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(s, () => stop.abort());
   // Before the cluster starts: a source that does not compile stops the loop at once.
-  const { entry } = await buildBundle({ log });
+  let entry: string;
+  try {
+    ({ entry } = await buildBundle({ log }));
+  } catch (error) {
+    if (!(error instanceof BuildError)) throw error;
+    log(error.message);
+    return 1;
+  }
   log("starting the local control plane (the first run builds it from Go modules)");
   await using cluster = await startCluster({ signal: stop.signal, log });
   const kubectl = `${cluster.binDir}/kubectl`;
