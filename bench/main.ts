@@ -35,7 +35,7 @@ import {
   type TargetRecord,
 } from "./results.ts";
 import { planRuns, runAll } from "./runner.ts";
-import { loadTarget, type Target } from "./target.ts";
+import { buildTarget, loadTarget, type Target } from "./target.ts";
 
 const encoder = new TextEncoder();
 const print = (text: string) => Deno.stdout.writeSync(encoder.encode(text));
@@ -130,6 +130,16 @@ async function benchmark(
     if (!(error instanceof RangeError)) throw error;
     progress.log(error.message);
     return 2;
+  }
+  for (const target of targets) {
+    if (!target.build) continue;
+    progress.log(`building ${target.name}: ${target.build.join(" ")}`);
+    try {
+      await buildTarget(target);
+    } catch (error) {
+      progress.log((error as Error).message);
+      return 1;
+    }
   }
   await Deno.mkdir(outDir, { recursive: true });
   const machine = await describeMachine();

@@ -15,6 +15,10 @@
  * placeholder becomes its value with its type, so `"replicas": "{replicas}"`
  * is a number.
  *
+ * An optional `build` command (placeholder `{deno}`) runs once in `cwd`
+ * before the target's first run: kinglet's bundles main.ts, so that every
+ * benchmark measures the sources checked out.
+ *
  * @example
  * ```ts ignore
  * import { expandCommand, loadTarget } from "./target.ts";
@@ -44,6 +48,8 @@ const targetFileSchema = z.object({
   /** Folder the command runs in, relative to the target file. Defaults to the file's folder. */
   cwd: z.string().optional(),
   command: z.array(z.string()).min(1),
+  /** Run once in `cwd` before the target's first run; `{deno}` is the only placeholder. */
+  build: z.array(z.string()).min(1).optional(),
   env: z.record(z.string(), z.string()).optional(),
   /** The V8 flags the target's users run it with; the variant `default` means exactly these. */
   defaultV8Flags: z.array(z.string()).optional(),
@@ -67,6 +73,8 @@ export interface Target {
   file: string;
   cwd: string;
   command: string[];
+  /** The build command with `{deno}` filled in, when the target has one. */
+  build?: string[];
   env: Record<string, string>;
   defaultV8Flags: string[];
   crds: string[];
@@ -114,6 +122,7 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
   }
   const spec = parsed.data;
   checkPlaceholders(file, "command", spec.command, [...REQUIRED, ...OPTIONAL]);
+  checkPlaceholders(file, "build", spec.build ?? [], ["deno"]);
   checkPlaceholders(file, "object", [JSON.stringify(spec.object)], OBJECT_PLACEHOLDERS);
   const apiVersion = String(spec.object.apiVersion ?? "");
   const kind = String(spec.object.kind ?? "");
@@ -128,6 +137,9 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
     file,
     cwd,
     command: spec.command,
+    ...(spec.build && {
+      build: spec.build.map((arg) => arg.replace(PLACEHOLDER, () => Deno.execPath())),
+    }),
     env: spec.env ?? {},
     defaultV8Flags: spec.defaultV8Flags ?? [],
     crds: spec.crds.map((crd) => (isAbsolute(crd) ? crd : join(cwd, crd))),
@@ -204,4 +216,30 @@ function checkPlaceholders(
       }
     }
   }
+}
+
+/**
+ * Runs the target's build command, if it has one, in its folder.
+ *
+ * @throws {Error} when the build fails, with the command and its output.
+ */
+export async function buildTarget(target: Target): Promise<void> {
+  if (!target.build) return;
+  const [program, ...args] = target.build as [string, ...string[]];
+  const output = await new Deno.Command(program, {
+    args,
+    cwd: target.cwd,
+    env: { ...target.env, NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (output.success) return;
+  const decoder = new TextDecoder();
+  throw new Error(
+    `Cannot build the target ${target.name}: ${
+      target.build.join(" ")
+    } exited with ${output.code}\n` +
+      (decoder.decode(output.stdout) + decoder.decode(output.stderr)).trim(),
+  );
 }

@@ -1,8 +1,8 @@
 /**
  * `deno task compile`: builds kinglet into one binary per target,
- * `dist/kinglet-<target>`, with the permissions and V8 flags of
- * hack/_permissions.ts baked in (widened by `KINGLET_ALLOW_<KIND>` as for
- * `deno task start`).
+ * `dist/kinglet-<target>`, from the bundle (hack/build.ts, built first), with
+ * the permissions, V8 flags and `--no-code-cache` of hack/_permissions.ts
+ * baked in (widened by `KINGLET_ALLOW_<KIND>` as for `deno task start`).
  *
  * ```sh
  * deno task compile                                    # both Linux targets
@@ -24,6 +24,7 @@
 import { parseArgs } from "node:util";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildBundle, BuildError, BUNDLE_ENTRY } from "./build.ts";
 import { denoFlags, grantsFromEnv, kingletEnv } from "./_permissions.ts";
 
 /** The targets kinglet ships for. */
@@ -77,11 +78,10 @@ export async function elfTarget(path: string): Promise<Target | undefined> {
 }
 
 /**
- * The `deno compile` arguments that build `target` into `output`.
- * `--no-code-cache` because the binary must not write anywhere (a read-only
- * root file system, `ProtectSystem=strict`); `--exclude-unused-npm` keeps
- * packages only used as types (`@kubernetes/client-node`) or by the
- * benchmark out of the binary.
+ * The `deno compile` arguments that build `target` into `output` from the
+ * bundle. The bundle holds the npm code kinglet uses; `--exclude-unused-npm`
+ * keeps the packages of deno.json's imports that only the benchmark or the
+ * types use (`@kubernetes/client-node`) out of the binary.
  */
 export function compileArgs(
   target: Target,
@@ -91,13 +91,12 @@ export function compileArgs(
   return [
     "compile",
     ...denoFlags(grantsFromEnv(env)),
-    "--no-code-cache",
     "--exclude-unused-npm",
     "--target",
     target,
     "--output",
     output,
-    join(REPO, "main.ts"),
+    BUNDLE_ENTRY,
   ];
 }
 
@@ -202,6 +201,13 @@ async function main(args: string[]): Promise<number> {
     return 2;
   }
 
+  try {
+    await buildBundle({ log: (message) => say(Deno.stderr, `compile: ${message}`) });
+  } catch (error) {
+    if (!(error instanceof BuildError)) throw error;
+    say(Deno.stderr, `compile: ${error.message}`);
+    return 1;
+  }
   for (const target of targets) {
     const output = binaryPath(target);
     await Deno.mkdir(join(REPO, "dist"), { recursive: true });

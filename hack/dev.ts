@@ -2,7 +2,7 @@
 /**
  * The dev loop (`deno task dev`): starts the local control plane, installs
  * the CRDs, applies `deploy/samples/`, runs the operator as `deno task start`
- * would, and shows the custom resources as they converge, until Ctrl-C
+ * would (the bundle, rebuilt when a source changed), and shows the custom resources as they converge, until Ctrl-C
  * stops the operator (SIGTERM, so it drains and exits) and the cluster.
  *
  * In a terminal, one view is redrawn in place every two seconds (see
@@ -32,6 +32,7 @@ import { DATABASE_CLUSTERS, INFERENCE_SERVICES, WEB_APPS } from "../lib/operator
 import { systemClock } from "../lib/async/clock.ts";
 import { startCluster } from "./cluster.ts";
 import { type MetricSums, operatorFigures, redraw, renderView, sumMetrics } from "./_dev_view.ts";
+import { buildBundle, BuildError } from "./build.ts";
 import { denoFlags, grantsFromEnv, kingletEnv } from "./_permissions.ts";
 
 const SAMPLES = new URL("../deploy/samples/", import.meta.url).pathname;
@@ -40,6 +41,15 @@ const log = (message: string) => console.error(`[dev] ${message}`);
 async function main(args: string[]): Promise<number> {
   const stop = new AbortController();
   for (const s of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(s, () => stop.abort());
+  // Before the cluster starts: a source that does not compile stops the loop at once.
+  let entry: string;
+  try {
+    ({ entry } = await buildBundle({ log }));
+  } catch (error) {
+    if (!(error instanceof BuildError)) throw error;
+    log(error.message);
+    return 1;
+  }
   log("starting the local control plane (the first run builds it from Go modules)");
   await using cluster = await startCluster({ signal: stop.signal, log });
   const kubectl = `${cluster.binDir}/kubectl`;
@@ -56,7 +66,7 @@ async function main(args: string[]): Promise<number> {
   const runArgs = [
     "run",
     ...denoFlags(grants),
-    new URL("../main.ts", import.meta.url).pathname,
+    entry,
     "run",
     "--kubeconfig",
     cluster.kubeconfig,

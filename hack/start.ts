@@ -1,6 +1,7 @@
 /**
- * `deno task start`: runs main.ts under `deno run` with exactly the
- * permissions and V8 flags that `deno task compile` bakes into the binary
+ * `deno task start`: runs the bundle of main.ts (hack/build.ts, rebuilt first
+ * when a source changed) under `deno run` with exactly the permissions, V8
+ * flags and `--no-code-cache` that `deno task compile` bakes into the binary
  * (hack/_permissions.ts), widened by the same `KINGLET_ALLOW_<KIND>`
  * variables, and with its malloc settings. Arguments go to kinglet unchanged.
  *
@@ -20,21 +21,31 @@
  *
  * @module
  */
-import { fileURLToPath } from "node:url";
+import { buildBundle, BuildError } from "./build.ts";
 import { denoFlags, grantsFromEnv, kingletEnv } from "./_permissions.ts";
 
 const FORWARDED: readonly Deno.Signal[] = ["SIGTERM", "SIGHUP", "SIGQUIT", "SIGINT"];
 
+function say(message: string): void {
+  Deno.stderr.writeSync(new TextEncoder().encode(`start: ${message}\n`));
+}
+
 async function main(args: string[]): Promise<number> {
-  const main = fileURLToPath(new URL("../main.ts", import.meta.url));
   let flags: string[];
   const env = Deno.env.toObject();
   try {
     flags = denoFlags(grantsFromEnv(env));
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    Deno.stderr.writeSync(new TextEncoder().encode(`start: ${message}\n`));
+    say(error instanceof Error ? error.message : String(error));
     return 2;
+  }
+  let main: string;
+  try {
+    ({ entry: main } = await buildBundle({ log: say }));
+  } catch (error) {
+    if (!(error instanceof BuildError)) throw error;
+    say(error.message);
+    return 1;
   }
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...flags, main, ...args],

@@ -1,15 +1,13 @@
 // deno-lint-ignore-file no-console -- tells where a kept log is
 /**
- * Starts kinglet as users run it: a separate `deno run` process of main.ts
+ * Starts kinglet as users run it: a separate `deno run` process of the bundle
  * with the permissions, V8 flags and malloc settings of `deno task start`, on free loopback
  * ports, its log in a file. Tests stop it with SIGTERM or kill it.
  *
  * @module
  */
-import { fileURLToPath } from "node:url";
-import { denoFlags, grantsFromEnv, kingletEnv } from "../../hack/_permissions.ts";
-
-const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
+import { grantsFromEnv, kingletEnv } from "../../hack/_permissions.ts";
+import { kingletArgs } from "./kinglet_bundle.ts";
 
 /** A running operator process. */
 export interface OperatorProcess extends AsyncDisposable {
@@ -44,10 +42,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorP
   // Exactly `deno task start`: its grants, widened as users widen them, by KINGLET_ALLOW_READ.
   const grants = grantsFromEnv({ KINGLET_ALLOW_READ: options.kubeconfig, ...options.env });
   const command = Deno.execPath();
-  const args = [
-    "run",
-    ...denoFlags(grants),
-    MAIN,
+  const args = await kingletArgs([
     "run",
     "--kubeconfig",
     options.kubeconfig,
@@ -55,7 +50,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorP
     `--health-probe-bind-address=127.0.0.1:${healthPort}`,
     "--log-format=json",
     ...(options.args ?? []),
-  ];
+  ], { grants });
   const child = new Deno.Command(command, {
     args,
     stdin: "null",

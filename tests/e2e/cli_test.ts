@@ -3,19 +3,17 @@
  * install against the real API server, help, and exit code 2 for bad flags.
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
-import { denoFlags, grantsFromEnv } from "../../hack/_permissions.ts";
+import { grantsFromEnv } from "../../hack/_permissions.ts";
 import { CUSTOM_RESOURCE_DEFINITIONS } from "../../lib/kube/resources.ts";
 import { testKubeconfig } from "../_support/cluster.ts";
+import { kingletArgs } from "../_support/kinglet_bundle.ts";
 import { adminClient, condition } from "../_support/kube.ts";
-
-const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 
 async function kinglet(args: string[], read: string[] = []) {
   const grants = grantsFromEnv({ KINGLET_ALLOW_READ: read.join(",") || undefined });
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...denoFlags(grants), MAIN, ...args],
+    args: await kingletArgs(args, { grants }),
     stdout: "piped",
     stderr: "piped",
   }).output();

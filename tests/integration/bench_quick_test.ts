@@ -8,16 +8,18 @@
  *   deno test -A tests/integration/bench_quick_test.ts
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { figureSpec, formatFigure, SCENARIO_COLUMNS } from "../../bench/figure_catalog.ts";
 import { percentiles } from "../../bench/figures.ts";
 import { denoFlags, grantsFromEnv, kingletEnv, V8_FLAGS } from "../../hack/_permissions.ts";
+import { BUNDLE_ENTRY } from "../../hack/build.ts";
 import { parseResults, type Results, type Run } from "../../bench/results.ts";
 import type { ScenarioName } from "../../bench/scenarios.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const SIZE = 50;
+const BUNDLE = relative(REPO, BUNDLE_ENTRY);
 
 async function bench(args: string[]): Promise<{ code: number; stdout: string }> {
   const output = await new Deno.Command(Deno.execPath(), {
@@ -30,14 +32,20 @@ async function bench(args: string[]): Promise<{ code: number; stdout: string }> 
   return { code: output.code, stdout: new TextDecoder().decode(output.stdout) };
 }
 
-Deno.test("the kinglet target runs main.ts with exactly the flags and environment of `deno task start`", async () => {
+Deno.test("the kinglet target builds the bundle and runs it with exactly the flags and environment of `deno task start`", async () => {
   const target = JSON.parse(
     await Deno.readTextFile(join(REPO, "bench/targets/kinglet.json")),
-  ) as { command: string[]; env: Record<string, string>; defaultV8Flags: string[] };
+  ) as {
+    build: string[];
+    command: string[];
+    env: Record<string, string>;
+    defaultV8Flags: string[];
+  };
+  assert.deepEqual(target.build, ["{deno}", "task", "build"]);
   // As a user widens the start task's grants to read a kubeconfig of their own.
   const flags = denoFlags(grantsFromEnv({ KINGLET_ALLOW_READ: "{kubeconfig}" }))
     .map((flag) => (flag.startsWith("--v8-flags=") ? "--v8-flags={v8Flags}" : flag));
-  const expected = ["{deno}", "run", ...flags, "main.ts", "run", "--kubeconfig={kubeconfig}"];
+  const expected = ["{deno}", "run", ...flags, BUNDLE, "run", "--kubeconfig={kubeconfig}"];
   assert.deepEqual(target.command.slice(0, expected.length), expected);
   assert.deepEqual(target.defaultV8Flags, V8_FLAGS);
   assert.deepEqual(target.env, kingletEnv({}));
@@ -86,7 +94,7 @@ function checkResults(results: Results): void {
     assert.ok(run.samples.length >= 3, `${run.id} has ${run.samples.length} samples`);
     assert.ok(run.scrapes.length >= 2, `${run.id} has ${run.scrapes.length} scrapes`);
     assert.ok(run.samples.every((s) => s.rssBytes > 0 && s.hwmBytes >= s.rssBytes));
-    assert.ok(run.command.some((arg) => arg.endsWith("main.ts")), run.command.join(" "));
+    assert.ok(run.command.includes(BUNDLE), run.command.join(" "));
     const peak = Math.max(...run.samples.map((s) => s.hwmBytes));
     assert.equal(run.figures.rssPeakBytes, peak, `${run.id}: peak RSS is the highest VmHWM`);
     assert.ok(run.figures.rssIdleBytes! > 0 && run.figures.rssIdleBytes! <= peak);

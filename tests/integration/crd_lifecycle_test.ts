@@ -7,9 +7,8 @@
  *   deno run -A hack/with_cluster.ts -- deno test -A tests/integration/crd_lifecycle_test.ts
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { CRD_SCHEMA_HASHES } from "../../crds/schema_hashes.ts";
-import { denoFlags, grantsFromEnv } from "../../hack/_permissions.ts";
+import { grantsFromEnv } from "../../hack/_permissions.ts";
 import { checkCrds } from "../../lib/cli/crd_check.ts";
 import { installCrds } from "../../lib/cli/install.ts";
 import { ResourcesExistError, uninstall } from "../../lib/cli/uninstall.ts";
@@ -19,18 +18,18 @@ import { SCHEMA_HASH_ANNOTATION } from "../../lib/operators/labels.ts";
 import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { kubectl, testKubeconfig } from "../_support/cluster.ts";
 import { operatorKubeconfig } from "../_support/crds.ts";
+import { kingletArgs } from "../_support/kinglet_bundle.ts";
 import { startOperator } from "../_support/operator.ts";
 import { adminClient, createNamespace, deleteNamespace, getOrUndefined } from "../_support/kube.ts";
 
 const NAMES = Object.keys(CRD_SCHEMA_HASHES);
 const INSTALL = "kinglet install --kubeconfig /etc/kinglet/kubeconfig";
-const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 
 async function kinglet(args: string[]) {
   const kubeconfig = testKubeconfig();
   const grants = grantsFromEnv({ KINGLET_ALLOW_READ: kubeconfig });
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...denoFlags(grants), MAIN, ...args, "--kubeconfig", kubeconfig],
+    args: await kingletArgs([...args, "--kubeconfig", kubeconfig], { grants }),
     stdout: "piped",
     stderr: "piped",
   }).output();

@@ -8,14 +8,13 @@
  *   deno run -A hack/with_cluster.ts -- deno test -A tests/integration/debug_cache_test.ts
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import type { CacheKeysPage } from "../../lib/runtime/cache/cache_debug.ts";
 import { SECRETS } from "../../lib/kube/resources.ts";
 import { Manager } from "../../lib/runtime/manager/manager.ts";
+import { kingletArgs } from "../_support/kinglet_bundle.ts";
 import { waitFor } from "../_support/kube.ts";
 import { controllerRef, type Gadget, gadget, GADGETS, gadgetScope, keyOf } from "./_gadgets.ts";
 
-const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 const MARKER = "s3cr3t-debug-cache-marker";
 const NAMES = ["g1", "g2", "g3", "g4", "g5"];
 
@@ -104,18 +103,13 @@ Deno.test("/debug/cache lists each cache's keys page by page, resident or evicte
     assert.match(badLimit.body, /'limit' must be an integer/);
 
     const cli = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--allow-net=127.0.0.1",
-        "--allow-env",
-        "--allow-read",
-        MAIN,
+      args: await kingletArgs([
         "debug",
         "cache",
         `--address=127.0.0.1:${manager.listeners[0]!.port}`,
         "--cache=secrets",
         "--page-size=2",
-      ],
+      ]),
       stdout: "piped",
       stderr: "piped",
     }).output();

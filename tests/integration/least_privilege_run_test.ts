@@ -8,11 +8,11 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { denoFlags, grantsFromEnv } from "../../hack/_permissions.ts";
+import { grantsFromEnv } from "../../hack/_permissions.ts";
 import { kubectl, type KubectlResult, testKubeconfig } from "../_support/cluster.ts";
+import { kingletArgs } from "../_support/kinglet_bundle.ts";
 import { KINGLET_SERVICE_ACCOUNT, serviceAccountKubeconfig } from "../_support/service_account.ts";
 
-const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
 const CRDS_DIR = fileURLToPath(new URL("../../crds/", import.meta.url));
 const SA = KINGLET_SERVICE_ACCOUNT;
 
@@ -83,10 +83,7 @@ Deno.test("kinglet reconciles under the deploy/ RBAC and the binary's permission
 
   const health = freePort();
   const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...denoFlags(grantsFromEnv({ KINGLET_ALLOW_READ: kubeconfig })),
-      MAIN,
+    args: await kingletArgs([
       "run",
       "--kubeconfig",
       kubeconfig,
@@ -94,7 +91,7 @@ Deno.test("kinglet reconciles under the deploy/ RBAC and the binary's permission
       `--metrics-bind-address=127.0.0.1:${freePort()}`,
       `--health-probe-bind-address=127.0.0.1:${health}`,
       "--log-level=debug",
-    ],
+    ], { grants: grantsFromEnv({ KINGLET_ALLOW_READ: kubeconfig }) }),
     // Only what a node's systemd would give it; nothing of the test runner's KINGLET_* leaks in.
     clearEnv: true,
     env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/" },

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { compileArgs } from "../../hack/compile.ts";
 import { assembleRootfs, ENTRYPOINT, scratchFiles } from "../../hack/scratch_rootfs.ts";
 import { VERSION } from "../../lib/cli/version.ts";
+import { kingletBundle } from "../_support/kinglet_bundle.ts";
 
 const encoder = new TextEncoder();
 function say(message: string): void {
@@ -104,6 +105,7 @@ Deno.test({
     const build = await Deno.makeTempDir({ prefix: "kinglet_binary_" });
     try {
       const binary = join(build, "kinglet");
+      await kingletBundle();
       const compiled = await new Deno.Command(Deno.execPath(), {
         args: compileArgs("x86_64-unknown-linux-gnu", binary, {}),
         env: { DENORT_BIN: denort! },

@@ -1,6 +1,6 @@
 /**
  * The kinglet command line as users start it, for the bad-input and security
- * tests: `deno run` of main.ts under exactly the flags of `deno task start`
+ * tests: `deno run` of the bundle under exactly the flags of `deno task start`
  * (hack/_permissions.ts, widened by `KINGLET_ALLOW_<KIND>` as users widen
  * them), either run to its exit or kept running with its probes on free
  * loopback ports.
@@ -8,11 +8,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
-import { denoFlags, grantsFromEnv, kingletEnv } from "../../hack/_permissions.ts";
-
-/** The CLI's entry point. */
-export const MAIN: string = fileURLToPath(new URL("../../main.ts", import.meta.url));
+import { grantsFromEnv, kingletEnv } from "../../hack/_permissions.ts";
+import { kingletArgs } from "../_support/kinglet_bundle.ts";
 
 /** How to start the CLI. */
 export interface CliOptions {
@@ -31,10 +28,12 @@ export interface CliResult {
   ms: number;
 }
 
-/** The `deno` arguments that run main.ts with `args` as `deno task start` would. */
-export function startTaskArgs(args: readonly string[], options: CliOptions = {}): string[] {
-  const grants = grantsFromEnv(options.env ?? {});
-  return ["run", ...denoFlags(grants), ...(options.denoFlags ?? []), MAIN, ...args];
+/** The `deno` arguments that run kinglet with `args` as `deno task start` would. */
+function startTaskArgs(args: readonly string[], options: CliOptions): Promise<string[]> {
+  return kingletArgs(args, {
+    grants: grantsFromEnv(options.env ?? {}),
+    ...(options.denoFlags && { denoFlags: options.denoFlags }),
+  });
 }
 
 /** The environment `deno task start` gives kinglet: the caller's, plus kinglet's defaults. */
@@ -54,7 +53,7 @@ export async function runToExit(
 ): Promise<CliResult> {
   const started = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
-    args: startTaskArgs(args, options),
+    args: await startTaskArgs(args, options),
     env: startTaskEnv(options),
     stdin: "null",
     stdout: "piped",
@@ -98,10 +97,13 @@ export interface RunningCli extends AsyncDisposable {
  * Starts `kinglet run` with `args` and the probe and metrics listeners on
  * free loopback ports; dispose of it to kill it.
  */
-export function startRun(args: readonly string[], options: CliOptions = {}): RunningCli {
+export async function startRun(
+  args: readonly string[],
+  options: CliOptions = {},
+): Promise<RunningCli> {
   const [metricsPort, healthPort] = [freePort(), freePort()];
   const child = new Deno.Command(Deno.execPath(), {
-    args: startTaskArgs([
+    args: await startTaskArgs([
       "run",
       `--metrics-bind-address=127.0.0.1:${metricsPort}`,
       `--health-probe-bind-address=127.0.0.1:${healthPort}`,

@@ -1,6 +1,6 @@
 /**
- * Bad kubeconfigs given to the real CLI (`main.ts run --kubeconfig <file>`
- * under the start task's permissions). Two behaviours, chosen per case:
+ * Bad kubeconfigs given to the real CLI (`kinglet run --kubeconfig <file>`, the
+ * bundle under the start task's permissions). Two behaviours, chosen per case:
  *
  * - What no retry can fix ends the process at start with exit code 1 (2 for
  *   bad flags) and one line on standard error saying what is wrong, where
@@ -332,7 +332,7 @@ async function staysUpAndSaysWhy(
   cause: RegExp,
 ): Promise<{ logMs: number; restarts: number; upMs: number }> {
   const started = performance.now();
-  await using cli = startRun(["--kubeconfig", kubeconfig, "--controllers=webapp"], {
+  await using cli = await startRun(["--kubeconfig", kubeconfig, "--controllers=webapp"], {
     env: { KINGLET_ALLOW_READ: dir },
   });
   const line = await cli.waitForLine(/Cannot reach the API server/);

@@ -176,7 +176,7 @@ Deno.test("a denied verb gives a clear error and /readyz false, not a crash loop
     });
     const kubeconfig = await tokenKubeconfig(dir, ns, name);
     const started = performance.now();
-    await using cli = startRun(
+    await using cli = await startRun(
       ["--kubeconfig", kubeconfig, "--controllers=webapp", `--namespace=${ns}`],
       { env: { KINGLET_ALLOW_READ: dir } },
     );
@@ -423,7 +423,7 @@ Deno.test("the start task's permissions keep kinglet from reading an arbitrary f
   try {
     const started = performance.now();
     // The listeners on the ports the grant names: these flags come after startRun's own and win.
-    await using cli = startRun([
+    await using cli = await startRun([
       "--kubeconfig",
       kubeconfig,
       "--controllers=webapp",

@@ -1,12 +1,10 @@
 /** The command line's words as a user reads them: help, unknown commands. */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
-
-const MAIN = fileURLToPath(new URL("../../main.ts", import.meta.url));
+import { kingletArgs } from "../_support/kinglet_bundle.ts";
 
 async function kinglet(args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-env", "--allow-read", MAIN, ...args],
+    args: await kingletArgs(args),
     stdout: "piped",
     stderr: "piped",
   }).output();

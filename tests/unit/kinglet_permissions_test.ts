@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parse } from "yaml";
 import {
+  CODE_CACHE_FLAG,
   denoFlags,
   grantsFromEnv,
   IGNORED_ENV,
@@ -15,7 +16,9 @@ import {
   kingletEnv,
   V8_FLAGS,
 } from "../../hack/_permissions.ts";
+import { BUNDLE_ENTRY } from "../../hack/build.ts";
 import { compileArgs } from "../../hack/compile.ts";
+import { kingletBundle } from "../_support/kinglet_bundle.ts";
 import { probe } from "../_support/permission_probe.ts";
 
 async function withTempDir(body: (dir: string) => Promise<void>): Promise<void> {
@@ -125,19 +128,24 @@ function jsonAt(text: string, start: number): unknown {
 }
 
 /** What `denoFlags` says, in the shape of the metadata `deno compile` embeds. */
-function expectedMetadata(flags: string[]): { permissions: Record<string, unknown>; v8: string[] } {
+function expectedMetadata(
+  flags: string[],
+): { permissions: Record<string, unknown>; v8: string[]; codeCache: boolean } {
   const permissions: Record<string, unknown> = { prompt: true };
   let v8: string[] = [];
+  let codeCache = true;
   for (const flag of flags) {
     const [name, value] = flag.split(/=(.*)/s) as [string, string?];
     if (name === "--no-prompt") permissions.prompt = false;
+    else if (name === CODE_CACHE_FLAG) codeCache = false;
     else if (name === "--v8-flags") v8 = value!.split(",");
     else permissions[name.slice(2).replace("-", "_")] = value === undefined ? [] : value.split(",");
   }
-  return { permissions, v8 };
+  return { permissions, v8, codeCache };
 }
 
 Deno.test("deno compile bakes in exactly the flags that deno task start passes", async () => {
+  await kingletBundle();
   await withTempDir(async (dir) => {
     const output = join(dir, "kinglet");
     // The deno executable stands in for denort, which cannot be downloaded here:
@@ -152,6 +160,8 @@ Deno.test("deno compile bakes in exactly the flags that deno task start passes",
     const bytes = await Deno.readFile(output);
     const text = new TextDecoder("latin1").decode(bytes.subarray(bytes.length - 64 * 2 ** 20));
     const metadata = jsonAt(text, text.lastIndexOf('{"argv":')) as {
+      code_cache_key: number | null;
+      entrypoint_key: string;
       permissions: Record<string, unknown>;
       v8_flags: string[];
     };
@@ -161,6 +171,10 @@ Deno.test("deno compile bakes in exactly the flags that deno task start passes",
       assert.deepEqual(value, expected.permissions[key] ?? null, `${key} in the binary`);
     }
     assert.deepEqual(metadata.v8_flags.slice(-V8_FLAGS.length), [...V8_FLAGS]);
+    // A code cache key means the binary would keep V8's code cache, written beside it.
+    assert.equal(expected.codeCache, false);
+    assert.equal(metadata.code_cache_key, null);
+    assert.ok(BUNDLE_ENTRY.endsWith(`/${metadata.entrypoint_key}`), metadata.entrypoint_key);
   });
 });
 
