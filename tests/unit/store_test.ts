@@ -244,6 +244,13 @@ Deno.test("store cancels a live GET only when every reader gave up", async () =>
   assert.equal(fetchSignal?.aborted, true);
 });
 
+/** A (re)list of `pages` as the watcher delivers it. */
+function relist(store: Store, pages: KubeObject[][], resourceVersion: string): void {
+  store.apply({ type: "init" });
+  for (const objects of pages) store.apply({ type: "initPage", objects });
+  store.apply({ type: "initDone", resourceVersion });
+}
+
 Deno.test("store relist swaps everything at once and drops keys that vanished", () => {
   const store = new Store();
   store.apply({ type: "applied", object: cm("a", { owners: ["o1"] }) });
@@ -251,41 +258,48 @@ Deno.test("store relist swaps everything at once and drops keys that vanished", 
   const seen: string[] = [];
   store.subscribe((change: StoreChange<KubeObject>) => {
     // Every listener call sees the finished swap, never a half-applied relist.
-    assert.deepEqual(store.keys(), ["default/b", "default/c"]);
+    assert.deepEqual(store.keys(), ["default/b", "default/c", "default/d"]);
     assert.equal(store.resourceVersion, "100");
     assert.equal(store.has("default/a"), false);
     if (change.type === "replace") seen.push(`replace ${change.keys}`);
     else seen.push(`${change.type} ${change.key} previous=${change.previous?.resourceVersion}`);
   });
-  store.apply({
-    type: "restarted",
-    objects: [cm("b", { rv: "2" }), cm("c", { rv: "3" })],
-    resourceVersion: "100",
-  });
+  relist(store, [[cm("b", { rv: "2" }), cm("c", { rv: "3" })], [cm("d", { rv: "4" })]], "100");
   assert.deepEqual(seen, [
     "upsert default/b previous=1",
     "upsert default/c previous=undefined",
+    "upsert default/d previous=undefined",
     "delete default/a previous=1",
-    "replace 2",
+    "replace 3",
   ]);
   assert.deepEqual(store.byOwner("o1"), []);
   assert.equal(store.get("default/b")?.metadata?.resourceVersion, "2");
 });
 
-Deno.test("store relist with a nameless object leaves the store unchanged", () => {
+Deno.test("store relist with a nameless object abandons the list and leaves the store unchanged", () => {
   const store = new Store();
   store.apply({ type: "applied", object: cm("a") });
+  const changes: string[] = [];
+  store.subscribe((c) => changes.push(c.type));
+  store.apply({ type: "init" });
+  store.apply({ type: "initPage", objects: [cm("b")] });
   assert.throws(
-    () =>
-      store.apply({
-        type: "restarted",
-        objects: [cm("b"), { metadata: {} }],
-        resourceVersion: "5",
-      }),
-    TypeError,
+    () => store.apply({ type: "initPage", objects: [cm("c"), { metadata: {} }] }),
+    { name: "TypeError", message: /Cannot key/ },
+  );
+  assert.throws(
+    () => store.apply({ type: "initPage", objects: [cm("d")] }),
+    { name: "TypeError", message: /no list is under way/ },
+  );
+  assert.throws(
+    () => store.apply({ type: "initDone", resourceVersion: "5" }),
+    { name: "TypeError", message: /'initDone': no list is under way/ },
   );
   assert.deepEqual(store.keys(), ["default/a"]);
   assert.equal(store.resourceVersion, "1");
+  assert.deepEqual(changes, []);
+  relist(store, [[cm("e", { rv: "7" })]], "7");
+  assert.deepEqual(store.keys(), ["default/e"], "the next list goes through");
 });
 
 Deno.test("store tells listeners about upserts and deletes with the previous entry", () => {

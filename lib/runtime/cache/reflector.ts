@@ -60,7 +60,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
   async run(signal: AbortSignal): Promise<void> {
     for await (const event of this.#watcher.events(signal)) {
       this.store.apply(event);
-      if (event.type === "restarted") this.#synced.resolve();
+      if (event.type === "initDone") this.#synced.resolve();
     }
   }
 }
