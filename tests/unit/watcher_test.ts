@@ -5,6 +5,7 @@ import type { KubeList, KubeObject, WatchEvent, WatchEventType } from "../../lib
 import { Backoff } from "../../lib/async/backoff.ts";
 import { FakeClock, flushMicrotasks } from "../../lib/async/clock.ts";
 import { WatchStream } from "../../lib/runtime/watcher/_watch_stream.ts";
+import { Store } from "../../lib/runtime/cache/store.ts";
 import {
   type ListerWatcher,
   listerWatcher,
@@ -254,6 +255,121 @@ Deno.test("a streaming list delivers its initial events as pages up to the end b
   assert.deepEqual(await next(), { type: "applied", object: cm("a", "9") });
   assert.deepEqual(lw.lists, []);
   assert.deepEqual(lw.streams.length, 1);
+  abort.abort();
+});
+
+Deno.test("each page of a list is yielded before the next page is asked for, none larger than pageSize", async () => {
+  const { lw, next, abort } = setUp({ pageSize: 2 });
+  lw.answers.push(
+    page([cm("a", "1"), cm("b", "1")], "", "t1"),
+    page([cm("c", "1"), cm("d", "1")], "", "t2"),
+    page([cm("e", "1")], "7"),
+  );
+  assert.deepEqual(await next(), { type: "init" });
+  const pages: string[][] = [];
+  for (let event = await next(); event.type !== "initDone"; event = await next()) {
+    assert.equal(event.type, "initPage");
+    if (event.type !== "initPage") break;
+    assert.ok(event.objects.length <= 2, `a page of ${event.objects.length}`);
+    assert.equal(lw.lists.length, pages.length + 1, "the next page was asked for too early");
+    pages.push(event.objects.map((o) => o.metadata!.name!));
+  }
+  assert.deepEqual(pages, [["a", "b"], ["c", "d"], ["e"]]);
+  abort.abort();
+});
+
+Deno.test("a streaming list delivers its initial events in pages of pageSize", async () => {
+  const { lw, listed, abort } = setUp({ streamingList: "auto", pageSize: 2 });
+  lw.onWatch = (stream) => {
+    for (const name of ["a", "b", "c", "d", "e"]) stream.push("ADDED", cm(name, "3"));
+    stream.push("BOOKMARK", bookmark("8", true));
+  };
+  assert.deepEqual(await listed(), [
+    { type: "init" },
+    { type: "initPage", objects: [cm("a", "3"), cm("b", "3")] },
+    { type: "initPage", objects: [cm("c", "3"), cm("d", "3")] },
+    { type: "initPage", objects: [cm("e", "3")] },
+    { type: "initDone", resourceVersion: "8" },
+  ]);
+  abort.abort();
+});
+
+/** Applies the watcher's events to `store` up to and including the next `initDone`. */
+async function reflectList(next: () => Promise<WatcherEvent>, store: Store): Promise<string[]> {
+  const types: string[] = [];
+  for (;;) {
+    const event = await next();
+    store.apply(event);
+    types.push(event.type);
+    if (event.type === "initDone") return types;
+  }
+}
+
+Deno.test("a 410 on the second page starts the list over with init and the store ends with the second list alone", async () => {
+  const { lw, next, clock, abort } = setUp({ pageSize: 2 });
+  const store = new Store();
+  store.apply({ type: "applied", object: cm("old", "1") });
+  const changes: string[] = [];
+  store.subscribe((c) => changes.push(c.type === "replace" ? "replace" : `${c.type} ${c.key}`));
+  lw.answers.push(page([cm("a", "2"), cm("b", "2")], "", "t1"), gone());
+  lw.answers.push(page([cm("c", "5")], "", "t2"), page([cm("d", "5")], "6"));
+  const reflected = reflectList(next, store);
+  await flushMicrotasks();
+  assert.deepEqual(store.keys(), ["default/old"], "the unfinished list is not visible");
+  await clock.advance(100);
+  assert.deepEqual(await reflected, [
+    "init",
+    "initPage",
+    "init",
+    "initPage",
+    "initPage",
+    "initDone",
+  ]);
+  assert.deepEqual(store.keys(), ["default/c", "default/d"]);
+  assert.equal(store.resourceVersion, "6");
+  assert.deepEqual(changes, [
+    "upsert default/c",
+    "upsert default/d",
+    "delete default/old",
+    "replace",
+  ]);
+  abort.abort();
+});
+
+Deno.test("a streaming list that fails after a page starts over with init", async () => {
+  const { lw, next, clock, abort } = setUp({ streamingList: "auto", pageSize: 1 });
+  const store = new Store();
+  lw.onWatch = (stream) => {
+    if (lw.streams.length === 1) stream.push("ADDED", cm("a", "1")).fail(serverError());
+    else stream.push("ADDED", cm("b", "4")).push("BOOKMARK", bookmark("4", true));
+  };
+  const reflected = reflectList(next, store);
+  await flushMicrotasks();
+  await clock.advance(100);
+  assert.deepEqual(await reflected, ["init", "initPage", "init", "initPage", "initDone"]);
+  assert.deepEqual(store.keys(), ["default/b"]);
+  assert.deepEqual(lw.streams.map((s) => s.options.sendInitialEvents), [true, true]);
+  abort.abort();
+});
+
+Deno.test("a server found to ignore sendInitialEvents after pages were delivered is listed again from init", async () => {
+  const { lw, next, abort } = setUp({ streamingList: "auto", pageSize: 1 });
+  const store = new Store();
+  lw.onWatch = (stream) => {
+    if (!stream.options.sendInitialEvents) return;
+    stream.push("ADDED", cm("a", "1")).push("ADDED", cm("b", "1")).push("MODIFIED", cm("a", "2"));
+  };
+  lw.answers.push(page([cm("a", "2")], "2"));
+  assert.deepEqual(await reflectList(next, store), [
+    "init",
+    "initPage",
+    "initPage",
+    "init",
+    "initPage",
+    "initDone",
+  ]);
+  assert.deepEqual(store.keys(), ["default/a"], "b came only from the abandoned stream");
+  assert.equal(store.get("default/a")?.metadata?.resourceVersion, "2");
   abort.abort();
 });
 
