@@ -121,7 +121,7 @@ function run(w: Watcher<KubeObject>) {
   })();
   return {
     events,
-    restarts: () => events.flatMap((e) => (e.type === "restarted" ? [e] : [])),
+    lists: () => completeLists(events),
     /** `type name value` of each applied or deleted object, in order. */
     changes: () =>
       events.flatMap((e) =>
@@ -134,6 +134,28 @@ function run(w: Watcher<KubeObject>) {
       await done;
     },
   };
+}
+
+/** A list the watcher delivered from `init` to `initDone`. */
+interface Listed {
+  objects: KubeObject[];
+  pageSizes: number[];
+  resourceVersion: string;
+}
+
+/** The complete lists among `events`; a list that started over counts once. */
+function completeLists(events: readonly WatcherEvent<KubeObject>[]): Listed[] {
+  const lists: Listed[] = [];
+  let pages: KubeObject[][] = [];
+  for (const event of events) {
+    if (event.type === "init") pages = [];
+    if (event.type === "initPage") pages.push(event.objects);
+    if (event.type === "initDone") {
+      const { resourceVersion } = event;
+      lists.push({ objects: pages.flat(), pageSizes: pages.map((p) => p.length), resourceVersion });
+    }
+  }
+  return lists;
 }
 
 async function eventually(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
@@ -156,8 +178,8 @@ Deno.test("a watcher sees every create, update and delete of ConfigMaps, in orde
     backoff: quick(),
   });
   await using r = run(w);
-  await eventually("the initial list", () => r.restarts().length === 1);
-  assert.deepEqual(r.restarts()[0]?.objects.map((o) => o.metadata?.name), ["before"]);
+  await eventually("the initial list", () => r.lists().length === 1);
+  assert.deepEqual(r.lists()[0]?.objects.map((o) => o.metadata?.name), ["before"]);
   assert.equal(w.freshness.synced, true);
 
   await client.create(CONFIG_MAPS, object(CONFIG_MAPS, "a", { v: "1" }), { namespace });
@@ -177,7 +199,7 @@ Deno.test("after its connection is cut, a watcher resumes from the last resource
   const tap = new Tap(listerWatcher(client, CONFIG_MAPS, { namespace, labelSelector: LABEL }));
   const w = watcher(tap, { backoff: quick() });
   await using r = run(w);
-  await eventually("the initial list", () => r.restarts().length === 1);
+  await eventually("the initial list", () => r.lists().length === 1);
   const created = await client.create(CONFIG_MAPS, object(CONFIG_MAPS, "a", { v: "1" }), {
     namespace,
   });
@@ -192,7 +214,7 @@ Deno.test("after its connection is cut, a watcher resumes from the last resource
   await eventually("b", () => r.changes().length === 2);
 
   assert.deepEqual(r.changes(), ['applied a {"v":"1"}', 'applied b {"v":"1"}']);
-  assert.equal(r.restarts().length, 1, "the watcher relisted");
+  assert.equal(r.lists().length, 1, "the watcher relisted");
   assert.equal(tap.watches[1]?.resourceVersion, created.metadata?.resourceVersion);
   assert.equal(tap.watches[1]?.sendInitialEvents, undefined);
   assert.equal(tap.lists.length, 0);
@@ -205,8 +227,8 @@ Deno.test("a watcher whose resourceVersion was compacted away relists after 410 
   const tap = new Tap(listerWatcher(client, CONFIG_MAPS, { namespace, labelSelector: LABEL }));
   const w = watcher(tap, { backoff: quick() });
   await using r = run(w);
-  await eventually("the initial list", () => r.restarts().length === 1);
-  const listedAt = Number(r.restarts()[0]?.resourceVersion);
+  await eventually("the initial list", () => r.lists().length === 1);
+  const listedAt = Number(r.lists()[0]?.resourceVersion);
 
   tap.hold();
   tap.cut();
@@ -218,8 +240,8 @@ Deno.test("a watcher whose resourceVersion was compacted away relists after 410 
   assert.ok(revision > listedAt + 1, `compacted to ${revision}, listed at ${listedAt}`);
   tap.release();
 
-  await eventually("a relist", () => r.restarts().length === 2);
-  const relist = r.restarts()[1];
+  await eventually("a relist", () => r.lists().length === 2);
+  const relist = r.lists()[1];
   assert.deepEqual(relist?.objects.map((o) => [o.metadata?.name, o.data]), [["new", { v: "2" }]]);
   assert.ok(w.freshness.restarts >= 1);
   assert.equal(tap.watches[1]?.resourceVersion, String(listedAt));
@@ -235,8 +257,8 @@ Deno.test("the initial list is streamed where the server supports it, without a 
   const tap = new Tap(listerWatcher(client, SECRETS, { namespace, labelSelector: LABEL }));
   const w = watcher(tap, { backoff: quick() });
   await using r = run(w);
-  await eventually("the streamed list", () => r.restarts().length === 1);
-  assert.deepEqual(r.restarts()[0]?.objects.map((o) => o.metadata?.name).sort(), [
+  await eventually("the streamed list", () => r.lists().length === 1);
+  assert.deepEqual(r.lists()[0]?.objects.map((o) => o.metadata?.name).sort(), [
     "s1",
     "s2",
     "s3",
@@ -250,7 +272,7 @@ Deno.test("the initial list is streamed where the server supports it, without a 
   assert.equal(tap.watches.length, 1, "the stream of the initial list did not go on as the watch");
 });
 
-Deno.test("with streaming lists off, the initial list is read in pages and delivered at once", async () => {
+Deno.test("with streaming lists off, the initial list is read and delivered page by page", async () => {
   await using s = await scope("w-pages");
   const { client, namespace } = s;
   for (let i = 0; i < 5; i++) {
@@ -259,18 +281,19 @@ Deno.test("with streaming lists off, the initial list is read in pages and deliv
   const tap = new Tap(listerWatcher(client, CONFIG_MAPS, { namespace, labelSelector: LABEL }));
   const w = watcher(tap, { streamingList: "off", pageSize: 2, backoff: quick() });
   await using r = run(w);
-  await eventually("the paginated list", () => r.restarts().length === 1);
-  assert.deepEqual(r.restarts()[0]?.objects.map((o) => o.metadata?.name), [
+  await eventually("the paginated list", () => r.lists().length === 1);
+  assert.deepEqual(r.lists()[0]?.objects.map((o) => o.metadata?.name), [
     "c0",
     "c1",
     "c2",
     "c3",
     "c4",
   ]);
+  assert.deepEqual(r.lists()[0]?.pageSizes, [2, 2, 1]);
   assert.deepEqual(tap.lists.map((l) => [l.limit, l.continue !== undefined]), [[2, false], [
     2,
     true,
   ], [2, true]]);
   await eventually("the watch", () => tap.watches.length === 1);
-  assert.equal(tap.watches[0]?.resourceVersion, r.restarts()[0]?.resourceVersion);
+  assert.equal(tap.watches[0]?.resourceVersion, r.lists()[0]?.resourceVersion);
 });

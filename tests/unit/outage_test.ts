@@ -5,7 +5,7 @@ import { setupLogging } from "../../lib/log.ts";
 import { Backoff } from "../../lib/async/backoff.ts";
 import { FakeClock, flushMicrotasks } from "../../lib/async/clock.ts";
 import { type OutageLevel, OutageReport } from "../../lib/runtime/watcher/outage.ts";
-import { type ListerWatcher, watcher } from "../../lib/runtime/watcher/watcher.ts";
+import { type ListerWatcher, type Watcher, watcher } from "../../lib/runtime/watcher/watcher.ts";
 
 const SERVER = "https://10.0.0.1:6443";
 
@@ -58,6 +58,13 @@ Deno.test("no recovery line is written when nothing failed", () => {
 });
 
 /** A collection whose every list fails as an unreachable server does. */
+/** Iterates `w` in the background, past its `init`, until `signal` aborts. */
+function drive(w: Watcher, signal: AbortSignal): void {
+  (async () => {
+    for await (const _ of w.events(signal));
+  })().catch(() => {});
+}
+
 function unreachable(name: string): ListerWatcher<KubeObject> {
   return {
     description: name,
@@ -86,7 +93,7 @@ Deno.test("seven watchers of an unreachable server log one line per backoff roun
       streamingList: "off",
       backoff: new Backoff({ initialMs: 100, maxMs: 10_000, jitter: 0.2, random: () => i / 7 }),
     });
-    w.events(stop.signal).next().catch(() => {});
+    drive(w, stop.signal);
   }
   // Rounds at 0, ~100, ~300, ~700, ~1500 and ~3100 ms (up to 17 % later with jitter); the 7th at ~6300.
   for (let t = 0; t < 4_000; t += 50) {
@@ -132,7 +139,7 @@ Deno.test("the 429 of a resource whose storage is initializing is logged at debu
         throw new Error("never watched");
       },
     }, { clock, streamingList: "off", backoff: new Backoff({ initialMs: 10, jitter: 0 }) });
-    w.events(stop.signal).next().catch(() => {});
+    drive(w, stop.signal);
     await flushMicrotasks();
     await clock.advance(10);
     await flushMicrotasks();

@@ -244,6 +244,13 @@ Deno.test("store cancels a live GET only when every reader gave up", async () =>
   assert.equal(fetchSignal?.aborted, true);
 });
 
+/** A (re)list of `pages` as the watcher delivers it. */
+function relist(store: Store, pages: KubeObject[][], resourceVersion: string): void {
+  store.apply({ type: "init" });
+  for (const objects of pages) store.apply({ type: "initPage", objects });
+  store.apply({ type: "initDone", resourceVersion });
+}
+
 Deno.test("store relist swaps everything at once and drops keys that vanished", () => {
   const store = new Store();
   store.apply({ type: "applied", object: cm("a", { owners: ["o1"] }) });
@@ -251,41 +258,148 @@ Deno.test("store relist swaps everything at once and drops keys that vanished", 
   const seen: string[] = [];
   store.subscribe((change: StoreChange<KubeObject>) => {
     // Every listener call sees the finished swap, never a half-applied relist.
-    assert.deepEqual(store.keys(), ["default/b", "default/c"]);
+    assert.deepEqual(store.keys(), ["default/b", "default/c", "default/d"]);
     assert.equal(store.resourceVersion, "100");
     assert.equal(store.has("default/a"), false);
     if (change.type === "replace") seen.push(`replace ${change.keys}`);
     else seen.push(`${change.type} ${change.key} previous=${change.previous?.resourceVersion}`);
   });
-  store.apply({
-    type: "restarted",
-    objects: [cm("b", { rv: "2" }), cm("c", { rv: "3" })],
-    resourceVersion: "100",
-  });
+  relist(store, [[cm("b", { rv: "2" }), cm("c", { rv: "3" })], [cm("d", { rv: "4" })]], "100");
   assert.deepEqual(seen, [
     "upsert default/b previous=1",
     "upsert default/c previous=undefined",
+    "upsert default/d previous=undefined",
     "delete default/a previous=1",
-    "replace 2",
+    "replace 3",
   ]);
   assert.deepEqual(store.byOwner("o1"), []);
   assert.equal(store.get("default/b")?.metadata?.resourceVersion, "2");
 });
 
-Deno.test("store relist with a nameless object leaves the store unchanged", () => {
+Deno.test("store readers and listeners see the old contents until the list is done", () => {
+  const store = new Store({
+    indexers: { data: (o) => [String((o.data as { value: string }).value)] },
+  });
+  store.apply({ type: "applied", object: cm("a", { owners: ["o1"], rv: "3", data: "x" }) });
+  const before = {
+    keys: store.keys(),
+    list: store.list(),
+    entry: store.entry("default/a"),
+    stats: store.stats(),
+  };
+  const changes: string[] = [];
+  store.subscribe((c) => changes.push(c.type));
+  store.apply({ type: "init" });
+  store.apply({
+    type: "initPage",
+    objects: [cm("b", { owners: ["o1"], rv: "5", data: "x" }), cm("a", { rv: "5", data: "y" })],
+  });
+  assert.deepEqual(changes, [], "listeners are told nothing before initDone");
+  assert.deepEqual(store.keys(), before.keys);
+  assert.deepEqual(store.list(), before.list);
+  assert.deepEqual(store.entry("default/a"), before.entry);
+  assert.equal(store.entry("default/b"), undefined);
+  assert.equal(store.has("default/b"), false);
+  assert.equal(store.size, 1);
+  assert.deepEqual(store.byOwner("o1"), ["default/a"]);
+  assert.deepEqual(store.byIndex("data", "x"), ["default/a"]);
+  assert.deepEqual(store.byIndex("data", "y"), []);
+  assert.equal(store.resourceVersion, "3");
+  assert.deepEqual(store.stats(), before.stats);
+  assert.deepEqual(store.get("default/a")?.data, { value: "x" });
+
+  store.apply({ type: "initDone", resourceVersion: "6" });
+  assert.deepEqual(changes, ["upsert", "upsert", "replace"]);
+  assert.deepEqual(store.keys(), ["default/b", "default/a"]);
+  assert.deepEqual(store.byOwner("o1"), ["default/b"]);
+  assert.deepEqual(store.byIndex("data", "y"), ["default/a"]);
+  assert.equal(store.resourceVersion, "6");
+  assert.equal(store.stats().objects, 2);
+});
+
+Deno.test("store relist with a nameless object abandons the list and leaves the store unchanged", () => {
   const store = new Store();
   store.apply({ type: "applied", object: cm("a") });
+  const changes: string[] = [];
+  store.subscribe((c) => changes.push(c.type));
+  store.apply({ type: "init" });
+  store.apply({ type: "initPage", objects: [cm("b")] });
   assert.throws(
-    () =>
-      store.apply({
-        type: "restarted",
-        objects: [cm("b"), { metadata: {} }],
-        resourceVersion: "5",
-      }),
-    TypeError,
+    () => store.apply({ type: "initPage", objects: [cm("c"), { metadata: {} }] }),
+    { name: "TypeError", message: /Cannot key/ },
+  );
+  assert.throws(
+    () => store.apply({ type: "initPage", objects: [cm("d")] }),
+    { name: "TypeError", message: /no list is under way/ },
+  );
+  assert.throws(
+    () => store.apply({ type: "initDone", resourceVersion: "5" }),
+    { name: "TypeError", message: /'initDone': no list is under way/ },
   );
   assert.deepEqual(store.keys(), ["default/a"]);
   assert.equal(store.resourceVersion, "1");
+  assert.deepEqual(changes, []);
+  relist(store, [[cm("e", { rv: "7" })]], "7");
+  assert.deepEqual(store.keys(), ["default/e"], "the next list goes through");
+});
+
+Deno.test("store drops an unfinished list when another init comes", () => {
+  const store = new Store();
+  store.apply({ type: "init" });
+  store.apply({ type: "initPage", objects: [cm("a"), cm("b")] });
+  relist(store, [[cm("c")]], "9");
+  assert.deepEqual(store.keys(), ["default/c"]);
+});
+
+Deno.test("store refuses a page or an end of list without init", () => {
+  const store = new Store();
+  assert.throws(() => store.apply({ type: "initPage", objects: [cm("a")] }), TypeError);
+  assert.throws(() => store.apply({ type: "initDone", resourceVersion: "1" }), TypeError);
+  assert.equal(store.size, 0);
+});
+
+Deno.test("store applies a watch event that comes during a list at once, and the list replaces it when done", () => {
+  const store = new Store();
+  store.apply({ type: "init" });
+  store.apply({ type: "initPage", objects: [cm("a", { rv: "2" })] });
+  store.apply({ type: "applied", object: cm("z", { rv: "3" }) });
+  assert.deepEqual(store.keys(), ["default/z"]);
+  store.apply({ type: "initDone", resourceVersion: "2" });
+  assert.deepEqual(store.keys(), ["default/a"]);
+  assert.equal(store.resourceVersion, "2");
+});
+
+Deno.test("store keeps the budget on a list under way and still tells listeners every listed object", () => {
+  const evicted: string[] = [];
+  const store = new Store({
+    budget: { maxObjects: 2 },
+    fetch: noFetch,
+    onEvict: (key) => evicted.push(key),
+  });
+  store.apply({ type: "applied", object: cm("old") });
+  const upserts: [string, unknown][] = [];
+  store.subscribe((c) => c.type === "upsert" && upserts.push([c.key, c.object.data]));
+  store.apply({ type: "init" });
+  store.apply({ type: "initPage", objects: [cm("a"), cm("b")] });
+  store.apply({ type: "initPage", objects: [cm("c"), cm("d")] });
+  assert.deepEqual(evicted, ["default/a", "default/b"], "the list under way stays within budget");
+  assert.deepEqual(store.keys(), ["default/old"]);
+  assert.deepEqual(
+    [store.stats().objects, store.stats().keys],
+    [1, 1],
+    "readers still see the old contents",
+  );
+  store.apply({ type: "initDone", resourceVersion: "9" });
+  assert.deepEqual(upserts, [
+    ["default/a", { value: "a" }],
+    ["default/b", { value: "b" }],
+    ["default/c", { value: "c" }],
+    ["default/d", { value: "d" }],
+  ]);
+  assert.deepEqual(store.keys(), ["default/a", "default/b", "default/c", "default/d"]);
+  assert.deepEqual(store.list().map(objectKey), ["default/c", "default/d"]);
+  assert.equal(store.get("default/a"), undefined);
+  assert.deepEqual([store.stats().objects, store.stats().keys], [2, 4]);
 });
 
 Deno.test("store tells listeners about upserts and deletes with the previous entry", () => {

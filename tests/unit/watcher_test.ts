@@ -5,6 +5,7 @@ import type { KubeList, KubeObject, WatchEvent, WatchEventType } from "../../lib
 import { Backoff } from "../../lib/async/backoff.ts";
 import { FakeClock, flushMicrotasks } from "../../lib/async/clock.ts";
 import { WatchStream } from "../../lib/runtime/watcher/_watch_stream.ts";
+import { Store } from "../../lib/runtime/cache/store.ts";
 import {
   type ListerWatcher,
   listerWatcher,
@@ -164,17 +165,26 @@ function setUp(options: WatcherOptions = {}) {
     assert.ok(!result.done, "the watcher ended");
     return result.value;
   };
-  return { clock, lw, abort, w, events, next };
+  /** The events up to and including the next `initDone`. */
+  const listed = async (): Promise<WatcherEvent[]> => {
+    const got: WatcherEvent[] = [];
+    for (;;) {
+      const event = await next();
+      got.push(event);
+      if (event.type === "initDone") return got;
+    }
+  };
+  return { clock, lw, abort, w, events, next, listed };
 }
 
-Deno.test("a paginated list is delivered as one restarted event, then the watch starts from its resourceVersion", async () => {
+Deno.test("a paginated list is delivered page by page between init and initDone, then the watch starts from its resourceVersion", async () => {
   const { lw, next, abort } = setUp({ pageSize: 2 });
   lw.answers.push(page([cm("a", "5"), cm("b", "6")], "", "token-1"), page([cm("c", "7")], "9"));
-  assert.deepEqual(await next(), {
-    type: "restarted",
-    objects: [cm("a", "5"), cm("b", "6"), cm("c", "7")],
-    resourceVersion: "9",
-  });
+  assert.deepEqual(await next(), { type: "init" });
+  assert.deepEqual(await next(), { type: "initPage", objects: [cm("a", "5"), cm("b", "6")] });
+  assert.deepEqual(lw.lists.length, 1, "a page is yielded before the next one is asked for");
+  assert.deepEqual(await next(), { type: "initPage", objects: [cm("c", "7")] });
+  assert.deepEqual(await next(), { type: "initDone", resourceVersion: "9" });
   assert.deepEqual(lw.lists.map((l) => [l.limit, l.continue]), [[2, undefined], [2, "token-1"]]);
   const watching = next();
   await flushMicrotasks();
@@ -197,7 +207,10 @@ Deno.test("a paginated list is delivered as one restarted event, then the watch 
 Deno.test("the server-side watch timeout is randomized between 5 and 10 minutes unless set", async () => {
   const random = setUp();
   random.lw.answers.push(page([], "1"));
-  await random.next();
+  assert.deepEqual(await random.listed(), [
+    { type: "init" },
+    { type: "initDone", resourceVersion: "1" },
+  ], "an empty page is not delivered");
   const pending = random.next();
   await flushMicrotasks();
   const timeout = random.lw.stream(0).options.timeoutSeconds ?? 0;
@@ -207,7 +220,7 @@ Deno.test("the server-side watch timeout is randomized between 5 and 10 minutes 
 
   const fixed = setUp({ timeoutSeconds: 42 });
   fixed.lw.answers.push(page([], "1"));
-  await fixed.next();
+  await fixed.listed();
   const pendingFixed = fixed.next();
   await flushMicrotasks();
   assert.deepEqual(fixed.lw.stream(0).options.timeoutSeconds, 42);
@@ -215,18 +228,18 @@ Deno.test("the server-side watch timeout is randomized between 5 and 10 minutes 
   await pendingFixed.catch(() => {});
 });
 
-Deno.test("a streaming list buffers initial events until the end bookmark and keeps watching on the same stream", async () => {
-  const { lw, next, w, abort } = setUp({ streamingList: "auto" });
+Deno.test("a streaming list delivers its initial events as pages up to the end bookmark and keeps watching on the same stream", async () => {
+  const { lw, next, listed, w, abort } = setUp({ streamingList: "auto" });
   lw.onWatch = (stream) => {
     stream.push("ADDED", cm("a", "3")).push("ADDED", cm("b", "4"));
     stream.push("BOOKMARK", bookmark("4")).push("BOOKMARK", bookmark("8", true));
     stream.push("MODIFIED", cm("a", "9"));
   };
-  assert.deepEqual(await next(), {
-    type: "restarted",
-    objects: [cm("a", "3"), cm("b", "4")],
-    resourceVersion: "8",
-  });
+  assert.deepEqual(await listed(), [
+    { type: "init" },
+    { type: "initPage", objects: [cm("a", "3"), cm("b", "4")] },
+    { type: "initDone", resourceVersion: "8" },
+  ]);
   assert.deepEqual(w.freshness.synced, true);
   const opened = lw.stream(0).options;
   assert.deepEqual([
@@ -245,8 +258,123 @@ Deno.test("a streaming list buffers initial events until the end bookmark and ke
   abort.abort();
 });
 
+Deno.test("each page of a list is yielded before the next page is asked for, none larger than pageSize", async () => {
+  const { lw, next, abort } = setUp({ pageSize: 2 });
+  lw.answers.push(
+    page([cm("a", "1"), cm("b", "1")], "", "t1"),
+    page([cm("c", "1"), cm("d", "1")], "", "t2"),
+    page([cm("e", "1")], "7"),
+  );
+  assert.deepEqual(await next(), { type: "init" });
+  const pages: string[][] = [];
+  for (let event = await next(); event.type !== "initDone"; event = await next()) {
+    assert.equal(event.type, "initPage");
+    if (event.type !== "initPage") break;
+    assert.ok(event.objects.length <= 2, `a page of ${event.objects.length}`);
+    assert.equal(lw.lists.length, pages.length + 1, "the next page was asked for too early");
+    pages.push(event.objects.map((o) => o.metadata!.name!));
+  }
+  assert.deepEqual(pages, [["a", "b"], ["c", "d"], ["e"]]);
+  abort.abort();
+});
+
+Deno.test("a streaming list delivers its initial events in pages of pageSize", async () => {
+  const { lw, listed, abort } = setUp({ streamingList: "auto", pageSize: 2 });
+  lw.onWatch = (stream) => {
+    for (const name of ["a", "b", "c", "d", "e"]) stream.push("ADDED", cm(name, "3"));
+    stream.push("BOOKMARK", bookmark("8", true));
+  };
+  assert.deepEqual(await listed(), [
+    { type: "init" },
+    { type: "initPage", objects: [cm("a", "3"), cm("b", "3")] },
+    { type: "initPage", objects: [cm("c", "3"), cm("d", "3")] },
+    { type: "initPage", objects: [cm("e", "3")] },
+    { type: "initDone", resourceVersion: "8" },
+  ]);
+  abort.abort();
+});
+
+/** Applies the watcher's events to `store` up to and including the next `initDone`. */
+async function reflectList(next: () => Promise<WatcherEvent>, store: Store): Promise<string[]> {
+  const types: string[] = [];
+  for (;;) {
+    const event = await next();
+    store.apply(event);
+    types.push(event.type);
+    if (event.type === "initDone") return types;
+  }
+}
+
+Deno.test("a 410 on the second page starts the list over with init and the store ends with the second list alone", async () => {
+  const { lw, next, clock, abort } = setUp({ pageSize: 2 });
+  const store = new Store();
+  store.apply({ type: "applied", object: cm("old", "1") });
+  const changes: string[] = [];
+  store.subscribe((c) => changes.push(c.type === "replace" ? "replace" : `${c.type} ${c.key}`));
+  lw.answers.push(page([cm("a", "2"), cm("b", "2")], "", "t1"), gone());
+  lw.answers.push(page([cm("c", "5")], "", "t2"), page([cm("d", "5")], "6"));
+  const reflected = reflectList(next, store);
+  await flushMicrotasks();
+  assert.deepEqual(store.keys(), ["default/old"], "the unfinished list is not visible");
+  await clock.advance(100);
+  assert.deepEqual(await reflected, [
+    "init",
+    "initPage",
+    "init",
+    "initPage",
+    "initPage",
+    "initDone",
+  ]);
+  assert.deepEqual(store.keys(), ["default/c", "default/d"]);
+  assert.equal(store.resourceVersion, "6");
+  assert.deepEqual(changes, [
+    "upsert default/c",
+    "upsert default/d",
+    "delete default/old",
+    "replace",
+  ]);
+  abort.abort();
+});
+
+Deno.test("a streaming list that fails after a page starts over with init", async () => {
+  const { lw, next, clock, abort } = setUp({ streamingList: "auto", pageSize: 1 });
+  const store = new Store();
+  lw.onWatch = (stream) => {
+    if (lw.streams.length === 1) stream.push("ADDED", cm("a", "1")).fail(serverError());
+    else stream.push("ADDED", cm("b", "4")).push("BOOKMARK", bookmark("4", true));
+  };
+  const reflected = reflectList(next, store);
+  await flushMicrotasks();
+  await clock.advance(100);
+  assert.deepEqual(await reflected, ["init", "initPage", "init", "initPage", "initDone"]);
+  assert.deepEqual(store.keys(), ["default/b"]);
+  assert.deepEqual(lw.streams.map((s) => s.options.sendInitialEvents), [true, true]);
+  abort.abort();
+});
+
+Deno.test("a server found to ignore sendInitialEvents after pages were delivered is listed again from init", async () => {
+  const { lw, next, abort } = setUp({ streamingList: "auto", pageSize: 1 });
+  const store = new Store();
+  lw.onWatch = (stream) => {
+    if (!stream.options.sendInitialEvents) return;
+    stream.push("ADDED", cm("a", "1")).push("ADDED", cm("b", "1")).push("MODIFIED", cm("a", "2"));
+  };
+  lw.answers.push(page([cm("a", "2")], "2"));
+  assert.deepEqual(await reflectList(next, store), [
+    "init",
+    "initPage",
+    "initPage",
+    "init",
+    "initPage",
+    "initDone",
+  ]);
+  assert.deepEqual(store.keys(), ["default/a"], "b came only from the abandoned stream");
+  assert.equal(store.get("default/a")?.metadata?.resourceVersion, "2");
+  abort.abort();
+});
+
 Deno.test("a rejected streaming list falls back to pages for good", async () => {
-  const { lw, next, clock, abort } = setUp({ streamingList: "auto" });
+  const { lw, listed, clock, abort } = setUp({ streamingList: "auto" });
   lw.onWatch = (stream) => {
     if (stream.options.sendInitialEvents) {
       stream.fail(
@@ -260,47 +388,49 @@ Deno.test("a rejected streaming list falls back to pages for good", async () => 
     }
   };
   lw.answers.push(page([cm("a", "2")], "2"));
-  assert.deepEqual(await next(), {
-    type: "restarted",
-    objects: [cm("a", "2")],
-    resourceVersion: "2",
-  });
-  const relisted = next();
+  assert.deepEqual(await listed(), [
+    { type: "init" },
+    { type: "init" },
+    { type: "initPage", objects: [cm("a", "2")] },
+    { type: "initDone", resourceVersion: "2" },
+  ]);
+  const relisted = listed();
   await flushMicrotasks();
   lw.stream(1).fail(gone());
   lw.answers.push(page([cm("b", "30")], "31"));
   await clock.advance(100);
-  assert.deepEqual(await relisted, {
-    type: "restarted",
-    objects: [cm("b", "30")],
-    resourceVersion: "31",
-  });
+  assert.deepEqual(await relisted, [
+    { type: "init" },
+    { type: "initPage", objects: [cm("b", "30")] },
+    { type: "initDone", resourceVersion: "31" },
+  ]);
   assert.deepEqual(lw.streams.map((s) => s.options.sendInitialEvents ?? false), [true, false]);
   assert.deepEqual(lw.lists.length, 2);
   abort.abort();
 });
 
 Deno.test("a server that ignores sendInitialEvents is detected by a change before the end marker", async () => {
-  const { lw, next, abort } = setUp({ streamingList: "auto" });
+  const { lw, listed, abort } = setUp({ streamingList: "auto" });
   lw.onWatch = (stream) => {
     if (stream.options.sendInitialEvents) {
       stream.push("ADDED", cm("a", "1")).push("MODIFIED", cm("a", "2"));
     }
   };
   lw.answers.push(page([cm("a", "2")], "2"));
-  assert.deepEqual(await next(), {
-    type: "restarted",
-    objects: [cm("a", "2")],
-    resourceVersion: "2",
-  });
+  assert.deepEqual(await listed(), [
+    { type: "init" },
+    { type: "init" },
+    { type: "initPage", objects: [cm("a", "2")] },
+    { type: "initDone", resourceVersion: "2" },
+  ]);
   assert.deepEqual(lw.stream(0).aborted, true);
   abort.abort();
 });
 
 Deno.test("a failed watch backs off, then resumes from the last resourceVersion seen without relisting", async () => {
-  const { lw, next, clock, w, abort } = setUp();
+  const { lw, next, clock, w, abort, listed } = setUp();
   lw.answers.push(page([cm("a", "1")], "1"));
-  await next();
+  await listed();
   const first = next();
   await flushMicrotasks();
   lw.stream(0).push("MODIFIED", cm("a", "7"));
@@ -321,9 +451,9 @@ Deno.test("a failed watch backs off, then resumes from the last resourceVersion 
 });
 
 Deno.test("repeated failures back off longer each time and a success resets the backoff", async () => {
-  const { lw, next, clock, abort } = setUp();
+  const { lw, next, clock, abort, listed } = setUp();
   lw.answers.push(page([], "1"));
-  await next();
+  await listed();
   lw.onWatch = (stream) => stream.fail(serverError());
   const pending = next();
   await flushMicrotasks();
@@ -347,19 +477,19 @@ Deno.test("repeated failures back off longer each time and a success resets the 
 });
 
 Deno.test("410 Gone on the watch relists from scratch", async () => {
-  const { lw, next, clock, abort } = setUp();
+  const { lw, next, clock, abort, listed } = setUp();
   lw.answers.push(page([cm("a", "1"), cm("b", "1")], "1"));
-  await next();
-  const relisted = next();
+  await listed();
+  const relisted = listed();
   await flushMicrotasks();
   lw.stream(0).fail(gone());
   lw.answers.push(page([cm("b", "20")], "21"));
   await clock.advance(100);
-  assert.deepEqual(await relisted, {
-    type: "restarted",
-    objects: [cm("b", "20")],
-    resourceVersion: "21",
-  });
+  assert.deepEqual(await relisted, [
+    { type: "init" },
+    { type: "initPage", objects: [cm("b", "20")] },
+    { type: "initDone", resourceVersion: "21" },
+  ]);
   assert.deepEqual(lw.lists.map((l) => l.resourceVersion), [undefined, undefined]);
   const resumed = next();
   await flushMicrotasks();
@@ -368,40 +498,43 @@ Deno.test("410 Gone on the watch relists from scratch", async () => {
   await resumed.catch(() => {});
 });
 
-Deno.test("a failed page is retried with its continue token and the pages already read are kept", async () => {
-  const { lw, next, clock, abort } = setUp({ pageSize: 1 });
+Deno.test("a failed page is retried with its continue token and the pages already delivered stand", async () => {
+  const { lw, listed, clock, abort } = setUp({ pageSize: 1 });
   lw.answers.push(page([cm("a", "1")], "", "t1"), serverError(), page([cm("b", "1")], "5"));
-  const listed = next();
+  const events = listed();
   await flushMicrotasks();
   await clock.advance(100);
-  assert.deepEqual(await listed, {
-    type: "restarted",
-    objects: [cm("a", "1"), cm("b", "1")],
-    resourceVersion: "5",
-  });
+  assert.deepEqual(await events, [
+    { type: "init" },
+    { type: "initPage", objects: [cm("a", "1")] },
+    { type: "initPage", objects: [cm("b", "1")] },
+    { type: "initDone", resourceVersion: "5" },
+  ]);
   assert.deepEqual(lw.lists.map((l) => l.continue), [undefined, "t1", "t1"]);
   abort.abort();
 });
 
-Deno.test("an expired continue token restarts the list from its first page", async () => {
-  const { lw, next, clock, abort } = setUp({ pageSize: 1 });
+Deno.test("an expired continue token restarts the list from its first page after a new init", async () => {
+  const { lw, listed, clock, abort } = setUp({ pageSize: 1 });
   lw.answers.push(page([cm("a", "1")], "", "t1"), gone(), page([cm("a", "9")], "9"));
-  const listed = next();
+  const events = listed();
   await flushMicrotasks();
   await clock.advance(100);
-  assert.deepEqual(await listed, {
-    type: "restarted",
-    objects: [cm("a", "9")],
-    resourceVersion: "9",
-  });
+  assert.deepEqual(await events, [
+    { type: "init" },
+    { type: "initPage", objects: [cm("a", "1")] },
+    { type: "init" },
+    { type: "initPage", objects: [cm("a", "9")] },
+    { type: "initDone", resourceVersion: "9" },
+  ]);
   assert.deepEqual(lw.lists.map((l) => l.continue), [undefined, "t1", undefined]);
   abort.abort();
 });
 
 Deno.test("a watch the server closes normally is resumed at once from the last resourceVersion", async () => {
-  const { lw, next, abort } = setUp();
+  const { lw, next, abort, listed } = setUp();
   lw.answers.push(page([], "1"));
-  await next();
+  await listed();
   const first = next();
   await flushMicrotasks();
   lw.stream(0).push("ADDED", cm("a", "4")).end();
@@ -415,9 +548,9 @@ Deno.test("a watch the server closes normally is resumed at once from the last r
 });
 
 Deno.test("a watch closed as soon as it opened, with nothing sent, is retried after a backoff", async () => {
-  const { lw, next, clock, w, abort } = setUp();
+  const { lw, next, clock, w, abort, listed } = setUp();
   lw.answers.push(page([], "1"));
-  await next();
+  await listed();
   lw.onWatch = (stream) => stream.end();
   const pending = next();
   await flushMicrotasks();
@@ -430,9 +563,9 @@ Deno.test("a watch closed as soon as it opened, with nothing sent, is retried af
 });
 
 Deno.test("a silent watch is torn down after the stall timeout and resumed over a new connection from the last resourceVersion", async () => {
-  const { lw, next, clock, w, abort } = setUp({ stallTimeoutMs: 60_000 });
+  const { lw, next, clock, w, abort, listed } = setUp({ stallTimeoutMs: 60_000 });
   lw.answers.push(page([], "3"));
-  await next();
+  await listed();
   const pending = next();
   await flushMicrotasks();
   await clock.advance(59_999);
@@ -450,7 +583,7 @@ Deno.test("a silent watch is torn down after the stall timeout and resumed over 
 });
 
 Deno.test("freshness tracks sync and the time of the last sign of life", async () => {
-  const { lw, next, clock, w, abort } = setUp();
+  const { lw, next, clock, w, abort, listed } = setUp();
   assert.deepEqual(w.freshness, {
     synced: false,
     lastActivityAt: undefined,
@@ -459,7 +592,7 @@ Deno.test("freshness tracks sync and the time of the last sign of life", async (
   });
   await clock.advance(1000);
   lw.answers.push(page([], "1"));
-  await next();
+  await listed();
   assert.deepEqual(w.freshness, {
     synced: true,
     lastActivityAt: 1000,
@@ -480,9 +613,9 @@ Deno.test("freshness tracks sync and the time of the last sign of life", async (
 });
 
 Deno.test("aborting ends the iteration cleanly and cancels the request in flight", async () => {
-  const { lw, next, events, abort } = setUp();
+  const { lw, events, abort, listed } = setUp();
   lw.answers.push(page([], "1"));
-  await next();
+  await listed();
   const pending = events.next();
   await flushMicrotasks();
   abort.abort();
@@ -492,6 +625,7 @@ Deno.test("aborting ends the iteration cleanly and cancels the request in flight
 
 Deno.test("aborting during a backoff or a list ends the iteration cleanly", async () => {
   const listing = setUp();
+  assert.deepEqual(await listing.next(), { type: "init" });
   const pendingList = listing.events.next();
   await flushMicrotasks();
   listing.abort.abort();
@@ -500,6 +634,7 @@ Deno.test("aborting during a backoff or a list ends the iteration cleanly", asyn
 
   const backingOff = setUp();
   backingOff.lw.answers.push(serverError());
+  assert.deepEqual(await backingOff.next(), { type: "init" });
   const pendingBackoff = backingOff.events.next();
   await flushMicrotasks();
   backingOff.abort.abort();
@@ -507,9 +642,9 @@ Deno.test("aborting during a backoff or a list ends the iteration cleanly", asyn
 });
 
 Deno.test("a caller that stops iterating closes the open watch", async () => {
-  const { lw, next, events } = setUp();
+  const { lw, next, events, listed } = setUp();
   lw.answers.push(page([], "1"));
-  await next();
+  await listed();
   const pending = next();
   await flushMicrotasks();
   lw.stream(0).push("ADDED", cm("a", "2"));
@@ -519,9 +654,9 @@ Deno.test("a caller that stops iterating closes the open watch", async () => {
 });
 
 Deno.test("a watcher cannot be iterated twice at once", async () => {
-  const { w, lw, next, abort } = setUp();
+  const { w, lw, abort, listed } = setUp();
   lw.answers.push(page([], "1"));
-  await next();
+  await listed();
   await assert.rejects(() => w.events().next(), {
     name: "TypeError",
     message: /already being iterated/,
@@ -599,22 +734,22 @@ Deno.test("listerWatcher narrows every request to its namespace and selectors", 
 });
 
 Deno.test("a watch that fails five times in a row at the same resourceVersion relists", async () => {
-  const { lw, next, clock, abort } = setUp();
+  const { lw, clock, abort, listed } = setUp();
   lw.answers.push(page([cm("a", "1")], "1"));
-  await next();
+  await listed();
   lw.onWatch = (stream) => stream.fail(serverError());
   lw.answers.push(page([cm("a", "3")], "3"));
-  const relisted = next();
+  const relisted = listed();
   await flushMicrotasks();
   await clock.advance(100 + 200 + 400 + 800);
   assert.deepEqual(lw.streams.length, 5, "five watches tried before giving up on the version");
   assert.deepEqual(lw.lists.length, 1);
   await clock.advance(1000);
-  assert.deepEqual(await relisted, {
-    type: "restarted",
-    objects: [cm("a", "3")],
-    resourceVersion: "3",
-  });
+  assert.deepEqual(await relisted, [
+    { type: "init" },
+    { type: "initPage", objects: [cm("a", "3")] },
+    { type: "initDone", resourceVersion: "3" },
+  ]);
   assert.deepEqual(lw.lists.length, 2);
   abort.abort();
 });

@@ -28,7 +28,7 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import type { Store } from "./store.ts";
-import type { Watcher, WatcherFreshness } from "../watcher/watcher.ts";
+import type { Watcher, WatcherEvent, WatcherFreshness } from "../watcher/watcher.ts";
 
 /** Runs one watcher into one store. */
 export class Reflector<T extends KubeObject = KubeObject> {
@@ -58,9 +58,24 @@ export class Reflector<T extends KubeObject = KubeObject> {
    * watch errors: the watcher recovers from them itself.
    */
   async run(signal: AbortSignal): Promise<void> {
-    for await (const event of this.#watcher.events(signal)) {
-      this.store.apply(event);
-      if (event.type === "restarted") this.#synced.resolve();
+    const events = this.#watcher.events(signal);
+    try {
+      while (await this.#applyNext(events));
+    } finally {
+      await events.return();
     }
+  }
+
+  /**
+   * Applies one event; false once the watcher ended. One call per event
+   * because a `for await` loop would hold the last page of a list while the
+   * next one is read.
+   */
+  async #applyNext(events: AsyncGenerator<WatcherEvent<KubeObject>, void>): Promise<boolean> {
+    const next = await events.next();
+    if (next.done) return false;
+    this.store.apply(next.value);
+    if (next.value.type === "initDone") this.#synced.resolve();
+    return true;
   }
 }

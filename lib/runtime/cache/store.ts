@@ -67,9 +67,10 @@ export interface StoreEntry {
 
 /**
  * A change the store made, told to listeners after the store has made it.
- * A relist ends with `replace`, after an `upsert` per listed key (unchanged
+ * A relist, once complete, is told as an `upsert` per listed key (unchanged
  * when `previous.resourceVersion` is the object's own) and a `delete` per key
- * that vanished, whose `object` is the last one cached, if any.
+ * that vanished, whose `object` is the last one cached, if any, then
+ * `replace`.
  */
 export type StoreChange<T> =
   | { type: "upsert"; key: ObjectKey; object: T; previous: StoreEntry | undefined }
@@ -178,6 +179,8 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   readonly #fetches: SingleFlight<ObjectKey, T | undefined> | undefined;
   readonly #onEvict: StoreOptions<T>["onEvict"];
   #state: StoreState<T>;
+  /** The list under way, between `init` and `initDone`; readers never see it. */
+  #pending: PendingList<T> | undefined;
   #resourceVersion = "";
   #listeners = new Set<(change: StoreChange<T>) => void>();
   #hits = 0;
@@ -320,18 +323,46 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
 
   /**
    * Applies one event of a watcher, in the watcher's own vocabulary (after
-   * kube-runtime's `apply_watcher_event`): `restarted` replaces everything at
-   * once, so readers and listeners never see a mix of old and new and keys
-   * missing from the list are gone afterwards; `applied` and `deleted` change
-   * one key; `bookmark` only moves the resourceVersion.
+   * kube-runtime's `apply_watcher_event`):
    *
-   * @throws {TypeError} on an unknown event type or an object without a name;
-   * a `restarted` with such an object leaves the store unchanged.
+   * - `init` begins a new list aside, dropping any unfinished one; `initPage`
+   *   transforms and indexes its objects into that list at once, so the raw
+   *   objects can go page by page (the budget applies there too, but the
+   *   objects it evicts are held until `initDone` so that listeners get
+   *   every listed object); `initDone` swaps the list in whole and only then
+   *   tells listeners. Readers and listeners never see a mix of old and new,
+   *   and keys missing from the list are gone afterwards.
+   * - `applied` and `deleted` change one key; `bookmark` only moves the
+   *   resourceVersion. A watcher sends none of them during a list; if they
+   *   come anyway, they change what readers see at once and the list, when
+   *   done, replaces it all.
+   *
+   * @throws {TypeError} on an unknown event type, an object without a name,
+   * or an `initPage` or `initDone` with no list begun. A page with a nameless
+   * object abandons its list, so the store stays as it was and the rest of
+   * that list is refused up to the next `init`.
+   *
+   * @example
+   * ```ts
+   * import { Store } from "./store.ts";
+   * const store = new Store();
+   * store.apply({ type: "init" });
+   * store.apply({ type: "initPage", objects: [{ metadata: { name: "a", resourceVersion: "3" } }] });
+   * store.has("a"); // false: readers see the old contents until the list is done
+   * store.apply({ type: "initDone", resourceVersion: "5" });
+   * store.has("a"); // true
+   * ```
    */
   apply(event: WatcherEvent): void {
     switch (event.type) {
-      case "restarted":
-        this.#replace(event.objects, event.resourceVersion);
+      case "init":
+        this.#pending = new PendingList(new StoreState<T>(this.#indexers.length));
+        return;
+      case "initPage":
+        this.#addPage(event.objects);
+        return;
+      case "initDone":
+        this.#replace(event.resourceVersion);
         return;
       case "bookmark":
         this.#resourceVersion = event.resourceVersion;
@@ -359,24 +390,37 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
         throw new TypeError(
           `Cannot apply a watcher event of type '${
             (event as { type: unknown }).type
-          }': expected restarted, applied, deleted or bookmark`,
+          }': expected init, initPage, initDone, applied, deleted or bookmark`,
         );
     }
     const rv = event.object.metadata?.resourceVersion;
     if (rv) this.#resourceVersion = rv;
   }
 
-  /** Swaps in the result of a (re)list; see {@link Store.apply}. */
-  #replace(objects: readonly KubeObject[], resourceVersion: string): void {
+  /** Adds one page to the list under way; see {@link Store.apply}. */
+  #addPage(objects: readonly KubeObject[]): void {
+    const pending = this.#listUnderWay("initPage");
+    for (const raw of objects) {
+      let key: ObjectKey;
+      try {
+        key = objectKey(raw);
+      } catch (error) {
+        this.#pending = undefined;
+        throw error;
+      }
+      this.#put(pending.state, key, raw);
+    }
+  }
+
+  /** Swaps in the list under way and tells listeners; see {@link Store.apply}. */
+  #replace(resourceVersion: string): void {
+    const { state: next, evicted } = this.#listUnderWay("initDone");
+    this.#pending = undefined;
     const old = this.#state;
-    const next = new StoreState<T>(this.#indexers.length);
-    const listed = objects.map((raw) => {
-      const key = objectKey(raw);
-      return [key, this.#put(next, key, raw)] as const;
-    });
     this.#state = next;
     this.#resourceVersion = resourceVersion;
-    for (const [key, object] of listed) {
+    for (const [key, entry] of next.entries) {
+      const object = entry.cached?.object ?? evicted.get(key)!;
       const previous = old.entries.get(key);
       this.#emit({ type: "upsert", key, object, previous: previous && view(key, previous) });
     }
@@ -419,9 +463,18 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
     while (state.bytes > this.#maxBytes && state.objects > 0) this.#evict(state, "budget-bytes");
   }
 
+  #listUnderWay(type: string): PendingList<T> {
+    if (this.#pending) return this.#pending;
+    throw new TypeError(
+      `Cannot apply a watcher event of type '${type}': no list is under way; ` +
+        "a list begins with 'init', and a page with a nameless object abandons it",
+    );
+  }
+
   #evict(state: StoreState<T>, reason: EvictionReason): void {
     const oldest = state.oldest!;
     state.uncache(state.entries.get(oldest.key)!);
+    if (state === this.#pending?.state) this.#pending.evicted.set(oldest.key, oldest.object);
     this.#evictions++;
     try {
       this.#onEvict?.(oldest.key, reason);
@@ -457,6 +510,13 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
       }
     }
   }
+}
+
+/** A list between `init` and `initDone`. */
+class PendingList<T> {
+  /** Objects the budget evicted from `state`, kept for the listeners told at `initDone`. */
+  readonly evicted = new Map<ObjectKey, T>();
+  constructor(readonly state: StoreState<T>) {}
 }
 
 function view<T>(key: ObjectKey, entry: Entry<T>): StoreEntry {

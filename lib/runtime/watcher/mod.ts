@@ -18,7 +18,7 @@
  * }, { streamingList: "off" });
  * const stop = new AbortController();
  * for await (const event of configMaps.events(stop.signal)) {
- *   if (event.type === "restarted") stop.abort(); // event.objects holds the whole list
+ *   if (event.type === "initDone") stop.abort(); // every initPage since the last init came before
  * }
  * ```
  *

@@ -7,24 +7,33 @@
  * `step` function:
  *
  * ```
- * empty ──► initListing(continue, buffered) ──► initListed(rv) ──► watching(rv, stream)
- *   └─────► initStreaming(stream, buffered) ─────────────────────────┘
+ *        init                initPage…     initDone
+ * empty ──────► initListing(continue) ──────► listed(rv) ──────► initListed(rv) ──► watching(rv, stream)
+ *   └─────────► initStreaming(stream, batch) ─► listed(rv, stream) ─────────────────────┘
+ *        init                        initPage…               initDone
  * ```
  *
  * What the caller must know:
  *
- * - A complete list arrives as one `restarted` event, buffered until its last
- *   page (or, for a streaming list, until the server marks the end of the
- *   initial events), so a store can swap its contents at once. The first one
- *   is what "synced" means. Buffering costs a second copy of the list while
- *   it lasts.
+ * - A list arrives in pieces, in kube-runtime's vocabulary: `init` when it
+ *   begins, an `initPage` per page (for a streaming list, per `pageSize`
+ *   initial events), then `initDone` with the resourceVersion the watch goes
+ *   on from. Only the complete list replaces what was known, so a consumer
+ *   builds the new view aside and swaps it in on `initDone` (the cache's
+ *   store does). The watcher holds at most one page at a time: nothing of a
+ *   page is kept once it is yielded. The first `initDone` is what "synced"
+ *   means.
+ * - A list can start over before its `initDone`: after an expired continue
+ *   token (410), a streaming list that failed or that the server turned out
+ *   not to support, another `init` comes, and what the unfinished list
+ *   delivered must be dropped.
  * - It gives up only on a Deno permission denial, which it throws: no
  *   retry can widen the process's grants. Other errors are logged with the resource and what happens
  *   next (an unreachable server once per retry round through the shared
  *   {@link WatcherOptions.outage}, the rest of the round at debug), then retried after a backoff with jitter: a failed watch resumes from
  *   the last resourceVersion seen (after five failures in a row, it relists),
  *   a 410 Gone relists from scratch (the objects deleted meanwhile are those
- *   missing from the new `restarted`).
+ *   missing from the new list).
  * - A watch that delivers neither an event nor a bookmark within
  *   `stallTimeoutMs` is torn down and resumed over a new connection (see
  *   {@link ListerWatcher.reconnect}): half-open connections and proxies that
@@ -42,7 +51,7 @@
  * }, { streamingList: "off" });
  * const stop = new AbortController();
  * for await (const event of configMaps.events(stop.signal)) {
- *   if (event.type === "restarted") stop.abort(); // event.objects holds the whole list
+ *   if (event.type === "initDone") stop.abort(); // every initPage since the last init came before
  * }
  * ```
  *
@@ -77,8 +86,16 @@ const log = logger("watcher");
 
 /** What a {@link Watcher} yields. */
 export type WatcherEvent<T extends KubeObject = KubeObject> =
-  /** A complete list: replace everything known with `objects`. */
-  | { type: "restarted"; objects: T[]; resourceVersion: string }
+  /**
+   * A list begins; what it delivers up to `initDone` replaces everything
+   * known. Comes again when the list starts over: drop what the unfinished
+   * one delivered.
+   */
+  | { type: "init" }
+  /** Objects of the list begun by the last `init`, at most `pageSize` of them. */
+  | { type: "initPage"; objects: T[] }
+  /** The list begun by the last `init` is complete, as of `resourceVersion`. */
+  | { type: "initDone"; resourceVersion: string }
   /** An object was created or changed. */
   | { type: "applied"; object: T }
   /** An object is gone; `object` is its last state. */
@@ -88,7 +105,10 @@ export type WatcherEvent<T extends KubeObject = KubeObject> =
 
 /** Options of {@link watcher}. */
 export interface WatcherOptions {
-  /** Objects per page of a paginated list. Defaults to 500. */
+  /**
+   * Objects per page of a paginated list, and per `initPage` of a streaming
+   * one. Defaults to 500.
+   */
   pageSize?: number;
   /**
    * `"auto"` first tries a streaming list (a watch with `sendInitialEvents`)
@@ -151,10 +171,20 @@ const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
 /** Failed watches in a row, resumed at the same resourceVersion, before a relist instead. */
 const RELIST_AFTER_FAILURES = 5;
 
+/** `count` is the number of objects the list delivered so far, for the log. */
 type State<T extends KubeObject> =
   | { kind: "empty" }
-  | { kind: "initListing"; continueToken: string | undefined; objects: T[] }
-  | { kind: "initStreaming"; stream: WatchStream<T>; objects: T[] }
+  | { kind: "initListing"; continueToken: string | undefined; count: number }
+  /** `batch` collects initial events up to a page. */
+  | { kind: "initStreaming"; stream: WatchStream<T>; batch: T[]; count: number }
+  /** A list has delivered its last page; a streaming list keeps its stream to watch on. */
+  | {
+    kind: "listed";
+    resourceVersion: string;
+    count: number;
+    how: string;
+    stream?: WatchStream<T>;
+  }
   | { kind: "initListed"; resourceVersion: string }
   | { kind: "watching"; resourceVersion: string; stream: WatchStream<T> }
   | { kind: "backingOff"; delayMs: number; then: State<T> };
@@ -260,7 +290,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
         if (step.event) yield step.event;
       }
     } finally {
-      if (state.kind === "watching" || state.kind === "initStreaming") state.stream.close();
+      if ("stream" in state) state.stream?.close();
       this.#running = false;
     }
   }
@@ -268,14 +298,17 @@ export class Watcher<T extends KubeObject = KubeObject> {
   /** Advances the state machine by one request or one event. */
   async #step(state: State<T>, signal: AbortSignal): Promise<Step<T>> {
     switch (state.kind) {
-      case "empty":
+      case "empty": {
+        const event = { type: "init" } as const;
         if (!this.#streaming) {
-          return { next: { kind: "initListing", continueToken: undefined, objects: [] } };
+          return { event, next: { kind: "initListing", continueToken: undefined, count: 0 } };
         }
         return {
+          event,
           next: {
             kind: "initStreaming",
-            objects: [],
+            batch: [],
+            count: 0,
             stream: this.#open({
               sendInitialEvents: true,
               resourceVersionMatch: "NotOlderThan",
@@ -283,10 +316,13 @@ export class Watcher<T extends KubeObject = KubeObject> {
             }, signal),
           },
         };
+      }
       case "initListing":
         return await this.#listPage(state, signal);
       case "initStreaming":
         return await this.#streamInitialEvents(state, signal);
+      case "listed":
+        return this.#listed(state);
       case "initListed": {
         const { resourceVersion } = state;
         const stream = this.#open({ resourceVersion, allowWatchBookmarks: true }, signal);
@@ -314,16 +350,19 @@ export class Watcher<T extends KubeObject = KubeObject> {
         ? this.#retry(error, EMPTY, "listing again from the start")
         : this.#retry(error, state, "retrying the same page");
     }
-    state.objects.push(...page.items);
+    const count = state.count + page.items.length;
+    const event = page.items.length > 0
+      ? { type: "initPage" as const, objects: page.items }
+      : undefined;
     if (page.metadata.continue) {
-      return { next: { ...state, continueToken: page.metadata.continue } };
+      return { event, next: { kind: "initListing", continueToken: page.metadata.continue, count } };
     }
     const resourceVersion = page.metadata.resourceVersion;
     if (!resourceVersion) {
       const error = new TypeError("the list has no metadata.resourceVersion to watch from");
       return this.#retry(error, EMPTY, "listing again");
     }
-    return this.#listed(state.objects, resourceVersion, "list");
+    return { event, next: { kind: "listed", resourceVersion, count, how: "list" } };
   }
 
   async #streamInitialEvents(
@@ -345,16 +384,29 @@ export class Watcher<T extends KubeObject = KubeObject> {
       return this.#retry(error, EMPTY, "starting the streaming list again");
     }
     const { type, object } = pull.event;
+    const { stream, batch, count } = state;
     if (type === "ADDED") {
-      state.objects.push(object);
-      return { next: state };
+      batch.push(object);
+      if (batch.length < this.#pageSize) return { next: state };
+      return {
+        event: { type: "initPage", objects: batch },
+        next: { kind: "initStreaming", stream, batch: [], count: count + batch.length },
+      };
     }
     if (type === "BOOKMARK") {
       if (object.metadata?.annotations?.[INITIAL_EVENTS_END] !== "true") return { next: state };
       const resourceVersion = object.metadata.resourceVersion;
       if (resourceVersion) {
-        const step = this.#listed(state.objects, resourceVersion, "streaming list");
-        return { ...step, next: { kind: "watching", resourceVersion, stream: state.stream } };
+        return {
+          event: batch.length > 0 ? { type: "initPage", objects: batch } : undefined,
+          next: {
+            kind: "listed",
+            resourceVersion,
+            count: count + batch.length,
+            how: "streaming list",
+            stream,
+          },
+        };
       }
     }
     // A server that ignores `sendInitialEvents` streams live changes without the end marker.
@@ -416,7 +468,8 @@ export class Watcher<T extends KubeObject = KubeObject> {
     }
   }
 
-  #listed(objects: T[], resourceVersion: string, how: string): Step<T> {
+  #listed(state: Extract<State<T>, { kind: "listed" }>): Step<T> {
+    const { resourceVersion, count, how, stream } = state;
     this.#backoff.reset();
     this.#synced = true;
     this.#lastActivityAt = this.#clock.now();
@@ -424,14 +477,16 @@ export class Watcher<T extends KubeObject = KubeObject> {
     this.#resourceVersion = resourceVersion;
     this.#outage.recovered();
     log.debug("Listed {count} {resource} by {how} at resourceVersion {resourceVersion}", {
-      count: objects.length,
+      count,
       resource: this.#what,
       how,
       resourceVersion,
     });
     return {
-      event: { type: "restarted", objects, resourceVersion },
-      next: { kind: "initListed", resourceVersion },
+      event: { type: "initDone", resourceVersion },
+      next: stream
+        ? { kind: "watching", resourceVersion, stream }
+        : { kind: "initListed", resourceVersion },
     };
   }
 
@@ -441,7 +496,8 @@ export class Watcher<T extends KubeObject = KubeObject> {
       "The API server does not stream lists of {resource} ({why}); listing in pages from now on",
       { resource: this.#what, why },
     );
-    return { next: { kind: "initListing", continueToken: undefined, objects: [] } };
+    // Through `empty`, whose `init` drops any initial events already delivered.
+    return { next: EMPTY };
   }
 
   #retry(error: unknown, then: State<T>, action: string): Step<T> {
