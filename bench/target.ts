@@ -33,6 +33,7 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import type { KubeObject, Resource } from "../lib/kube/types.ts";
 import { type ReadyRule, readyRuleSchema } from "./ready_rule.ts";
+import { runQuiet } from "../hack/_process.ts";
 
 const OPTIONAL = ["v8Flags", "concurrency", "cacheMaxObjects"] as const;
 const REQUIRED = ["deno", "kubeconfig", "metricsPort", "probePort", "namespace"] as const;
@@ -226,20 +227,12 @@ function checkPlaceholders(
 export async function buildTarget(target: Target): Promise<void> {
   if (!target.build) return;
   const [program, ...args] = target.build as [string, ...string[]];
-  const output = await new Deno.Command(program, {
-    args,
-    cwd: target.cwd,
-    env: { ...target.env, NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (output.success) return;
-  const decoder = new TextDecoder();
+  const failed = await runQuiet(program, args, { cwd: target.cwd, env: target.env });
+  if (!failed) return;
   throw new Error(
     `Cannot build the target ${target.name}: ${
       target.build.join(" ")
-    } exited with ${output.code}\n` +
-      (decoder.decode(output.stdout) + decoder.decode(output.stderr)).trim(),
+    } exited with ${failed.code}\n` +
+      failed.output,
   );
 }

@@ -28,6 +28,7 @@
  */
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runQuiet } from "./_process.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 
@@ -146,18 +147,10 @@ export async function buildBundle(options: BuildOptions = {}): Promise<BuildResu
 
 /** Runs `deno <args>` in the repository; its output only on failure, under `advice`. */
 async function deno(args: string[], advice: string[]): Promise<void> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: REPO,
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (output.success) return;
-  const decoder = new TextDecoder();
-  const text = (decoder.decode(output.stdout) + decoder.decode(output.stderr))
-    .split("\n").filter((line) => !/deno bundle is experimental/.test(line)).join("\n").trim();
+  const failed = await runQuiet(Deno.execPath(), args, { cwd: REPO });
+  if (!failed) return;
+  const text = failed.output.split("\n").filter((line) => !/deno bundle is experimental/.test(line))
+    .join("\n").trim();
   throw new BuildError(`${advice.join("\n")}\n${text}`);
 }
 
