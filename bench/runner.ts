@@ -84,9 +84,11 @@ export function resolveVariants(specs: readonly VariantSpec[], target: Target): 
  * variants of one group back to back so that they see the machine in the
  * same state. With several targets a run's id names its target.
  *
+ * A target runs only the scenarios it lists (all by default).
+ *
  * @throws {RangeError} when two targets share a name (their rows could not be told apart), for
- * the budget scenario when a target cannot take a cache budget, or for a variant a target's
- * command has no place for.
+ * the budget scenario when a target cannot take a cache budget, for a scenario no target runs,
+ * or for a variant a target's command has no place for.
  */
 export function planRuns(options: BenchOptions, targets: readonly Target[]): PlannedRun[] {
   const names = targets.map((t) => t.name);
@@ -101,16 +103,27 @@ export function planRuns(options: BenchOptions, targets: readonly Target[]): Pla
   const plans: PlannedRun[] = [];
   for (const scenario of options.scenarios) {
     const definition = SCENARIOS[scenario];
-    const unable = targets.find((t) => !supports(t, "cacheMaxObjects"));
+    const unable = targets.find((t) =>
+      t.scenarios.includes(scenario) && !supports(t, "cacheMaxObjects")
+    );
     if (definition.cacheMaxObjects && unable) {
       throw new RangeError(
         `Cannot run '${scenario}': the target ${unable.name} has no {cacheMaxObjects} in its command`,
       );
     }
+    const able = targets.filter((t) => t.scenarios.includes(scenario));
+    if (able.length === 0) {
+      throw new RangeError(
+        `Cannot run '${scenario}': no target runs it (${
+          targets.map((t) => `${t.name} runs ${t.scenarios.join(", ")}`).join("; ")
+        })`,
+      );
+    }
     for (const size of definition.sized ? options.sizes : [0]) {
       const group = definition.sized ? `${scenario}-${size}` : scenario;
       const cacheMaxObjects = definition.cacheMaxObjects?.(size);
-      for (const [target, variants] of variantsOf) {
+      for (const target of able) {
+        const variants = variantsOf.get(target)!;
         const prefix = targets.length > 1 ? `${group} ${target.name}` : group;
         for (const variant of variants) {
           plans.push({

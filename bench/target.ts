@@ -34,6 +34,7 @@ import { z } from "zod";
 import type { KubeObject, Resource } from "../lib/kube/types.ts";
 import { type ReadyRule, readyRuleSchema } from "./ready_rule.ts";
 import { runQuiet } from "../hack/_process.ts";
+import { SCENARIO_NAMES, type ScenarioName } from "./scenarios.ts";
 
 const OPTIONAL = ["v8Flags", "concurrency", "cacheMaxObjects"] as const;
 const REQUIRED = ["deno", "kubeconfig", "metricsPort", "probePort", "namespace"] as const;
@@ -46,6 +47,8 @@ export type TargetKnob = typeof OPTIONAL[number];
 const targetFileSchema = z.object({
   name: z.string().min(1),
   description: z.string().optional(),
+  /** The scenarios the target can run; all of them by default. */
+  scenarios: z.array(z.string()).min(1).optional(),
   /** Folder the command runs in, relative to the target file. Defaults to the file's folder. */
   cwd: z.string().optional(),
   command: z.array(z.string()).min(1),
@@ -72,6 +75,12 @@ export interface Target {
   description?: string;
   /** The target file. */
   file: string;
+  /**
+   * The scenarios it can run. A program that reconciles nothing, such as the
+   * Deno floor (`bench/targets/deno-floor.json`), runs only `idle`, and is left
+   * out of the others when it runs side by side.
+   */
+  scenarios: readonly ScenarioName[];
   cwd: string;
   command: string[];
   /** The build command with `{deno}` filled in, when the target has one. */
@@ -122,6 +131,14 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
     );
   }
   const spec = parsed.data;
+  // Checked here, not in the schema: scenarios.ts imports this module through load.ts.
+  const unknown = spec.scenarios?.find((s) => !(SCENARIO_NAMES as readonly string[]).includes(s));
+  if (unknown !== undefined) {
+    throw new TypeError(
+      `Cannot load the target ${file}: 'scenarios' names ${JSON.stringify(unknown)}, ` +
+        `not one of ${SCENARIO_NAMES.join(", ")}`,
+    );
+  }
   checkPlaceholders(file, "command", spec.command, [...REQUIRED, ...OPTIONAL]);
   checkPlaceholders(file, "build", spec.build ?? [], ["deno"]);
   checkPlaceholders(file, "object", [JSON.stringify(spec.object)], OBJECT_PLACEHOLDERS);
@@ -136,6 +153,7 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
     name: spec.name,
     ...(spec.description !== undefined && { description: spec.description }),
     file,
+    scenarios: (spec.scenarios as ScenarioName[] | undefined) ?? SCENARIO_NAMES,
     cwd,
     command: spec.command,
     ...(spec.build && {

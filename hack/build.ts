@@ -9,6 +9,7 @@
  * ```sh
  * deno task build            # rebuilds only when an input changed
  * deno task build --force    # rebuilds anyway
+ * deno run -A hack/build.ts --entry bench/floor.ts   # another program, into dist/floor/
  * ```
  *
  * The bundle is rebuilt only when its inputs changed: main.ts, lib/, crds/,
@@ -26,7 +27,7 @@
  *
  * @module
  */
-import { join, relative } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runQuiet } from "./_process.ts";
 
@@ -37,6 +38,15 @@ export const BUNDLE_DIR: string = join(REPO, "dist", "bundle");
 
 /** The bundle's entry, what every launcher runs. */
 export const BUNDLE_ENTRY: string = join(BUNDLE_DIR, "main.js");
+
+/** What one build bundles: kinglet's main.ts, or another program of the repository. */
+interface Program {
+  /** The source, relative to the repository. */
+  source: string;
+  dir: string;
+  entry: string;
+  inputs: readonly string[];
+}
 
 /**
  * What the bundle is built from, relative to the repository: a change to any
@@ -83,13 +93,20 @@ export class BuildError extends Error {
 export interface BuildOptions {
   /** Rebuild even when no input changed. Defaults to false. */
   force?: boolean;
+  /**
+   * The program to bundle, relative to the repository. Defaults to main.ts,
+   * into {@link BUNDLE_DIR}; another program, e.g. the benchmark's
+   * bench/floor.ts, goes into `dist/<its name>/` and is rebuilt when it, lib/,
+   * deno.json or deno.lock change.
+   */
+  source?: string;
   /** Where progress goes. Defaults to nowhere. */
   log?: (message: string) => void;
 }
 
 /** What {@link buildBundle} did. */
 export interface BuildResult {
-  /** The entry to run, {@link BUNDLE_ENTRY}. */
+  /** The entry to run, {@link BUNDLE_ENTRY} for main.ts. */
   entry: string;
   /** Whether the bundle was written anew (false: its inputs had not changed). */
   built: boolean;
@@ -103,46 +120,61 @@ export interface BuildResult {
  */
 export async function buildBundle(options: BuildOptions = {}): Promise<BuildResult> {
   const log = options.log ?? (() => {});
+  const program = programOf(options.source ?? "main.ts");
   await Deno.mkdir(join(REPO, "dist"), { recursive: true });
   using lock = await Deno.open(join(REPO, "dist", ".bundle.lock"), {
     create: true,
     write: true,
   });
   await lock.lock(true);
-  const inputs = await inputsHash();
-  const stamp = join(BUNDLE_DIR, ".inputs");
+  const inputs = await inputsHash(program.inputs);
+  const stamp = join(program.dir, ".inputs");
   const current = await Deno.readTextFile(stamp).catch(() => "");
-  const built = options.force || current !== inputs || !(await exists(BUNDLE_ENTRY));
+  const built = options.force || current !== inputs || !(await exists(program.entry));
   if (built) {
     const started = performance.now();
     // A sibling of the bundle's folder, so that the maps' relative paths to the sources hold.
     const fresh = await Deno.makeTempDir({ dir: join(REPO, "dist"), prefix: ".bundle-" });
     try {
-      await deno(["bundle", ...BUNDLE_OPTIONS, "--outdir", fresh, join(REPO, "main.ts")], [
-        "deno bundle could not bundle main.ts: a syntax error below names its file and line;",
+      await deno(["bundle", ...BUNDLE_OPTIONS, "--outdir", fresh, join(REPO, program.source)], [
+        `deno bundle could not bundle ${program.source}: a syntax error below names its file and line;`,
         "otherwise check that the npm registry (or NPM_CONFIG_REGISTRY's mirror) is reachable,",
         "where deno bundle fetches esbuild the first time.",
       ]);
       await Deno.writeTextFile(join(fresh, ".inputs"), inputs);
-      await Deno.remove(BUNDLE_DIR, { recursive: true }).catch((error) => {
+      await Deno.remove(program.dir, { recursive: true }).catch((error) => {
         if (!(error instanceof Deno.errors.NotFound)) throw error;
       });
-      await Deno.rename(fresh, BUNDLE_DIR);
+      await Deno.rename(fresh, program.dir);
       // A temporary folder is its owner's alone; the bundle is for whoever runs kinglet.
-      await Deno.chmod(BUNDLE_DIR, 0o755);
+      await Deno.chmod(program.dir, 0o755);
     } catch (error) {
       await Deno.remove(fresh, { recursive: true }).catch(() => {});
       throw error;
     }
-    const { size } = await Deno.stat(BUNDLE_ENTRY);
+    const { size } = await Deno.stat(program.entry);
     log(
-      `bundled main.ts into ${relative(Deno.cwd(), BUNDLE_ENTRY)} (${
+      `bundled ${program.source} into ${relative(Deno.cwd(), program.entry)} (${
         (size / 1024).toFixed(0)
       } KiB) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
   }
-  await deno(["cache", BUNDLE_ENTRY], [`deno cache ${BUNDLE_ENTRY} failed.`]);
-  return { entry: BUNDLE_ENTRY, built };
+  await deno(["cache", program.entry], [`deno cache ${program.entry} failed.`]);
+  return { entry: program.entry, built };
+}
+
+function programOf(source: string): Program {
+  if (source === "main.ts") {
+    return { source, dir: BUNDLE_DIR, entry: BUNDLE_ENTRY, inputs: BUNDLE_INPUTS };
+  }
+  const name = basename(source).replace(/\.[cm]?[jt]sx?$/, "");
+  const dir = join(REPO, "dist", name);
+  return {
+    source,
+    dir,
+    entry: join(dir, `${name}.js`),
+    inputs: [source, ...BUNDLE_INPUTS.filter((input) => input !== "main.ts")],
+  };
 }
 
 /** Runs `deno <args>` in the repository; its output only on failure, under `advice`. */
@@ -155,9 +187,9 @@ async function deno(args: string[], advice: string[]): Promise<void> {
 }
 
 /** A hash of the Deno version, the bundle options and every input file's path and content. */
-async function inputsHash(): Promise<string> {
+async function inputsHash(inputs: readonly string[]): Promise<string> {
   const files: string[] = [];
-  for (const input of BUNDLE_INPUTS) {
+  for (const input of inputs) {
     if (input.endsWith("/")) await collect(join(REPO, input), files);
     else files.push(join(REPO, input));
   }
@@ -198,17 +230,23 @@ async function exists(path: string): Promise<boolean> {
 }
 
 async function main(args: string[]): Promise<number> {
-  const unknown = args.filter((arg) => arg !== "--force");
-  if (unknown.length) {
-    console.error(`build: unknown argument ${unknown[0]}\nusage: deno task build [--force]`);
+  const at = args.indexOf("--entry");
+  const source = at === -1 ? undefined : args[at + 1];
+  const unknown = args.filter((arg, i) => arg !== "--force" && (at === -1 || i < at || i > at + 1));
+  if (unknown.length || (at !== -1 && !source)) {
+    console.error(
+      `build: ${unknown.length ? `unknown argument ${unknown[0]}` : "--entry needs a file"}\n` +
+        "usage: deno task build [--force] [--entry <file>]",
+    );
     return 2;
   }
   try {
-    const { built } = await buildBundle({
+    const { built, entry } = await buildBundle({
       force: args.includes("--force"),
+      ...(source !== undefined && { source: relative(REPO, resolve(source)) }),
       log: (message) => console.error(`build: ${message}`),
     });
-    if (!built) console.error(`build: ${relative(Deno.cwd(), BUNDLE_ENTRY)} is up to date`);
+    if (!built) console.error(`build: ${relative(Deno.cwd(), entry)} is up to date`);
     return 0;
   } catch (error) {
     if (!(error instanceof BuildError)) throw error;

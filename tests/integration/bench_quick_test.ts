@@ -79,6 +79,36 @@ Deno.test("bench --quick writes results, a report and charts that agree with eac
   await Deno.remove(out, { recursive: true });
 });
 
+Deno.test("the Deno floor runs beside kinglet in the idle scenario only", async () => {
+  const out = await Deno.makeTempDir({ prefix: "kinglet-bench-floor-" });
+  const { code, stdout } = await bench([
+    "--quick",
+    "--scenarios",
+    "idle,scale",
+    "--sizes",
+    "10",
+    "--target",
+    "kinglet,deno-floor",
+    "--out",
+    out,
+  ]);
+  assert.equal(code, 0, `bench exited with ${code}; outputs kept in ${out}:\n${stdout}`);
+  const results = parseResults(await Deno.readTextFile(join(out, "results.json")));
+  assert.deepEqual(results.runs.map((r) => [r.group, r.target]), [
+    ["idle", "kinglet"],
+    ["idle", "deno-floor"],
+    ["scale-10", "kinglet"],
+  ]);
+  const [kinglet, floor] = results.runs as [Run, Run];
+  for (const run of [kinglet, floor]) assert.equal(run.error, undefined, `${run.id}: ${run.error}`);
+  assert.ok(floor.command.includes("dist/floor/floor.js"), floor.command.join(" "));
+  assert.ok(floor.samples.length >= 3 && floor.figures.rssIdleBytes! > 0, floor.id);
+  assert.equal(floor.figures.reconciles, undefined, "the floor exports no reconcile metric");
+  const report = await Deno.readTextFile(join(out, "report.md"));
+  assert.match(report, /\| deno-floor \| [\d.]+ \([\d.]+×\) \|/);
+  await Deno.remove(out, { recursive: true });
+});
+
 function checkResults(results: Results): void {
   assert.ok(results.machine.cores >= 1);
   assert.match(results.versions.kubernetes, /^v1\.\d+\.\d+/);

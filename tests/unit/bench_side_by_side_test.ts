@@ -6,7 +6,8 @@ import { renderReport, scenarioTable } from "../../bench/report.ts";
 import type { Figures, Results, Run, TargetRecord } from "../../bench/results.ts";
 import { planRuns } from "../../bench/runner.ts";
 import { seriesOf } from "../../bench/series.ts";
-import type { Target } from "../../bench/target.ts";
+import { loadTarget, type Target } from "../../bench/target.ts";
+import { SCENARIO_NAMES, type ScenarioName } from "../../bench/scenarios.ts";
 
 const MIB = 2 ** 20;
 
@@ -63,6 +64,51 @@ Deno.test("plans refuse the budget scenario naming the target that cannot take a
       e instanceof RangeError && /the target kube-rs has no \{cacheMaxObjects\}/.test(e.message),
   );
   assert.equal(planRuns(options, [withBudget]).length, 1);
+});
+
+Deno.test("a target that runs only idle is left out of the sized scenarios beside the others", () => {
+  const options = parseOptions(["--scenarios", "idle,scale,budget", "--sizes", "100"]);
+  const kinglet = target("kinglet", [], ["--cache-max-objects={cacheMaxObjects}"]);
+  const plans = planRuns(options, [kinglet, target("floor", [], [], ["idle"])]);
+  assert.deepEqual(plans.map((p) => p.id), [
+    "idle kinglet default",
+    "idle floor default",
+    "scale-100 kinglet default",
+    "budget-100 kinglet default",
+  ]);
+});
+
+Deno.test("plans refuse a scenario that no target runs, saying what each runs", () => {
+  const options = parseOptions(["--scenarios", "scale", "--sizes", "100"]);
+  assert.throws(
+    () => planRuns(options, [target("floor", [], [], ["idle"])]),
+    (e: unknown) =>
+      e instanceof RangeError &&
+      /Cannot run 'scale': no target runs it \(floor runs idle\)/.test(e.message),
+  );
+});
+
+Deno.test("a target file naming an unknown scenario is refused, naming the field", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kinglet-target-" });
+  const kinglet = JSON.parse(
+    await Deno.readTextFile(new URL("../../bench/targets/kinglet.json", import.meta.url)),
+  );
+  await Deno.writeTextFile(`${dir}/t.json`, JSON.stringify({ ...kinglet, scenarios: ["idel"] }));
+  await assert.rejects(
+    () => loadTarget(`${dir}/t.json`),
+    /'scenarios' names "idel", not one of idle, scale, budget, restart/,
+  );
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("the Deno floor's target runs only idle, with kinglet's flags and environment", async () => {
+  const [floor, kinglet] = await Promise.all([loadTarget("deno-floor"), loadTarget("kinglet")]);
+  assert.deepEqual(floor.scenarios, ["idle"]);
+  assert.deepEqual(kinglet.scenarios, SCENARIO_NAMES);
+  assert.deepEqual(floor.env, kinglet.env);
+  assert.deepEqual(floor.defaultV8Flags, kinglet.defaultV8Flags);
+  const flags = (t: Target) => t.command.slice(0, t.command.findIndex((a) => a.endsWith(".js")));
+  assert.deepEqual(flags(floor), flags(kinglet));
 });
 
 Deno.test("plans refuse two targets of one name, whose rows could not be told apart", () => {
@@ -172,10 +218,16 @@ interface ChartEncoding {
   color: unknown;
 }
 
-function target(name: string, defaultV8Flags: string[], extra: string[] = []): Target {
+function target(
+  name: string,
+  defaultV8Flags: string[],
+  extra: string[] = [],
+  scenarios: ScenarioName[] = [...SCENARIO_NAMES],
+): Target {
   return {
     name,
     file: `/peers/${name}.json`,
+    scenarios,
     cwd: "/peers",
     command: ["./operator", "--kubeconfig={kubeconfig}", "--v8-flags={v8Flags}", ...extra],
     env: {},
