@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { SystemTimers } from "./_system_timers.ts";
 
 /** A source of time and delays. */
 export interface Clock {
@@ -26,14 +27,16 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-/** The real clock: `Date.now()` and `setTimeout`. */
+const timers = new SystemTimers();
+
+/**
+ * The real clock: `Date.now()`, and sleeps on Deno's own timers rather than
+ * the global `setTimeout`, which would load Node's timers (why:
+ * lib/async/_system_timers.ts). A pending sleep keeps the process alive.
+ */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep: (ms, signal) =>
-    abortableDelay(ms, signal, (fn, delay) => {
-      const id = setTimeout(fn, delay);
-      return () => clearTimeout(id);
-    }),
+  sleep: (ms, signal) => abortableDelay(ms, signal, (fn, delay) => timers.schedule(fn, delay)),
 };
 
 /** A signal that aborts at a deadline; dispose of it once the work is done, so no timer lingers. */

@@ -70,6 +70,23 @@ export class DelayHeap<K> {
     return due;
   }
 
+  /** Removes `key` if it is waiting; returns whether it was. */
+  delete(key: K): boolean {
+    const slot = this.#slots.get(key);
+    if (slot === undefined) return false;
+    const last = this.#keys.length - 1;
+    if (slot !== last) this.#swap(slot, last);
+    this.#keys.pop();
+    this.#at.pop();
+    this.#seq.pop();
+    this.#slots.delete(key);
+    if (slot < last) {
+      this.#up(slot);
+      this.#down(slot);
+    }
+    return true;
+  }
+
   /** Removes every key. */
   clear(): void {
     this.#keys = [];

@@ -52,3 +52,18 @@ Deno.test("clear empties the heap and forgets every key", () => {
   assert.deepEqual(heap.popDue(20), []);
   assert.deepEqual(heap.popDue(50), ["a"]);
 });
+
+Deno.test("a deleted key leaves the heap in order, and deleting an absent key says so", () => {
+  const heap = new DelayHeap<string>();
+  for (const [key, at] of [["a", 10], ["b", 20], ["c", 30], ["d", 40], ["e", 50]] as const) {
+    heap.schedule(key, at);
+  }
+  assert.equal(heap.delete("a"), true);
+  assert.equal(heap.delete("d"), true);
+  assert.equal(heap.delete("d"), false);
+  assert.equal(heap.delete("z"), false);
+  assert.equal(heap.size, 3);
+  assert.equal(heap.nextAt, 20);
+  heap.schedule("a", 5);
+  assert.deepEqual(heap.popDue(100), ["a", "b", "c", "e"]);
+});

@@ -65,3 +65,16 @@ Deno.test("the bundle's run path holds no npm package's code and imports no node
     assert.ok(packages.some((source) => source.includes(`/${name}/`)), `${name} is bundled`);
   }
 });
+
+Deno.test("the bundle's run path never calls the global timers, which are Node's", async () => {
+  const { loaded } = await moduleGraph(pathToFileURL(await kingletBundle()).href);
+  const texts = await Promise.all(
+    [...loaded].map(async (module) => [module, await Deno.readTextFile(fileURLToPath(module))]),
+  );
+  // Their first call loads node:timers and Node's errors and util.inspect: 4.5 MiB resident.
+  const callers = texts.filter(([, text]) =>
+    /\b(set|clear)(Timeout|Interval|Immediate)\b/.test(text!)
+  );
+  assert.deepEqual(callers.map(([module]) => module), []);
+  assert.ok(texts.length > 1, "the run path has modules to search");
+});

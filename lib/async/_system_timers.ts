@@ -1,0 +1,89 @@
+/**
+ * The timers behind {@link systemClock}, kept off the global `setTimeout`.
+ *
+ * Deno's global `setTimeout` is Node's: its first call loads `node:timers`
+ * and with it Node's errors, `util.inspect` and async hooks, some 4.5 MiB of
+ * resident memory in an otherwise idle process (2.2 MiB of heap and native
+ * allocations, 2.3 MiB of the executable's code pages), which an operator that
+ * needs only "wake me at t" never gets back. `AbortSignal.timeout` runs on
+ * Deno's own timers instead, and Deno keeps the process alive for it while it
+ * has an `abort` listener, as `setTimeout` does for a pending timer.
+ *
+ * A timeout signal cannot be cancelled, so not one per timer: the timers wait
+ * in a {@link DelayHeap} and a single signal is armed for the earliest. A
+ * deadline disposed of before it passes (every API request has one) costs a
+ * heap entry removed, not a signal left to run out. A signal armed for a
+ * later time than a newly earliest timer is let go (its listener removed, so
+ * it no longer holds the process) and a new one armed.
+ *
+ * @module
+ */
+import { DelayHeap } from "./delay_heap.ts";
+
+/** A function to run once, and what cancels it. */
+interface Entry {
+  fn: () => void;
+}
+
+/** One wake-up signal for a heap of timers. */
+export class SystemTimers {
+  #heap = new DelayHeap<Entry>();
+  #armed: AbortSignal | undefined;
+  #armedAt = Infinity;
+  readonly #now: () => number;
+  readonly #onAbort = () => this.#fire();
+
+  /** `now` is a monotonic reading in milliseconds; tests pass their own. */
+  constructor(now: () => number = () => performance.now()) {
+    this.#now = now;
+  }
+
+  /** Timers waiting. */
+  get pending(): number {
+    return this.#heap.size;
+  }
+
+  /**
+   * Runs `fn` once, `ms` milliseconds from now (at once for 0 or less, on a
+   * later turn of the event loop); timers due together run in the order they
+   * were scheduled. `fn` must not throw. Returns what cancels it.
+   */
+  schedule(fn: () => void, ms: number): () => void {
+    const entry: Entry = { fn };
+    this.#heap.schedule(entry, this.#now() + Math.max(0, ms));
+    this.#arm();
+    return () => {
+      if (this.#heap.delete(entry)) this.#arm();
+    };
+  }
+
+  /** Makes the armed signal wake at the earliest timer, or disarms when there is none. */
+  #arm(): void {
+    const next = this.#heap.nextAt;
+    if (next === undefined) {
+      this.#disarm();
+      return;
+    }
+    // An earlier wake-up finds nothing due and arms again for the head.
+    if (this.#armed && this.#armedAt <= next) return;
+    this.#disarm();
+    // Whole milliseconds, rounded up: woken no earlier than the head is due.
+    const signal = AbortSignal.timeout(Math.max(0, Math.ceil(next - this.#now())));
+    signal.addEventListener("abort", this.#onAbort);
+    this.#armed = signal;
+    this.#armedAt = next;
+  }
+
+  #disarm(): void {
+    this.#armed?.removeEventListener("abort", this.#onAbort);
+    this.#armed = undefined;
+    this.#armedAt = Infinity;
+  }
+
+  #fire(): void {
+    this.#disarm();
+    const due = this.#heap.popDue(this.#now());
+    this.#arm();
+    for (const entry of due) entry.fn();
+  }
+}

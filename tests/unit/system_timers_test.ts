@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import { SystemTimers } from "../../lib/async/_system_timers.ts";
+import { systemClock } from "../../lib/async/clock.ts";
+
+/** A timer that records its name, and says when it ran. */
+function fired(order: string[], name: string, done?: () => void): () => void {
+  return () => {
+    order.push(name);
+    done?.();
+  };
+}
+
+Deno.test("system timers fire in due order, timers due together in scheduling order", async () => {
+  const timers = new SystemTimers();
+  const order: string[] = [];
+  const { promise, resolve } = Promise.withResolvers<void>();
+  timers.schedule(fired(order, "30", resolve), 30);
+  timers.schedule(fired(order, "10a"), 10);
+  timers.schedule(fired(order, "10b"), 10);
+  timers.schedule(fired(order, "0"), 0);
+  timers.schedule(fired(order, "negative"), -5);
+  assert.equal(timers.pending, 5);
+  await promise;
+  assert.deepEqual(order, ["0", "negative", "10a", "10b", "30"]);
+  assert.equal(timers.pending, 0);
+});
+
+Deno.test("a cancelled system timer never fires and the others still do", async () => {
+  const timers = new SystemTimers();
+  const order: string[] = [];
+  const { promise, resolve } = Promise.withResolvers<void>();
+  const head = timers.schedule(fired(order, "head"), 5);
+  const middle = timers.schedule(fired(order, "middle"), 10);
+  timers.schedule(fired(order, "last", resolve), 20);
+  head();
+  middle();
+  head(); // twice is harmless
+  assert.equal(timers.pending, 1);
+  await promise;
+  assert.deepEqual(order, ["last"]);
+});
+
+Deno.test("a timer earlier than the armed one fires first, and one scheduled from a timer runs", async () => {
+  const timers = new SystemTimers();
+  const order: string[] = [];
+  const { promise, resolve } = Promise.withResolvers<void>();
+  timers.schedule(fired(order, "late", resolve), 60);
+  timers.schedule(() => {
+    order.push("early");
+    timers.schedule(fired(order, "from early"), 0);
+  }, 1);
+  await promise;
+  assert.deepEqual(order, ["early", "from early", "late"]);
+});
+
+Deno.test("the system clock sleeps without the global setTimeout, and a sleep holds the process", async () => {
+  const clock = new URL("../../lib/async/clock.ts", import.meta.url).href;
+  const program = `
+    import { systemClock } from ${JSON.stringify(clock)};
+    globalThis.setTimeout = () => { throw new Error("the global setTimeout was called"); };
+    const stop = new AbortController();
+    const long = systemClock.sleep(3_600_000, stop.signal).catch((e) => e.name);
+    await systemClock.sleep(20);
+    stop.abort();
+    console.log("woke", await long);
+  `;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-check", program],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  // Were the aborted hour-long sleep still holding the process, it would not end by itself.
+  const guard = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const { code, stdout, stderr } = await child.output();
+  clearTimeout(guard);
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  assert.equal(new TextDecoder().decode(stdout).trim(), "woke AbortError");
+});
+
+Deno.test("the system clock's sleep rejects with the signal's reason when aborted", async () => {
+  const stop = new AbortController();
+  const sleeping = systemClock.sleep(3_600_000, stop.signal);
+  stop.abort(new Error("stopped"));
+  await assert.rejects(sleeping, /stopped/);
+});
