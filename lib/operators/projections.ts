@@ -8,7 +8,7 @@
  */
 import type { KubeObject } from "../kube/mod.ts";
 import { shared } from "./shared_strings.ts";
-import { METADATA_FINGERPRINT, metadataFingerprint, stripTransform } from "../runtime/mod.ts";
+import { METADATA_FINGERPRINT, metadataFingerprint, omit, stripTransform } from "../runtime/mod.ts";
 
 interface OwnerReference {
   apiVersion: string;
@@ -53,9 +53,24 @@ export function projectOwned(object: KubeObject): KubeObject {
         })),
       }),
       ...(m.deletionTimestamp && { deletionTimestamp: m.deletionTimestamp }),
-      annotations: { [METADATA_FINGERPRINT]: metadataFingerprint(object) },
+      annotations: fingerprintAnnotations(metadataFingerprint(object)),
     },
   };
+}
+
+/**
+ * The one annotation, decoded from JSON so that a spread copy has room for
+ * exactly one property: `{ [METADATA_FINGERPRINT]: fingerprint }`, a
+ * computed key, would leave room for three more (24 bytes a child).
+ */
+const FINGERPRINT_ONLY: Record<string, string> = JSON.parse(
+  JSON.stringify({ [METADATA_FINGERPRINT]: "" }),
+);
+
+function fingerprintAnnotations(fingerprint: string): Record<string, string> {
+  const annotations = { ...FINGERPRINT_ONLY };
+  annotations[METADATA_FINGERPRINT] = fingerprint;
+  return annotations;
 }
 
 interface WorkloadStatusFields {
@@ -89,30 +104,40 @@ interface WorkloadStatusFields {
 export function projectWorkload(object: KubeObject): KubeObject {
   const spec = object.spec as { replicas?: number } | undefined;
   const status = object.status as WorkloadStatusFields | undefined;
-  const projected: KubeObject = { ...projectOwned(object), spec: { replicas: spec?.replicas } };
-  if (!status) return projected;
-  const counts: WorkloadStatusFields = {};
-  for (
-    const field of [
-      "observedGeneration",
-      "replicas",
-      "readyReplicas",
-      "availableReplicas",
-      "updatedReplicas",
-    ] as const
-  ) {
-    if (status[field] !== undefined) counts[field] = status[field];
-  }
-  if (status.conditions) {
-    counts.conditions = status.conditions.filter((c) => c.type === "Progressing").map((c) => ({
+  const { apiVersion, kind, metadata } = projectOwned(object);
+  // One literal per outcome, so that every property sits inside the object.
+  if (!status) return { apiVersion, kind, metadata, spec: { replicas: spec?.replicas } };
+  return { apiVersion, kind, metadata, spec: { replicas: spec?.replicas }, status: counts(status) };
+}
+
+/** The status fields a projected workload keeps (the conditions filtered). */
+const COUNTS = new Set([
+  "observedGeneration",
+  "replicas",
+  "readyReplicas",
+  "availableReplicas",
+  "updatedReplicas",
+  "conditions",
+]);
+
+/** The replica counts of a workload's status and its `Progressing` condition. */
+function counts(status: WorkloadStatusFields): WorkloadStatusFields {
+  const kept = omit(
+    status,
+    (field) =>
+      field === "conditions"
+        ? !status.conditions
+        : !COUNTS.has(field) || status[field as keyof WorkloadStatusFields] === undefined,
+  );
+  if (kept.conditions) {
+    kept.conditions = kept.conditions.filter((c) => c.type === "Progressing").map((c) => ({
       type: shared(c.type),
       status: shared(c.status),
       ...(c.reason !== undefined && { reason: shared(c.reason) }),
       ...(c.status === "False" && c.message !== undefined && { message: c.message }),
     }));
   }
-  projected.status = counts;
-  return projected;
+  return kept;
 }
 
 /**

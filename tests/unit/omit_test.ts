@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { omit } from "../../lib/runtime/cache/_omit.ts";
+import { omit } from "../../lib/runtime/cache/omit.ts";
 
 Deno.test("omit copies the kept keys in their order and leaves its input alone", () => {
   const input = { name: "a", managedFields: [{}], uid: "u", labels: { x: "y" }, generation: 2 };

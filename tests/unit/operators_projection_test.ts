@@ -193,3 +193,29 @@ Deno.test("a projected primary equals the stripped object, keeps every field and
   assert.deepEqual(input, raw, "the input is not changed");
   assert.notEqual(projected.status, input.status, "the projection is a copy");
 });
+
+Deno.test("each projected child keeps its own fingerprint annotation", () => {
+  const service = (app: string): KubeObject => ({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: app, namespace: "default", uid: `u-${app}`, labels: { app } },
+  });
+  const [a, b] = [service("a"), service("b")];
+  const projected = [projectOwned(a), projectOwned(b)];
+  assert.deepEqual(
+    projected.map((p) => p.metadata?.annotations),
+    [a, b].map((full) => ({ [METADATA_FINGERPRINT]: metadataFingerprint(full) })),
+  );
+  assert.notEqual(metadataFingerprint(projected[0]!), metadataFingerprint(projected[1]!));
+});
+
+Deno.test("projectWorkload keeps only the counts a status has, and no conditions it lacks", () => {
+  const rolling = deployment({ status: "True", reason: "ReplicaSetUpdated" });
+  rolling.status = { observedGeneration: 3, replicas: 1, collisionCount: 2, conditions: null };
+  assert.deepEqual(projectWorkload(rolling).status, { observedGeneration: 3, replicas: 1 });
+  delete rolling.status;
+  const projected = projectWorkload(rolling);
+  assert.equal("status" in projected, false);
+  assert.deepEqual(projected.spec, { replicas: 2 });
+  assert.equal(projected.metadata?.uid, "0b6f9d8e-0000-4000-8000-000000000002");
+});

@@ -34,7 +34,7 @@ import type { WatcherEvent } from "../watcher/watcher.ts";
 import { logger } from "../../log.ts";
 import { Entry, LinkedEntry, many, StoreState } from "./_store_state.ts";
 import { estimateBytes } from "./estimate_bytes.ts";
-import { omit } from "./_omit.ts";
+import { omit } from "./omit.ts";
 import { SingleFlight } from "../../async/single_flight.ts";
 
 /** Why a full object left the cache while its key stayed known. */

@@ -8,7 +8,15 @@
  * five properties or more, and a cache holds thousands of such metadata
  * objects. A spread copy of an object that already has the right keys is
  * laid out as its source, all properties inside, so the copy starts from a
- * template with exactly the kept keys, one per key list seen.
+ * template with exactly the kept keys, one per key list seen. The store's
+ * default transform copies with it, and so may a projection.
+ *
+ * @example
+ * ```ts
+ * import { omit } from "./omit.ts";
+ * const metadata = { name: "web", namespace: "default", managedFields: [] };
+ * omit(metadata, (key) => key === "managedFields"); // { name: "web", namespace: "default" }
+ * ```
  *
  * @module
  */
@@ -20,8 +28,16 @@ const TEMPLATES_MAX = 256;
 
 /**
  * A shallow copy of `object` without the keys `drop` returns true for, its
- * other keys in their order; typed as `T`, so drop only optional keys. Never
- * mutates `object`.
+ * other keys in their order, each inside the copy (see the module
+ * documentation); typed as `T`, so drop only optional keys. Never mutates
+ * `object`.
+ *
+ * @example
+ * ```ts
+ * import { omit } from "./omit.ts";
+ * const status = { replicas: 2, readyReplicas: 2, collisionCount: 1 };
+ * omit(status, (key) => key === "collisionCount"); // { replicas: 2, readyReplicas: 2 }
+ * ```
  */
 export function omit<T extends object>(object: T, drop: (key: string) => boolean): T {
   const keys = Object.keys(object).filter((key) => !drop(key));
