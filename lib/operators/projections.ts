@@ -7,8 +7,14 @@
  * @module
  */
 import type { KubeObject } from "../kube/mod.ts";
-import { shared } from "./shared_strings.ts";
-import { METADATA_FINGERPRINT, metadataFingerprint, omit, stripTransform } from "../runtime/mod.ts";
+import {
+  METADATA_FINGERPRINT,
+  metadataFingerprint,
+  omit,
+  sharedObject,
+  sharedString,
+  stripTransform,
+} from "../runtime/mod.ts";
 
 interface OwnerReference {
   apiVersion: string;
@@ -35,18 +41,18 @@ export function projectOwned(object: KubeObject): KubeObject {
   const m = object.metadata ?? {};
   const owners = m.ownerReferences as OwnerReference[] | undefined;
   return {
-    apiVersion: shared(object.apiVersion),
-    kind: shared(object.kind),
+    apiVersion: sharedString(object.apiVersion),
+    kind: sharedString(object.kind),
     metadata: {
       name: m.name,
-      namespace: shared(m.namespace),
+      namespace: sharedString(m.namespace),
       uid: m.uid,
       resourceVersion: m.resourceVersion,
       ...(m.generation !== undefined && { generation: m.generation }),
       ...(owners && {
         ownerReferences: owners.map((o) => ({
-          apiVersion: shared(o.apiVersion),
-          kind: shared(o.kind),
+          apiVersion: sharedString(o.apiVersion),
+          kind: sharedString(o.kind),
           name: o.name,
           uid: o.uid,
           ...(o.controller !== undefined && { controller: o.controller }),
@@ -87,7 +93,9 @@ interface WorkloadStatusFields {
  * StatefulSet): {@link projectOwned}, `spec.replicas`, the replica counts
  * of its status and its `Progressing` condition (with its message only
  * while it fails). The pod template, most of its bytes, and the condition
- * timestamps are dropped.
+ * timestamps are dropped. The spec and status kept are shared (see
+ * {@link sharedObject}): every converged workload of one size and
+ * generation has the same.
  *
  * @example
  * ```ts
@@ -105,9 +113,19 @@ export function projectWorkload(object: KubeObject): KubeObject {
   const spec = object.spec as { replicas?: number } | undefined;
   const status = object.status as WorkloadStatusFields | undefined;
   const { apiVersion, kind, metadata } = projectOwned(object);
+  const kept = sharedObject({ replicas: spec?.replicas });
   // One literal per outcome, so that every property sits inside the object.
-  if (!status) return { apiVersion, kind, metadata, spec: { replicas: spec?.replicas } };
-  return { apiVersion, kind, metadata, spec: { replicas: spec?.replicas }, status: counts(status) };
+  if (!status) return { apiVersion, kind, metadata, spec: kept };
+  const projected = counts(status);
+  // A failing condition's message names the workload's ReplicaSet: such a status is its own.
+  const own = projected.conditions?.some((c) => c.message !== undefined);
+  return {
+    apiVersion,
+    kind,
+    metadata,
+    spec: kept,
+    status: own ? projected : sharedObject(projected),
+  };
 }
 
 /** The status fields a projected workload keeps (the conditions filtered). */
@@ -131,9 +149,9 @@ function counts(status: WorkloadStatusFields): WorkloadStatusFields {
   );
   if (kept.conditions) {
     kept.conditions = kept.conditions.filter((c) => c.type === "Progressing").map((c) => ({
-      type: shared(c.type),
-      status: shared(c.status),
-      ...(c.reason !== undefined && { reason: shared(c.reason) }),
+      type: sharedString(c.type),
+      status: sharedString(c.status),
+      ...(c.reason !== undefined && { reason: sharedString(c.reason) }),
       ...(c.status === "False" && c.message !== undefined && { message: c.message }),
     }));
   }
@@ -169,7 +187,7 @@ const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/;
 /**
  * Keeps all of a primary (a WebApp, DatabaseCluster or InferenceService) as
  * the store's default transform does (without `managedFields`), but with the
- * strings that repeat across objects shared (see {@link shared}) and equal
+ * strings that repeat across objects shared (see {@link sharedString}) and equal
  * timestamps within the object, such as the `lastTransitionTime` of
  * conditions set together, held once. A JSON decoder gives every value its
  * own string: with 5,000 WebApps, copies of the same image, namespace and
@@ -190,7 +208,7 @@ export function projectPrimary(object: KubeObject): KubeObject {
 /** `value` with its strings shared; `key` is the field it is under (an array's items share its key). */
 function shareValues(value: unknown, key: string | undefined, times: Map<string, string>): unknown {
   if (typeof value === "string") {
-    if (key !== undefined && REPEATED_VALUES.has(key)) return shared(value);
+    if (key !== undefined && REPEATED_VALUES.has(key)) return sharedString(value);
     if (!RFC3339.test(value)) return value;
     const known = times.get(value);
     if (known !== undefined) return known;
@@ -215,7 +233,7 @@ function shareMap(map: unknown, times: Map<string, string>): unknown {
   const copy = copyOf(map);
   for (const key of Object.keys(copy)) {
     const value = copy[key];
-    if (typeof value === "string") copy[key] = shared(value);
+    if (typeof value === "string") copy[key] = sharedString(value);
   }
   return copy;
 }

@@ -219,3 +219,17 @@ Deno.test("projectWorkload keeps only the counts a status has, and no conditions
   assert.deepEqual(projected.spec, { replicas: 2 });
   assert.equal(projected.metadata?.uid, "0b6f9d8e-0000-4000-8000-000000000002");
 });
+
+Deno.test("converged workloads of one size share one frozen spec and status, a stalled one keeps its own", () => {
+  const done = { status: "True", reason: "NewReplicaSetAvailable", message: "progressed" };
+  const [a, b] = [projectWorkload(deployment(done)), projectWorkload(deployment(done))];
+  assert.equal(a.status, b.status);
+  assert.equal(a.spec, b.spec);
+  assert.ok(Object.isFrozen(a.status) && Object.isFrozen(a.spec));
+  assert.notEqual(a.metadata, b.metadata, "identity is per object");
+  const stalled = { status: "False", reason: "ProgressDeadlineExceeded", message: "timed out" };
+  const [c, d] = [projectWorkload(deployment(stalled)), projectWorkload(deployment(stalled))];
+  assert.notEqual(c.status, d.status);
+  assert.equal(Object.isFrozen(c.status), false);
+  assert.deepEqual(c.status, d.status);
+});

@@ -28,4 +28,5 @@ export * from "./caches.ts";
 export * from "./estimate_bytes.ts";
 export * from "./omit.ts";
 export * from "./reflector.ts";
+export * from "./shared_values.ts";
 export * from "./store.ts";
