@@ -154,6 +154,25 @@ Deno.test("store indexes every owner reference and follows owner changes", () =>
   assert.deepEqual(store.entry("default/a")?.ownerUids, ["o3"]);
 });
 
+Deno.test("store answers by owner alike when first asked before the objects, after them, and after a relist", () => {
+  const store = new Store({ budget: { maxObjects: 1 }, fetch: noFetch });
+  assert.deepEqual(store.byOwner("o1"), [], "asked before anything came");
+  store.apply({ type: "applied", object: cm("a", { owners: ["o1"] }) });
+  store.apply({ type: "applied", object: cm("b", { owners: ["o1", "o2"] }) });
+  assert.deepEqual(store.byOwner("o1"), ["default/a", "default/b"], "a evicted, still indexed");
+  store.apply({ type: "init" });
+  store.apply({
+    type: "initPage",
+    objects: [cm("b", { owners: ["o2"] }), cm("c", { owners: ["o1"] })],
+  });
+  store.apply({ type: "initDone", resourceVersion: "5" });
+  store.apply({ type: "applied", object: cm("d", { owners: ["o1"] }) });
+  assert.deepEqual(store.byOwner("o1"), ["default/c", "default/d"], "first asked after the relist");
+  store.apply({ type: "deleted", object: cm("c") });
+  assert.deepEqual(store.byOwner("o1"), ["default/d"]);
+  assert.deepEqual(store.byOwner("o2"), ["default/b"]);
+});
+
 Deno.test("store answers custom indexers and rejects unknown ones", () => {
   const store = new Store({
     indexers: { data: (o) => [String((o.data as { value: string }).value)] },

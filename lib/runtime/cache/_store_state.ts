@@ -55,7 +55,12 @@ export function many(values: string | readonly string[] | undefined): readonly s
 /** Entries, indexes and (under a budget) the LRU list of one generation of the store. */
 export class StoreState<T> {
   readonly entries = new Map<ObjectKey, Entry<T>>();
-  readonly owners = new MultiMap<string, ObjectKey>();
+  /**
+   * The owner index, built on its first read: a cache nobody asks by owner
+   * (the controller maps children to owners from the object itself) pays
+   * nothing for it, where it costs a map entry per owned key.
+   */
+  #owners: MultiMap<string, ObjectKey> | undefined;
   readonly indexes: MultiMap<string, ObjectKey>[];
   /** Least recently used entry with its object in memory; evicted first. */
   #head: LinkedEntry<T> | undefined;
@@ -71,6 +76,16 @@ export class StoreState<T> {
     this.indexes = Array.from({ length: indexers }, () => new MultiMap<string, ObjectKey>());
   }
 
+  /** Owner uid → keys of the entries with an owner reference to it. */
+  get owners(): MultiMap<string, ObjectKey> {
+    if (this.#owners) return this.#owners;
+    this.#owners = new MultiMap();
+    for (const [key, entry] of this.entries) {
+      for (const owner of many(entry.owners)) this.#owners.add(owner, key);
+    }
+    return this.#owners;
+  }
+
   /** The least recently used entry with its object in memory, next in line for eviction. */
   get oldest(): LinkedEntry<T> | undefined {
     return this.#head;
@@ -80,7 +95,9 @@ export class StoreState<T> {
   set(key: ObjectKey, entry: Entry<T>): void {
     this.delete(key);
     this.entries.set(key, entry);
-    for (const owner of many(entry.owners)) this.owners.add(owner, key);
+    if (this.#owners) {
+      for (const owner of many(entry.owners)) this.#owners.add(owner, key);
+    }
     entry.indexed?.forEach((values, i) => values.forEach((v) => this.indexes[i]?.add(v, key)));
     if (entry.object !== undefined) this.#count(entry);
   }
@@ -90,7 +107,9 @@ export class StoreState<T> {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     this.entries.delete(key);
-    for (const owner of many(entry.owners)) this.owners.delete(owner, key);
+    if (this.#owners) {
+      for (const owner of many(entry.owners)) this.#owners.delete(owner, key);
+    }
     entry.indexed?.forEach((values, i) => values.forEach((v) => this.indexes[i]?.delete(v, key)));
     this.uncache(entry);
     return entry;
