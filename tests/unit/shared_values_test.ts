@@ -51,3 +51,25 @@ Deno.test("estimateBytes counts shared strings and objects at their slot only", 
     "a string equal to a shared one counts as shared, an equal object does not",
   );
 });
+
+Deno.test("shared objects no cache holds any more leave the table and make room", async () => {
+  const module = new URL("../../lib/runtime/cache/shared_values.ts", import.meta.url).href;
+  const program = `
+    import { isShared, sharedObject } from ${JSON.stringify(module)};
+    // Fills the table with values nothing keeps.
+    for (let i = 0; i < 1024; i++) sharedObject({ generation: i });
+    const full = sharedObject({ generation: "one too many" });
+    for (let turn = 0; turn < 5; turn++) {
+      globalThis.gc();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    console.log(isShared(full), isShared(sharedObject({ generation: "after" })));
+  `;
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-check", "--v8-flags=--expose-gc", program],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  assert.equal(new TextDecoder().decode(stdout).trim(), "false true");
+});

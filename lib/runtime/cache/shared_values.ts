@@ -8,7 +8,7 @@
  * `apps/v1`, `default` or `NewReplicaSetAvailable`, and thousands of
  * converged Deployments each their own `{ replicas: 1 }`. Only values seen
  * while a table has room are shared, which bounds the tables whatever the
- * cluster holds.
+ * cluster holds; a shared object no cache holds any more leaves its table.
  *
  * @example
  * ```ts
@@ -27,7 +27,14 @@ const STRINGS_MAX = 4096;
 const STRING_MAX = 64;
 
 /** Shared objects by their JSON. */
-const OBJECTS = new Map<string, object>();
+/**
+ * Held weakly: a status that no cached object holds any more (an old
+ * generation's) leaves the table, so that the room goes to values in use.
+ */
+const OBJECTS = new Map<string, WeakRef<object>>();
+const RELEASED = new FinalizationRegistry<string>((json) => {
+  if (OBJECTS.get(json)?.deref() === undefined) OBJECTS.delete(json);
+});
 /** Every shared object and the objects and arrays inside it, for {@link isShared}. */
 const FROZEN = new WeakSet<object>();
 const OBJECTS_MAX = 1024;
@@ -64,10 +71,11 @@ export function sharedObject<T extends object>(value: T): T {
     return inner;
   });
   if (!exact || json.length > JSON_MAX) return value;
-  const known = OBJECTS.get(json);
+  const known = OBJECTS.get(json)?.deref();
   if (known !== undefined) return known as T;
   if (OBJECTS.size >= OBJECTS_MAX) return value;
-  OBJECTS.set(json, freeze(value));
+  OBJECTS.set(json, new WeakRef(freeze(value)));
+  RELEASED.register(value, json);
   return value;
 }
 
