@@ -7,8 +7,14 @@
  * @module
  */
 import type { KubeObject } from "../kube/mod.ts";
-import { shared } from "./shared_strings.ts";
-import { METADATA_FINGERPRINT, metadataFingerprint, stripTransform } from "../runtime/mod.ts";
+import {
+  METADATA_FINGERPRINT,
+  metadataFingerprint,
+  omit,
+  sharedObject,
+  sharedString,
+  stripTransform,
+} from "../runtime/mod.ts";
 
 interface OwnerReference {
   apiVersion: string;
@@ -35,27 +41,42 @@ export function projectOwned(object: KubeObject): KubeObject {
   const m = object.metadata ?? {};
   const owners = m.ownerReferences as OwnerReference[] | undefined;
   return {
-    apiVersion: shared(object.apiVersion),
-    kind: shared(object.kind),
+    apiVersion: sharedString(object.apiVersion),
+    kind: sharedString(object.kind),
     metadata: {
       name: m.name,
-      namespace: shared(m.namespace),
+      namespace: sharedString(m.namespace),
       uid: m.uid,
       resourceVersion: m.resourceVersion,
       ...(m.generation !== undefined && { generation: m.generation }),
       ...(owners && {
         ownerReferences: owners.map((o) => ({
-          apiVersion: shared(o.apiVersion),
-          kind: shared(o.kind),
+          apiVersion: sharedString(o.apiVersion),
+          kind: sharedString(o.kind),
           name: o.name,
           uid: o.uid,
           ...(o.controller !== undefined && { controller: o.controller }),
         })),
       }),
       ...(m.deletionTimestamp && { deletionTimestamp: m.deletionTimestamp }),
-      annotations: { [METADATA_FINGERPRINT]: metadataFingerprint(object) },
+      annotations: fingerprintAnnotations(metadataFingerprint(object)),
     },
   };
+}
+
+/**
+ * The one annotation, decoded from JSON so that a spread copy has room for
+ * exactly one property: `{ [METADATA_FINGERPRINT]: fingerprint }`, a
+ * computed key, would leave room for three more (24 bytes a child).
+ */
+const FINGERPRINT_ONLY: Record<string, string> = JSON.parse(
+  JSON.stringify({ [METADATA_FINGERPRINT]: "" }),
+);
+
+function fingerprintAnnotations(fingerprint: string): Record<string, string> {
+  const annotations = { ...FINGERPRINT_ONLY };
+  annotations[METADATA_FINGERPRINT] = fingerprint;
+  return annotations;
 }
 
 interface WorkloadStatusFields {
@@ -72,7 +93,9 @@ interface WorkloadStatusFields {
  * StatefulSet): {@link projectOwned}, `spec.replicas`, the replica counts
  * of its status and its `Progressing` condition (with its message only
  * while it fails). The pod template, most of its bytes, and the condition
- * timestamps are dropped.
+ * timestamps are dropped. The spec and status kept are shared (see
+ * {@link sharedObject}): every converged workload of one size and
+ * generation has the same.
  *
  * @example
  * ```ts
@@ -89,30 +112,50 @@ interface WorkloadStatusFields {
 export function projectWorkload(object: KubeObject): KubeObject {
   const spec = object.spec as { replicas?: number } | undefined;
   const status = object.status as WorkloadStatusFields | undefined;
-  const projected: KubeObject = { ...projectOwned(object), spec: { replicas: spec?.replicas } };
-  if (!status) return projected;
-  const counts: WorkloadStatusFields = {};
-  for (
-    const field of [
-      "observedGeneration",
-      "replicas",
-      "readyReplicas",
-      "availableReplicas",
-      "updatedReplicas",
-    ] as const
-  ) {
-    if (status[field] !== undefined) counts[field] = status[field];
-  }
-  if (status.conditions) {
-    counts.conditions = status.conditions.filter((c) => c.type === "Progressing").map((c) => ({
-      type: shared(c.type),
-      status: shared(c.status),
-      ...(c.reason !== undefined && { reason: shared(c.reason) }),
+  const { apiVersion, kind, metadata } = projectOwned(object);
+  const kept = sharedObject({ replicas: spec?.replicas });
+  // One literal per outcome, so that every property sits inside the object.
+  if (!status) return { apiVersion, kind, metadata, spec: kept };
+  const projected = counts(status);
+  // A failing condition's message names the workload's ReplicaSet: such a status is its own.
+  const own = projected.conditions?.some((c) => c.message !== undefined);
+  return {
+    apiVersion,
+    kind,
+    metadata,
+    spec: kept,
+    status: own ? projected : sharedObject(projected),
+  };
+}
+
+/** The status fields a projected workload keeps (the conditions filtered). */
+const COUNTS = new Set([
+  "observedGeneration",
+  "replicas",
+  "readyReplicas",
+  "availableReplicas",
+  "updatedReplicas",
+  "conditions",
+]);
+
+/** The replica counts of a workload's status and its `Progressing` condition. */
+function counts(status: WorkloadStatusFields): WorkloadStatusFields {
+  const kept = omit(
+    status,
+    (field) =>
+      field === "conditions"
+        ? !status.conditions
+        : !COUNTS.has(field) || status[field as keyof WorkloadStatusFields] === undefined,
+  );
+  if (kept.conditions) {
+    kept.conditions = kept.conditions.filter((c) => c.type === "Progressing").map((c) => ({
+      type: sharedString(c.type),
+      status: sharedString(c.status),
+      ...(c.reason !== undefined && { reason: sharedString(c.reason) }),
       ...(c.status === "False" && c.message !== undefined && { message: c.message }),
     }));
   }
-  projected.status = counts;
-  return projected;
+  return kept;
 }
 
 /**
@@ -144,7 +187,7 @@ const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/;
 /**
  * Keeps all of a primary (a WebApp, DatabaseCluster or InferenceService) as
  * the store's default transform does (without `managedFields`), but with the
- * strings that repeat across objects shared (see {@link shared}) and equal
+ * strings that repeat across objects shared (see {@link sharedString}) and equal
  * timestamps within the object, such as the `lastTransitionTime` of
  * conditions set together, held once. A JSON decoder gives every value its
  * own string: with 5,000 WebApps, copies of the same image, namespace and
@@ -165,7 +208,7 @@ export function projectPrimary(object: KubeObject): KubeObject {
 /** `value` with its strings shared; `key` is the field it is under (an array's items share its key). */
 function shareValues(value: unknown, key: string | undefined, times: Map<string, string>): unknown {
   if (typeof value === "string") {
-    if (key !== undefined && REPEATED_VALUES.has(key)) return shared(value);
+    if (key !== undefined && REPEATED_VALUES.has(key)) return sharedString(value);
     if (!RFC3339.test(value)) return value;
     const known = times.get(value);
     if (known !== undefined) return known;
@@ -174,11 +217,11 @@ function shareValues(value: unknown, key: string | undefined, times: Map<string,
   }
   if (Array.isArray(value)) return value.map((item) => shareValues(item, key, times));
   if (value === null || typeof value !== "object") return value;
-  const copy: Record<string, unknown> = {};
-  for (const [field, inner] of Object.entries(value)) {
+  const copy = copyOf(value);
+  for (const field of Object.keys(copy)) {
     copy[field] = REPEATED_MAPS.has(field)
-      ? shareMap(inner, times)
-      : shareValues(inner, field, times);
+      ? shareMap(copy[field], times)
+      : shareValues(copy[field], field, times);
   }
   return copy;
 }
@@ -187,9 +230,22 @@ function shareMap(map: unknown, times: Map<string, string>): unknown {
   if (map === null || typeof map !== "object" || Array.isArray(map)) {
     return shareValues(map, undefined, times);
   }
-  const copy: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(map)) {
-    copy[key] = typeof value === "string" ? shared(value) : value;
+  const copy = copyOf(map);
+  for (const key of Object.keys(copy)) {
+    const value = copy[key];
+    if (typeof value === "string") copy[key] = sharedString(value);
   }
   return copy;
+}
+
+/**
+ * A shallow copy of `value` to overwrite values of in place. A spread copy
+ * is laid out as its source, every property inside the object as V8 lays out
+ * decoded JSON and the store's default transform; a copy built by adding
+ * keys to `{}` would keep only four inside and the rest in a separate
+ * property array, 40-odd bytes more per object. Overwriting a key with a
+ * value of the same kind, as sharing does, keeps the layout.
+ */
+function copyOf(value: object): Record<string, unknown> {
+  return { ...value };
 }

@@ -3,7 +3,7 @@
  * again, unless it lost an owner reference kinglet gave it.
  */
 import assert from "node:assert/strict";
-import { SERVICES } from "../../lib/kube/resources.ts";
+import { CONFIG_MAPS, SERVICES } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
 import { ChildApplier } from "../../lib/runtime/controller/child_applier.ts";
 import { Store } from "../../lib/runtime/cache/store.ts";
@@ -89,4 +89,26 @@ Deno.test("annotations Kubernetes' own controllers write do not count as a chang
   });
   await applier.apply(SERVICES, desired(), cache, signal);
   assert.equal(applied.length, 1);
+});
+
+Deno.test("children of two kinds under one name keep their own records, and a deleted one loses only its own", async () => {
+  const { applied, applier, cache: services } = harness();
+  const configMaps = new Store();
+  applier.track(CONFIG_MAPS, configMaps);
+  const signal = new AbortController().signal;
+  const configMap = { ...desired(), kind: "ConfigMap", spec: undefined, data: { a: "b" } };
+  services.apply({
+    type: "applied",
+    object: await applier.apply(SERVICES, desired(), services, signal),
+  });
+  const written = await applier.apply(CONFIG_MAPS, configMap, configMaps, signal);
+  configMaps.apply({ type: "applied", object: written });
+  assert.equal(applier.size, 2);
+  await applier.apply(SERVICES, desired(), services, signal);
+  await applier.apply(CONFIG_MAPS, configMap, configMaps, signal);
+  assert.equal(applied.length, 2, "both skipped");
+  configMaps.apply({ type: "deleted", object: written });
+  assert.equal(applier.size, 1);
+  await applier.apply(SERVICES, desired(), services, signal);
+  assert.equal(applied.length, 2, "the Service's record survives the ConfigMap's deletion");
 });

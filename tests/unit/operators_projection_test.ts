@@ -193,3 +193,43 @@ Deno.test("a projected primary equals the stripped object, keeps every field and
   assert.deepEqual(input, raw, "the input is not changed");
   assert.notEqual(projected.status, input.status, "the projection is a copy");
 });
+
+Deno.test("each projected child keeps its own fingerprint annotation", () => {
+  const service = (app: string): KubeObject => ({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: app, namespace: "default", uid: `u-${app}`, labels: { app } },
+  });
+  const [a, b] = [service("a"), service("b")];
+  const projected = [projectOwned(a), projectOwned(b)];
+  assert.deepEqual(
+    projected.map((p) => p.metadata?.annotations),
+    [a, b].map((full) => ({ [METADATA_FINGERPRINT]: metadataFingerprint(full) })),
+  );
+  assert.notEqual(metadataFingerprint(projected[0]!), metadataFingerprint(projected[1]!));
+});
+
+Deno.test("projectWorkload keeps only the counts a status has, and no conditions it lacks", () => {
+  const rolling = deployment({ status: "True", reason: "ReplicaSetUpdated" });
+  rolling.status = { observedGeneration: 3, replicas: 1, collisionCount: 2, conditions: null };
+  assert.deepEqual(projectWorkload(rolling).status, { observedGeneration: 3, replicas: 1 });
+  delete rolling.status;
+  const projected = projectWorkload(rolling);
+  assert.equal("status" in projected, false);
+  assert.deepEqual(projected.spec, { replicas: 2 });
+  assert.equal(projected.metadata?.uid, "0b6f9d8e-0000-4000-8000-000000000002");
+});
+
+Deno.test("converged workloads of one size share one frozen spec and status, a stalled one keeps its own", () => {
+  const done = { status: "True", reason: "NewReplicaSetAvailable", message: "progressed" };
+  const [a, b] = [projectWorkload(deployment(done)), projectWorkload(deployment(done))];
+  assert.equal(a.status, b.status);
+  assert.equal(a.spec, b.spec);
+  assert.ok(Object.isFrozen(a.status) && Object.isFrozen(a.spec));
+  assert.notEqual(a.metadata, b.metadata, "identity is per object");
+  const stalled = { status: "False", reason: "ProgressDeadlineExceeded", message: "timed out" };
+  const [c, d] = [projectWorkload(deployment(stalled)), projectWorkload(deployment(stalled))];
+  assert.notEqual(c.status, d.status);
+  assert.equal(Object.isFrozen(c.status), false);
+  assert.deepEqual(c.status, d.status);
+});

@@ -56,6 +56,50 @@ Deno.test("store keys objects by namespace and name and tracks the resourceVersi
   assert.equal(store.resourceVersion, "10");
 });
 
+Deno.test("store without a budget counts its objects and their bytes through updates, deletes and a relist", () => {
+  const size = (name: string, data?: string) => estimateBytes(stripTransform(cm(name, { data })));
+  const store = new Store();
+  store.apply({ type: "applied", object: cm("a") });
+  store.apply({ type: "applied", object: cm("b") });
+  store.apply({ type: "applied", object: cm("a", { rv: "2", data: "longer value" }) });
+  assert.ok(store.get("default/b"), "a read changes nothing without a budget");
+  assert.equal(store.residentBytes("default/a"), size("a", "longer value"));
+  assert.deepEqual([store.stats().objects, store.stats().bytes], [
+    2,
+    size("a", "longer value") + size("b"),
+  ]);
+  store.apply({ type: "deleted", object: cm("a") });
+  assert.deepEqual([store.stats().objects, store.stats().bytes], [1, size("b")]);
+  assert.equal(store.residentBytes("default/a"), undefined);
+  store.apply({ type: "init" });
+  store.apply({ type: "initPage", objects: [cm("c"), cm("d")] });
+  store.apply({ type: "initDone", resourceVersion: "9" });
+  assert.deepEqual([store.stats().objects, store.stats().bytes], [2, size("c") + size("d")]);
+  assert.deepEqual(store.list().map(objectKey), ["default/c", "default/d"]);
+  assert.equal(store.entry("default/c")?.cached, true);
+  assert.equal(store.stats().evictions, 0);
+});
+
+Deno.test("store under a budget counts an updated object as the most recently used", () => {
+  const evicted: string[] = [];
+  const store = new Store({
+    budget: { maxObjects: 2 },
+    fetch: noFetch,
+    onEvict: (key) => evicted.push(key),
+  });
+  store.apply({ type: "applied", object: cm("a") });
+  store.apply({ type: "applied", object: cm("b") });
+  store.apply({ type: "applied", object: cm("a", { rv: "2" }) });
+  store.apply({ type: "applied", object: cm("c") });
+  assert.deepEqual(evicted, ["default/b"]);
+  store.apply({ type: "deleted", object: cm("a") });
+  store.apply({ type: "applied", object: cm("d") });
+  assert.deepEqual(evicted, ["default/b"], "a deleted object leaves room");
+  store.apply({ type: "applied", object: cm("e") });
+  assert.deepEqual(evicted, ["default/b", "default/c"]);
+  assert.equal(store.stats().objects, 2);
+});
+
 Deno.test("objectKey refuses an object without a name", () => {
   assert.equal(objectKey(cm("a")), "default/a");
   assert.throws(() => objectKey({ kind: "Pod", metadata: {} }), /Cannot key a Pod/);
@@ -108,6 +152,25 @@ Deno.test("store indexes every owner reference and follows owner changes", () =>
   store.apply({ type: "deleted", object: cm("b") });
   assert.deepEqual(store.byOwner("o1"), []);
   assert.deepEqual(store.entry("default/a")?.ownerUids, ["o3"]);
+});
+
+Deno.test("store answers by owner alike when first asked before the objects, after them, and after a relist", () => {
+  const store = new Store({ budget: { maxObjects: 1 }, fetch: noFetch });
+  assert.deepEqual(store.byOwner("o1"), [], "asked before anything came");
+  store.apply({ type: "applied", object: cm("a", { owners: ["o1"] }) });
+  store.apply({ type: "applied", object: cm("b", { owners: ["o1", "o2"] }) });
+  assert.deepEqual(store.byOwner("o1"), ["default/a", "default/b"], "a evicted, still indexed");
+  store.apply({ type: "init" });
+  store.apply({
+    type: "initPage",
+    objects: [cm("b", { owners: ["o2"] }), cm("c", { owners: ["o1"] })],
+  });
+  store.apply({ type: "initDone", resourceVersion: "5" });
+  store.apply({ type: "applied", object: cm("d", { owners: ["o1"] }) });
+  assert.deepEqual(store.byOwner("o1"), ["default/c", "default/d"], "first asked after the relist");
+  store.apply({ type: "deleted", object: cm("c") });
+  assert.deepEqual(store.byOwner("o1"), ["default/d"]);
+  assert.deepEqual(store.byOwner("o2"), ["default/b"]);
 });
 
 Deno.test("store answers custom indexers and rejects unknown ones", () => {

@@ -1,6 +1,7 @@
 /**
  * The data behind a {@link Store}: one compact {@link Entry} per known key,
- * the owner and custom indexes, and an LRU list of the entries whose full
+ * holding the full object while it is in memory, the owner and custom
+ * indexes, and, under a memory budget, an LRU list of the entries whose
  * object is in memory. A relist builds a fresh {@link StoreState} and the
  * store swaps it in whole.
  *
@@ -9,17 +10,12 @@
 import type { ObjectKey } from "../../kube/types.ts";
 import { MultiMap } from "./_multimap.ts";
 
-/** A full object in memory, linked into the LRU list (least recently used first). */
-export class Cached<T> {
-  prev: Cached<T> | undefined = undefined;
-  next: Cached<T> | undefined = undefined;
-  constructor(readonly key: ObjectKey, readonly object: T, readonly bytes: number) {}
-}
-
 /**
- * What the store remembers of every key, evicted or not. Kept to a handful of
- * fields because every key pays for it; owners and index values are stored
- * bare when there is one, since there almost always is.
+ * What the store remembers of every key, evicted or not, and the full object
+ * while it is in memory. Kept to a handful of fields because every key pays
+ * for each (8 bytes a field): owners and index values are stored bare when
+ * there is one, since there almost always is, and a store without a budget,
+ * which never evicts, keeps no LRU links (see {@link LinkedEntry}).
  */
 export class Entry<T> {
   constructor(
@@ -30,8 +26,24 @@ export class Entry<T> {
     readonly owners: string | readonly string[] | undefined,
     /** Values per custom indexer, in indexer order; undefined without indexers. */
     readonly indexed: readonly (readonly string[])[] | undefined,
-    public cached: Cached<T> | undefined,
+    /** The full object, or `undefined` once evicted. */
+    public object: T | undefined,
+    /** Estimated bytes of `object`, as counted against the budget; 0 once evicted. */
+    public bytes: number,
   ) {}
+}
+
+/** An {@link Entry} of a budgeted store, linked into its LRU list (least recently used first). */
+export class LinkedEntry<T> extends Entry<T> {
+  prev: LinkedEntry<T> | undefined = undefined;
+  next: LinkedEntry<T> | undefined = undefined;
+  constructor(
+    /** The entry's own key, for evicting it from the head of the list. */
+    readonly key: ObjectKey,
+    ...fields: ConstructorParameters<typeof Entry<T>>
+  ) {
+    super(...fields);
+  }
 }
 
 /** `string | string[] | undefined` as an array, for the bare-when-single fields. */
@@ -40,36 +52,54 @@ export function many(values: string | readonly string[] | undefined): readonly s
   return typeof values === "string" ? [values] : values;
 }
 
-/** Entries, indexes and the LRU list of one generation of the store. */
+/** Entries, indexes and (under a budget) the LRU list of one generation of the store. */
 export class StoreState<T> {
   readonly entries = new Map<ObjectKey, Entry<T>>();
-  readonly owners = new MultiMap<string, ObjectKey>();
+  /**
+   * The owner index, built on its first read: a cache nobody asks by owner
+   * (the controller maps children to owners from the object itself) pays
+   * nothing for it, where it costs a map entry per owned key.
+   */
+  #owners: MultiMap<string, ObjectKey> | undefined;
   readonly indexes: MultiMap<string, ObjectKey>[];
-  /** Least recently used cached object; evicted first. */
-  #head: Cached<T> | undefined;
-  /** Most recently used cached object. */
-  #tail: Cached<T> | undefined;
-  /** Number of cached objects (entries with `cached` set). */
+  /** Least recently used entry with its object in memory; evicted first. */
+  #head: LinkedEntry<T> | undefined;
+  /** Most recently used entry with its object in memory. */
+  #tail: LinkedEntry<T> | undefined;
+  /** Number of entries with their object in memory. */
   objects = 0;
-  /** Sum of `bytes` over cached objects. */
+  /** Sum of `bytes` over entries with their object in memory. */
   bytes = 0;
 
+  /** A state for a store with `indexers` custom indexers. */
   constructor(indexers: number) {
     this.indexes = Array.from({ length: indexers }, () => new MultiMap<string, ObjectKey>());
   }
 
-  /** The least recently used cached object, next in line for eviction. */
-  get oldest(): Cached<T> | undefined {
+  /** Owner uid → keys of the entries with an owner reference to it. */
+  get owners(): MultiMap<string, ObjectKey> {
+    if (this.#owners) return this.#owners;
+    this.#owners = new MultiMap();
+    for (const [key, entry] of this.entries) {
+      for (const owner of many(entry.owners)) this.#owners.add(owner, key);
+    }
+    return this.#owners;
+  }
+
+  /** The least recently used entry with its object in memory, next in line for eviction. */
+  get oldest(): LinkedEntry<T> | undefined {
     return this.#head;
   }
 
-  /** Adds or replaces the entry of `key`, indexing it and caching its object if any. */
+  /** Adds or replaces the entry of `key`, indexing it and counting its object if any. */
   set(key: ObjectKey, entry: Entry<T>): void {
     this.delete(key);
     this.entries.set(key, entry);
-    for (const owner of many(entry.owners)) this.owners.add(owner, key);
+    if (this.#owners) {
+      for (const owner of many(entry.owners)) this.#owners.add(owner, key);
+    }
     entry.indexed?.forEach((values, i) => values.forEach((v) => this.indexes[i]?.add(v, key)));
-    if (entry.cached) this.#link(entry.cached);
+    if (entry.object !== undefined) this.#count(entry);
   }
 
   /** Removes `key` entirely; returns what was there. */
@@ -77,52 +107,58 @@ export class StoreState<T> {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     this.entries.delete(key);
-    for (const owner of many(entry.owners)) this.owners.delete(owner, key);
+    if (this.#owners) {
+      for (const owner of many(entry.owners)) this.#owners.delete(owner, key);
+    }
     entry.indexed?.forEach((values, i) => values.forEach((v) => this.indexes[i]?.delete(v, key)));
     this.uncache(entry);
     return entry;
   }
 
   /** Puts a full object back on an indexed entry (after a live GET). */
-  cache(entry: Entry<T>, cached: Cached<T>): void {
+  cache(entry: Entry<T>, object: T, bytes: number): void {
     this.uncache(entry);
-    entry.cached = cached;
-    this.#link(cached);
+    entry.object = object;
+    entry.bytes = bytes;
+    this.#count(entry);
   }
 
   /** Drops the full object of `entry`, keeping the entry. */
   uncache(entry: Entry<T>): void {
-    const cached = entry.cached;
-    if (!cached) return;
-    entry.cached = undefined;
-    if (cached.prev) cached.prev.next = cached.next;
-    else this.#head = cached.next;
-    if (cached.next) cached.next.prev = cached.prev;
-    else this.#tail = cached.prev;
-    cached.prev = cached.next = undefined;
+    if (entry.object === undefined) return;
+    if (entry instanceof LinkedEntry) this.#unlink(entry);
     this.objects--;
-    this.bytes -= cached.bytes;
+    this.bytes -= entry.bytes;
+    entry.object = undefined;
+    entry.bytes = 0;
   }
 
-  /** Marks `cached` as the most recently used. */
-  touch(cached: Cached<T>): void {
-    if (this.#tail === cached) return;
-    if (cached.prev) cached.prev.next = cached.next;
-    else this.#head = cached.next;
-    if (cached.next) cached.next.prev = cached.prev;
-    cached.next = undefined;
-    cached.prev = this.#tail;
-    if (this.#tail) this.#tail.next = cached;
-    this.#tail = cached;
+  /** Marks `entry` as the most recently used; a no-op without LRU links. */
+  touch(entry: Entry<T>): void {
+    if (!(entry instanceof LinkedEntry) || this.#tail === entry) return;
+    this.#unlink(entry);
+    this.#append(entry);
   }
 
-  #link(cached: Cached<T>): void {
-    cached.prev = this.#tail;
-    cached.next = undefined;
-    if (this.#tail) this.#tail.next = cached;
-    else this.#head = cached;
-    this.#tail = cached;
+  #count(entry: Entry<T>): void {
+    if (entry instanceof LinkedEntry) this.#append(entry);
     this.objects++;
-    this.bytes += cached.bytes;
+    this.bytes += entry.bytes;
+  }
+
+  #append(entry: LinkedEntry<T>): void {
+    entry.prev = this.#tail;
+    entry.next = undefined;
+    if (this.#tail) this.#tail.next = entry;
+    else this.#head = entry;
+    this.#tail = entry;
+  }
+
+  #unlink(entry: LinkedEntry<T>): void {
+    if (entry.prev) entry.prev.next = entry.next;
+    else this.#head = entry.next;
+    if (entry.next) entry.next.prev = entry.prev;
+    else this.#tail = entry.prev;
+    entry.prev = entry.next = undefined;
   }
 }

@@ -9,7 +9,9 @@
  * keeps them in hidden classes shared by every object of one shape. For
  * ConfigMap-sized objects it reads about 15% above the measured heap, mostly
  * because V8 shares short string values (`"v1"`, `"True"`) between objects;
- * erring high keeps the budget a real bound.
+ * erring high keeps the budget a real bound. Values a projection shared
+ * through `sharedString` and `sharedObject` are held once by their tables
+ * whatever the number of objects, and cost an object only its slot.
  *
  * Why a walk and not `JSON.stringify(object).length`: the walk allocates
  * nothing and takes about half the time, while stringifying builds a
@@ -25,6 +27,7 @@
  *
  * @module
  */
+import { isShared } from "./shared_values.ts";
 
 /** Object header: map, properties and elements pointers. */
 const OBJECT = 24;
@@ -50,11 +53,11 @@ export function estimateBytes(value: unknown): number {
 function walk(value: unknown, depth: number): number {
   switch (typeof value) {
     case "string":
-      return STRING + ((value.length + 7) & ~7);
+      return isShared(value) ? 0 : STRING + ((value.length + 7) & ~7);
     case "number":
       return (value | 0) === value ? 0 : HEAP_NUMBER;
     case "object": {
-      if (value === null || depth > MAX_DEPTH) return 0;
+      if (value === null || depth > MAX_DEPTH || isShared(value)) return 0;
       if (Array.isArray(value)) {
         let size = ARRAY;
         for (const item of value) size += SLOT + walk(item, depth + 1);

@@ -32,8 +32,9 @@ import type { KubeObject, ObjectKey } from "../../kube/types.ts";
 import { objectKey } from "../../kube/object_key.ts";
 import type { WatcherEvent } from "../watcher/watcher.ts";
 import { logger } from "../../log.ts";
-import { Cached, Entry, many, StoreState } from "./_store_state.ts";
+import { Entry, LinkedEntry, many, StoreState } from "./_store_state.ts";
 import { estimateBytes } from "./estimate_bytes.ts";
+import { omit } from "./omit.ts";
 import { SingleFlight } from "../../async/single_flight.ts";
 
 /** Why a full object left the cache while its key stayed known. */
@@ -161,11 +162,8 @@ export function stripTransform<T extends KubeObject>(object: T): T {
   const hasLastApplied = annotations !== undefined && LAST_APPLIED in annotations;
   if (!metadata || (metadata.managedFields === undefined && !hasLastApplied)) return object;
   // Copies instead of `delete`, which would turn the objects into slower, larger dictionaries.
-  const { managedFields: _managedFields, ...stripped } = metadata;
-  if (hasLastApplied) {
-    const { [LAST_APPLIED]: _lastApplied, ...others } = annotations;
-    stripped.annotations = others;
-  }
+  const stripped = omit(metadata, (key) => key === "managedFields");
+  if (hasLastApplied) stripped.annotations = omit(annotations, (key) => key === LAST_APPLIED);
   return { ...object, metadata: stripped };
 }
 
@@ -175,6 +173,8 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   readonly #indexers: [string, (object: T) => readonly string[]][];
   readonly #maxObjects: number;
   readonly #maxBytes: number;
+  /** Whether entries keep LRU links: only a budget evicts, so only a budget needs them. */
+  readonly #linked: boolean;
   /** Live GETs of evicted objects, one per key, shared by concurrent readers. */
   readonly #fetches: SingleFlight<ObjectKey, T | undefined> | undefined;
   readonly #onEvict: StoreOptions<T>["onEvict"];
@@ -198,6 +198,7 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
     this.#indexers = Object.entries(options.indexers ?? {});
     this.#maxObjects = positive("maxObjects", options.budget?.maxObjects);
     this.#maxBytes = positive("maxBytes", options.budget?.maxBytes);
+    this.#linked = this.#maxObjects !== Infinity || this.#maxBytes !== Infinity;
     const fetch = options.fetch;
     this.#fetches = fetch && new SingleFlight(async (key, signal) => {
       const raw = await fetch(key, signal);
@@ -236,7 +237,7 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   list(): T[] {
     const objects: T[] = [];
     for (const entry of this.#state.entries.values()) {
-      if (entry.cached) objects.push(entry.cached.object);
+      if (entry.object !== undefined) objects.push(entry.object);
     }
     return objects;
   }
@@ -245,13 +246,13 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   get(key: ObjectKey): T | undefined {
     const entry = this.#state.entries.get(key);
     if (!entry) return undefined;
-    if (!entry.cached) {
+    if (entry.object === undefined) {
       this.#misses++;
       return undefined;
     }
     this.#hits++;
-    this.#state.touch(entry.cached);
-    return entry.cached.object;
+    this.#state.touch(entry);
+    return entry.object;
   }
 
   /**
@@ -280,7 +281,8 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
    * budget), or `undefined` when it is unknown or evicted. Not a read.
    */
   residentBytes(key: ObjectKey): number | undefined {
-    return this.#state.entries.get(key)?.cached?.bytes;
+    const entry = this.#state.entries.get(key);
+    return entry?.object === undefined ? undefined : entry.bytes;
   }
 
   /** Keys of objects with an owner reference (controller or not) to `uid`. */
@@ -420,13 +422,13 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
     this.#state = next;
     this.#resourceVersion = resourceVersion;
     for (const [key, entry] of next.entries) {
-      const object = entry.cached?.object ?? evicted.get(key)!;
+      const object = entry.object ?? evicted.get(key)!;
       const previous = old.entries.get(key);
       this.#emit({ type: "upsert", key, object, previous: previous && view(key, previous) });
     }
     for (const [key, previous] of old.entries) {
       if (next.entries.has(key)) continue;
-      const object = previous.cached?.object;
+      const object = previous.object;
       this.#emit({ type: "delete", key, object, previous: view(key, previous) });
     }
     this.#emit({ type: "replace", resourceVersion, keys: next.entries.size });
@@ -441,19 +443,17 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
     const indexed = this.#indexers.length === 0
       ? undefined
       : this.#indexers.map(([, indexer]) => indexer(object));
-    const cached = new Cached(key, object, estimateBytes(object));
-    state.set(
-      key,
-      new Entry(
-        meta.uid ?? "",
-        meta.resourceVersion ?? "",
-        meta.generation,
-        meta.deletionTimestamp !== undefined,
-        owners,
-        indexed,
-        cached,
-      ),
-    );
+    const fields = [
+      meta.uid ?? "",
+      meta.resourceVersion ?? "",
+      meta.generation,
+      meta.deletionTimestamp !== undefined,
+      owners,
+      indexed,
+      object,
+      estimateBytes(object),
+    ] as const;
+    state.set(key, this.#linked ? new LinkedEntry(key, ...fields) : new Entry(...fields));
     this.#enforceBudget(state);
     return object;
   }
@@ -473,8 +473,8 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
 
   #evict(state: StoreState<T>, reason: EvictionReason): void {
     const oldest = state.oldest!;
-    state.uncache(state.entries.get(oldest.key)!);
-    if (state === this.#pending?.state) this.#pending.evicted.set(oldest.key, oldest.object);
+    if (state === this.#pending?.state) this.#pending.evicted.set(oldest.key, oldest.object!);
+    state.uncache(oldest);
     this.#evictions++;
     try {
       this.#onEvict?.(oldest.key, reason);
@@ -490,8 +490,10 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   #recache(key: ObjectKey, raw: KubeObject): T {
     const object = this.#transform(raw);
     const entry = this.#state.entries.get(key);
-    if (entry && !entry.cached && raw.metadata?.resourceVersion === entry.resourceVersion) {
-      this.#state.cache(entry, new Cached(key, object, estimateBytes(object)));
+    if (
+      entry && entry.object === undefined && raw.metadata?.resourceVersion === entry.resourceVersion
+    ) {
+      this.#state.cache(entry, object, estimateBytes(object));
       this.#enforceBudget(this.#state);
     }
     return object;
@@ -527,7 +529,7 @@ function view<T>(key: ObjectKey, entry: Entry<T>): StoreEntry {
     generation: entry.generation,
     ownerUids: many(entry.owners),
     deleting: entry.deleting,
-    cached: entry.cached !== undefined,
+    cached: entry.object !== undefined,
   };
 }
 
