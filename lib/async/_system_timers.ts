@@ -14,7 +14,8 @@
  * deadline disposed of before it passes (every API request has one) costs a
  * heap entry removed, not a signal left to run out. A signal armed for a
  * later time than a newly earliest timer is let go (its listener removed, so
- * it no longer holds the process) and a new one armed.
+ * it no longer holds the process) and a new one armed; one armed earlier than
+ * the head wakes, finds nothing due, and arms for the head.
  *
  * @module
  */
@@ -28,14 +29,30 @@ interface Entry {
 /** One wake-up signal for a heap of timers. */
 export class SystemTimers {
   #heap = new DelayHeap<Entry>();
-  #armed: AbortSignal | undefined;
-  #armedAt = Infinity;
+  /**
+   * The pending wake-up, listened to while timers wait. When the last one is
+   * cancelled it is kept, not listened to (so it holds the process no longer),
+   * for the next timer due no earlier: a request's deadline is scheduled and
+   * cancelled around every call, and each would otherwise leave a signal
+   * pending until its time.
+   */
+  #wake: AbortSignal | undefined;
+  #wakeAt = Infinity;
+  #listening = false;
   readonly #now: () => number;
+  readonly #timeout: (ms: number) => AbortSignal;
   readonly #onAbort = () => this.#fire();
 
-  /** `now` is a monotonic reading in milliseconds; tests pass their own. */
-  constructor(now: () => number = () => performance.now()) {
+  /**
+   * `now` is a monotonic reading in milliseconds and `timeout` makes a
+   * wake-up signal; tests pass their own.
+   */
+  constructor(
+    now: () => number = () => performance.now(),
+    timeout: (ms: number) => AbortSignal = (ms) => AbortSignal.timeout(ms),
+  ) {
     this.#now = now;
+    this.#timeout = timeout;
   }
 
   /** Timers waiting. */
@@ -57,31 +74,39 @@ export class SystemTimers {
     };
   }
 
-  /** Makes the armed signal wake at the earliest timer, or disarms when there is none. */
+  /** Makes a listened-to signal wake at or before the earliest timer, or stops listening. */
   #arm(): void {
     const next = this.#heap.nextAt;
+    if (this.#wake?.aborted) this.#drop();
     if (next === undefined) {
-      this.#disarm();
+      this.#listen(false);
       return;
     }
     // An earlier wake-up finds nothing due and arms again for the head.
-    if (this.#armed && this.#armedAt <= next) return;
-    this.#disarm();
-    // Whole milliseconds, rounded up: woken no earlier than the head is due.
-    const signal = AbortSignal.timeout(Math.max(0, Math.ceil(next - this.#now())));
-    signal.addEventListener("abort", this.#onAbort);
-    this.#armed = signal;
-    this.#armedAt = next;
+    if (this.#wake === undefined || this.#wakeAt > next) {
+      this.#listen(false);
+      // Whole milliseconds, rounded up: woken no earlier than the head is due.
+      this.#wake = this.#timeout(Math.max(0, Math.ceil(next - this.#now())));
+      this.#wakeAt = next;
+    }
+    this.#listen(true);
   }
 
-  #disarm(): void {
-    this.#armed?.removeEventListener("abort", this.#onAbort);
-    this.#armed = undefined;
-    this.#armedAt = Infinity;
+  #listen(on: boolean): void {
+    if (this.#wake === undefined || this.#listening === on) return;
+    if (on) this.#wake.addEventListener("abort", this.#onAbort);
+    else this.#wake.removeEventListener("abort", this.#onAbort);
+    this.#listening = on;
+  }
+
+  #drop(): void {
+    this.#wake = undefined;
+    this.#wakeAt = Infinity;
+    this.#listening = false;
   }
 
   #fire(): void {
-    this.#disarm();
+    this.#drop();
     const due = this.#heap.popDue(this.#now());
     this.#arm();
     for (const entry of due) entry.fn();

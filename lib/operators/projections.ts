@@ -10,7 +10,6 @@ import type { KubeObject } from "../kube/mod.ts";
 import {
   METADATA_FINGERPRINT,
   metadataFingerprint,
-  omit,
   sharedObject,
   sharedString,
   stripTransform,
@@ -128,27 +127,22 @@ export function projectWorkload(object: KubeObject): KubeObject {
   };
 }
 
-/** The status fields a projected workload keeps (the conditions filtered). */
-const COUNTS = new Set([
-  "observedGeneration",
-  "replicas",
-  "readyReplicas",
-  "availableReplicas",
-  "updatedReplicas",
-  "conditions",
-]);
-
 /** The replica counts of a workload's status and its `Progressing` condition. */
 function counts(status: WorkloadStatusFields): WorkloadStatusFields {
-  const kept = omit(
-    status,
-    (field) =>
-      field === "conditions"
-        ? !status.conditions
-        : !COUNTS.has(field) || status[field as keyof WorkloadStatusFields] === undefined,
-  );
-  if (kept.conditions) {
-    kept.conditions = kept.conditions.filter((c) => c.type === "Progressing").map((c) => ({
+  const kept: WorkloadStatusFields = {};
+  for (
+    const field of [
+      "observedGeneration",
+      "replicas",
+      "readyReplicas",
+      "availableReplicas",
+      "updatedReplicas",
+    ] as const
+  ) {
+    if (status[field] !== undefined) kept[field] = status[field];
+  }
+  if (status.conditions) {
+    kept.conditions = status.conditions.filter((c) => c.type === "Progressing").map((c) => ({
       type: sharedString(c.type),
       status: sharedString(c.status),
       ...(c.reason !== undefined && { reason: sharedString(c.reason) }),
@@ -217,11 +211,11 @@ function shareValues(value: unknown, key: string | undefined, times: Map<string,
   }
   if (Array.isArray(value)) return value.map((item) => shareValues(item, key, times));
   if (value === null || typeof value !== "object") return value;
-  const copy = copyOf(value);
-  for (const field of Object.keys(copy)) {
+  const copy: Record<string, unknown> = {};
+  for (const [field, inner] of Object.entries(value)) {
     copy[field] = REPEATED_MAPS.has(field)
-      ? shareMap(copy[field], times)
-      : shareValues(copy[field], field, times);
+      ? shareMap(inner, times)
+      : shareValues(inner, field, times);
   }
   return copy;
 }
@@ -230,22 +224,9 @@ function shareMap(map: unknown, times: Map<string, string>): unknown {
   if (map === null || typeof map !== "object" || Array.isArray(map)) {
     return shareValues(map, undefined, times);
   }
-  const copy = copyOf(map);
-  for (const key of Object.keys(copy)) {
-    const value = copy[key];
-    if (typeof value === "string") copy[key] = sharedString(value);
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(map)) {
+    copy[key] = typeof value === "string" ? sharedString(value) : value;
   }
   return copy;
-}
-
-/**
- * A shallow copy of `value` to overwrite values of in place. A spread copy
- * is laid out as its source, every property inside the object as V8 lays out
- * decoded JSON and the store's default transform; a copy built by adding
- * keys to `{}` would keep only four inside and the rest in a separate
- * property array, 40-odd bytes more per object. Overwriting a key with a
- * value of the same kind, as sharing does, keeps the layout.
- */
-function copyOf(value: object): Record<string, unknown> {
-  return { ...value };
 }

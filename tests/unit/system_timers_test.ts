@@ -53,6 +53,22 @@ Deno.test("a timer earlier than the armed one fires first, and one scheduled fro
   assert.deepEqual(order, ["early", "from early", "late"]);
 });
 
+Deno.test("deadlines scheduled and cancelled one after another share one wake-up signal", async () => {
+  const armed: number[] = [];
+  const timers = new SystemTimers(undefined, (ms) => {
+    armed.push(ms);
+    return AbortSignal.timeout(ms);
+  });
+  for (let i = 0; i < 100; i++) timers.schedule(() => {}, 60_000 + i)();
+  assert.deepEqual(armed.length, 1, "one signal for every deadline due no earlier");
+  const { promise, resolve } = Promise.withResolvers<void>();
+  timers.schedule(resolve, 5);
+  await promise;
+  assert.equal(armed.length, 2, "an earlier timer arms a signal of its own");
+  assert.ok(armed[1]! <= 5, `armed for ${armed[1]} ms`);
+  assert.equal(timers.pending, 0);
+});
+
 Deno.test("the system clock sleeps without the global setTimeout, and a sleep holds the process", async () => {
   const clock = new URL("../../lib/async/clock.ts", import.meta.url).href;
   const program = `

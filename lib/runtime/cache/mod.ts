@@ -26,7 +26,6 @@
 export * from "./cache_debug.ts";
 export * from "./caches.ts";
 export * from "./estimate_bytes.ts";
-export * from "./omit.ts";
 export * from "./reflector.ts";
 export * from "./shared_values.ts";
 export * from "./store.ts";

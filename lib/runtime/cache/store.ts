@@ -34,7 +34,6 @@ import type { WatcherEvent } from "../watcher/watcher.ts";
 import { logger } from "../../log.ts";
 import { Entry, LinkedEntry, many, StoreState } from "./_store_state.ts";
 import { estimateBytes } from "./estimate_bytes.ts";
-import { omit } from "./omit.ts";
 import { SingleFlight } from "../../async/single_flight.ts";
 
 /** Why a full object left the cache while its key stayed known. */
@@ -162,8 +161,11 @@ export function stripTransform<T extends KubeObject>(object: T): T {
   const hasLastApplied = annotations !== undefined && LAST_APPLIED in annotations;
   if (!metadata || (metadata.managedFields === undefined && !hasLastApplied)) return object;
   // Copies instead of `delete`, which would turn the objects into slower, larger dictionaries.
-  const stripped = omit(metadata, (key) => key === "managedFields");
-  if (hasLastApplied) stripped.annotations = omit(annotations, (key) => key === LAST_APPLIED);
+  const { managedFields: _managedFields, ...stripped } = metadata;
+  if (hasLastApplied) {
+    const { [LAST_APPLIED]: _lastApplied, ...others } = annotations;
+    stripped.annotations = others;
+  }
   return { ...object, metadata: stripped };
 }
 
