@@ -61,9 +61,10 @@ export class SystemTimers {
   }
 
   /**
-   * Runs `fn` once, `ms` milliseconds from now (at once for 0 or less, on a
-   * later turn of the event loop); timers due together run in the order they
-   * were scheduled. `fn` must not throw. Returns what cancels it.
+   * Runs `fn` once, `ms` milliseconds from now to within a millisecond, as
+   * `setTimeout` (at once for 0 or less, on a later turn of the event loop);
+   * timers due together run in the order they were scheduled. `fn` must not
+   * throw. Returns what cancels it.
    */
   schedule(fn: () => void, ms: number): () => void {
     const entry: Entry = { fn };
@@ -85,8 +86,8 @@ export class SystemTimers {
     // An earlier wake-up finds nothing due and arms again for the head.
     if (this.#wake === undefined || this.#wakeAt > next) {
       this.#listen(false);
-      // Whole milliseconds, rounded up: woken no earlier than the head is due.
-      this.#wake = this.#timeout(Math.max(0, Math.ceil(next - this.#now())));
+      // Whole milliseconds, as setTimeout counts them: woken less than one early at worst.
+      this.#wake = this.#timeout(Math.max(0, Math.floor(next - this.#now())));
       this.#wakeAt = next;
     }
     this.#listen(true);
@@ -107,7 +108,8 @@ export class SystemTimers {
 
   #fire(): void {
     this.#drop();
-    const due = this.#heap.popDue(this.#now());
+    // Due within the millisecond the signal was rounded down by.
+    const due = this.#heap.popDue(this.#now() + 1);
     this.#arm();
     for (const entry of due) entry.fn();
   }
