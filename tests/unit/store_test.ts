@@ -81,12 +81,7 @@ Deno.test("store without a budget counts its objects and their bytes through upd
 });
 
 Deno.test("store under a budget counts an updated object as the most recently used", () => {
-  const evicted: string[] = [];
-  const store = new Store({
-    budget: { maxObjects: 2 },
-    fetch: noFetch,
-    onEvict: (key) => evicted.push(key),
-  });
+  const { store, evicted } = evictingStore(2);
   store.apply({ type: "applied", object: cm("a") });
   store.apply({ type: "applied", object: cm("b") });
   store.apply({ type: "applied", object: cm("a", { rv: "2" }) });
@@ -433,12 +428,7 @@ Deno.test("store applies a watch event that comes during a list at once, and the
 });
 
 Deno.test("store keeps the budget on a list under way and still tells listeners every listed object", () => {
-  const evicted: string[] = [];
-  const store = new Store({
-    budget: { maxObjects: 2 },
-    fetch: noFetch,
-    onEvict: (key) => evicted.push(key),
-  });
+  const { store, evicted } = evictingStore(2);
   store.apply({ type: "applied", object: cm("old") });
   const upserts: [string, unknown][] = [];
   store.subscribe((c) => c.type === "upsert" && upserts.push([c.key, c.object.data]));
@@ -512,3 +502,14 @@ Deno.test("byte estimate grows with content and ignores shared property names", 
   cyclic.self = cyclic;
   assert.ok(Number.isFinite(estimateBytes(cyclic)), "a cyclic projection does not hang the walk");
 });
+
+/** A store under a budget of `maxObjects`, recording the keys it evicts. */
+function evictingStore(maxObjects: number): { store: Store; evicted: string[] } {
+  const evicted: string[] = [];
+  const store = new Store({
+    budget: { maxObjects },
+    fetch: noFetch,
+    onEvict: (key) => evicted.push(key),
+  });
+  return { store, evicted };
+}
