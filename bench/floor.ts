@@ -6,7 +6,7 @@
  *
  * It reads the kubeconfig with kinglet's loader, opens one HTTP/2 client over
  * TLS to the API server as kinglet's transport does, lists and then watches
- * the target's kind (one event parsed per line), and serves `/metrics`,
+ * the target's kind (decoded as kinglet's client decodes a watch), and serves `/metrics`,
  * `/healthz` and `/readyz` on the two ports the harness gives it. It
  * reconciles nothing, so its target runs only the idle scenario.
  *
@@ -17,6 +17,8 @@
  */
 // deno-lint-ignore-file no-console -- a terminal program
 import { loadConfig } from "../lib/kube/config.ts";
+import { isGone } from "../lib/kube/errors.ts";
+import { decodeWatchStream } from "../lib/kube/watch.ts";
 
 const DEFAULT_RESOURCE = "/apis/kinglet.dev/v1alpha1/webapps";
 
@@ -95,24 +97,17 @@ async function listAndWatch(options: FloorOptions, ready: () => void, signal: Ab
       ready();
     }
     const watch = await get(`watch=1&allowWatchBookmarks=true&resourceVersion=${version}`);
-    const lines = watch.body!.pipeThrough(new TextDecoderStream()).pipeThrough(splitLines());
-    for await (const line of lines) {
-      const event = JSON.parse(line);
-      if (event.type === "ERROR") version = ""; // expired: list again
-      else version = event.object?.metadata?.resourceVersion ?? version;
+    try {
+      for await (
+        const event of decodeWatchStream(watch.body!, { path: options.resource, signal })
+      ) {
+        version = event.object.metadata?.resourceVersion ?? version;
+      }
+    } catch (error) {
+      if (!isGone(error)) throw error;
+      version = ""; // expired: list again
     }
   }
-}
-
-function splitLines(): TransformStream<string, string> {
-  let rest = "";
-  return new TransformStream({
-    transform(chunk, controller) {
-      const parts = (rest + chunk).split("\n");
-      rest = parts.pop()!;
-      for (const part of parts) if (part) controller.enqueue(part);
-    },
-  });
 }
 
 async function main(args: string[]): Promise<number> {
@@ -139,19 +134,15 @@ async function main(args: string[]): Promise<number> {
       return new Response("not found", { status: 404 });
     }),
   ];
-  const watching = listAndWatch(options, () => listed = true, stop.signal).then(
-    () => 0,
-    (error) => {
-      if (stop.signal.aborted) return 0;
+  let code = 0;
+  try {
+    await listAndWatch(options, () => listed = true, stop.signal);
+  } catch (error) {
+    if (!stop.signal.aborted) {
       console.error(error instanceof Error ? error.message : error);
-      return 1;
-    },
-  );
-  // An aborted watch body does not always end its reader, so the signal ends the floor itself.
-  const stopped = new Promise<number>((resolve) =>
-    stop.signal.addEventListener("abort", () => resolve(0))
-  );
-  const code = await Promise.race([watching, stopped]);
+      code = 1;
+    }
+  }
   stop.abort();
   await Promise.all(servers.map((s) => s.finished));
   return code;
