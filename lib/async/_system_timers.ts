@@ -39,19 +39,11 @@ export class SystemTimers {
   #wake: AbortSignal | undefined;
   #wakeAt = Infinity;
   #listening = false;
-  readonly #now: () => number;
   readonly #timeout: (ms: number) => AbortSignal;
   readonly #onAbort = () => this.#fire();
 
-  /**
-   * `now` is a monotonic reading in milliseconds and `timeout` makes a
-   * wake-up signal; tests pass their own.
-   */
-  constructor(
-    now: () => number = () => performance.now(),
-    timeout: (ms: number) => AbortSignal = (ms) => AbortSignal.timeout(ms),
-  ) {
-    this.#now = now;
+  /** `timeout` makes a wake-up signal; tests pass one that counts them. */
+  constructor(timeout: (ms: number) => AbortSignal = (ms) => AbortSignal.timeout(ms)) {
     this.#timeout = timeout;
   }
 
@@ -68,7 +60,7 @@ export class SystemTimers {
    */
   schedule(fn: () => void, ms: number): () => void {
     const entry: Entry = { fn };
-    this.#heap.schedule(entry, this.#now() + Math.max(0, ms));
+    this.#heap.schedule(entry, performance.now() + Math.max(0, ms));
     this.#arm();
     return () => {
       if (this.#heap.delete(entry)) this.#arm();
@@ -87,7 +79,7 @@ export class SystemTimers {
     if (this.#wake === undefined || this.#wakeAt > next) {
       this.#listen(false);
       // Whole milliseconds, as setTimeout counts them: woken less than one early at worst.
-      this.#wake = this.#timeout(Math.max(0, Math.floor(next - this.#now())));
+      this.#wake = this.#timeout(Math.max(0, Math.floor(next - performance.now())));
       this.#wakeAt = next;
     }
     this.#listen(true);
@@ -109,7 +101,7 @@ export class SystemTimers {
   #fire(): void {
     this.#drop();
     // Due within the millisecond the signal was rounded down by.
-    const due = this.#heap.popDue(this.#now() + 1);
+    const due = this.#heap.popDue(performance.now() + 1);
     this.#arm();
     for (const entry of due) entry.fn();
   }

@@ -55,7 +55,7 @@ Deno.test("a timer earlier than the armed one fires first, and one scheduled fro
 
 Deno.test("deadlines scheduled and cancelled one after another share one wake-up signal", async () => {
   const armed: number[] = [];
-  const timers = new SystemTimers(undefined, (ms) => {
+  const timers = new SystemTimers((ms) => {
     armed.push(ms);
     return AbortSignal.timeout(ms);
   });
