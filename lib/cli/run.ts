@@ -21,7 +21,7 @@ import { databaseClusterController } from "../operators/database/reconcile.ts";
 import { inferenceServiceController } from "../operators/inference/reconcile.ts";
 import type { OperatorDeps } from "../operators/operator_deps.ts";
 import { webAppController } from "../operators/webapp/reconcile.ts";
-import type { ControllerSpec } from "../runtime/controller/controller.ts";
+import type { ControllerSpec } from "../runtime/controller/spec.ts";
 import { EventRecorder, eventSink } from "../runtime/events/events.ts";
 import { LeaderElector, leaseApi } from "../runtime/leader/leader.ts";
 import { leaseElection, Manager } from "../runtime/manager/manager.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 import type { KubeObject, ObjectKey } from "../../lib/kube/types.ts";
-import type { Action, ReconcileContext } from "../../lib/runtime/controller/controller.ts";
+import type { Action, ReconcileContext } from "../../lib/runtime/controller/spec.ts";
 
 /** One reconcile call. */
 export interface ReconcileCall {

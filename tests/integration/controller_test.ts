@@ -16,11 +16,11 @@ import { type CacheClient, Caches } from "../../lib/runtime/cache/caches.ts";
 import { systemClock } from "../../lib/async/clock.ts";
 import {
   type Action,
-  Controller,
   type ControllerSpec,
   type ReconcileContext,
   TerminalError,
-} from "../../lib/runtime/controller/controller.ts";
+} from "../../lib/runtime/controller/spec.ts";
+import { Controller } from "../../lib/runtime/controller/controller.ts";
 import {
   type ControllerMetrics,
   type ReconcileResult,

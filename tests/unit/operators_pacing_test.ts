@@ -11,7 +11,7 @@ import { inferenceServiceController } from "../../lib/operators/inference/reconc
 import { FINALIZER } from "../../lib/operators/labels.ts";
 import type { OperatorDeps } from "../../lib/operators/operator_deps.ts";
 import { webAppController } from "../../lib/operators/webapp/reconcile.ts";
-import type { ControllerSpec } from "../../lib/runtime/controller/controller.ts";
+import type { ControllerSpec } from "../../lib/runtime/controller/spec.ts";
 import { Store } from "../../lib/runtime/cache/store.ts";
 import { ChildApplier } from "../../lib/runtime/controller/child_applier.ts";
 

@@ -47,7 +47,6 @@
  * @module
  */
 import { ApiError } from "../../kube/errors.ts";
-import { keyOf } from "../../kube/object_key.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import { logger } from "../../log.ts";
 import { type CacheClient, type CacheOptions, Caches, resourceId } from "../cache/caches.ts";
@@ -59,85 +58,16 @@ import type { RateLimiter } from "../queue/rate_limiter.ts";
 import type { Reflector } from "../cache/reflector.ts";
 import type { Semaphore } from "../../async/semaphore.ts";
 import type { CacheReader, Store, StoreBudget, StoreChange } from "../cache/store.ts";
-import { type ApplyChild, ChildApplier, type Children } from "./child_applier.ts";
-import { Pacing, type PacingOptions } from "./pacing.ts";
-
-/** What a reconcile asks for next. `{}` means done until something changes. */
-export interface Action {
-  /**
-   * Reconcile this key again after this many milliseconds, jittered by the
-   * controller's `requeueJitter` (±10 % by default).
-   */
-  requeueAfterMs?: number;
-}
-
-/**
- * An error that retrying cannot fix, such as an invalid spec. The key is not
- * retried until the object's generation changes (its resourceVersion, for
- * kinds without a generation).
- */
-export class TerminalError extends Error {
-  /** Creates the error; the message is reported to the user as it is. */
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "TerminalError";
-  }
-}
-
-/** What a reconcile function receives besides the object. */
-export interface ReconcileContext {
-  /** Fires on the reconcile timeout and on shutdown; pass it to every request. */
-  signal: AbortSignal;
-  /** `namespace/name` of the object. */
-  key: ObjectKey;
-  /**
-   * The cache of the primary or of an owned or watched resource, read-only,
-   * to read children without a request.
-   *
-   * @throws {TypeError} when the controller neither owns nor watches `resource`.
-   */
-  cache<C extends KubeObject = KubeObject>(resource: Resource): CacheReader<C>;
-  /** Writes the children the controller owns; see {@link ControllerSpec.applyChild}. */
-  children: Children;
-}
-
-/** A resource the controller caches and maps to primary keys. */
-export interface Watch extends CacheOptions {
-  /** The resource to cache and map to primary keys. */
-  resource: Resource;
-  /**
-   * Primary keys to reconcile when an object of this resource changes.
-   * Defaults to the controller owner, when its kind is the primary's.
-   */
-  map?: (object: KubeObject) => ObjectKey[];
-}
-
-/**
- * What a controller does; see the module documentation for the semantics,
- * and {@link PacingOptions} for the requeue, resync, error and rate options.
- */
-export interface ControllerSpec<T extends KubeObject = KubeObject> extends PacingOptions {
-  /** Names the controller in logs and metrics. */
-  name: string;
-  /** The primary resource. */
-  resource: Resource;
-  /** Drives the object toward its spec; called with the cached object, never with an event. */
-  reconcile(object: T, context: ReconcileContext): Promise<Action>;
-  /** Children whose controller owner is a primary object. */
-  owns?: Watch[];
-  /**
-   * How a child is written, usually a server-side apply with the controller's
-   * field manager. Needed to use {@link ReconcileContext.children}, which
-   * skips writes of children already in place.
-   */
-  applyChild?: ApplyChild;
-  /** Other resources, each with a `map` to primary keys. */
-  watches?: Watch[];
-  /** Shapes cached primaries; defaults to the store's strip transform. */
-  transform?: (object: KubeObject) => T;
-  /** Longest a reconcile may take before its signal aborts. Defaults to 60 000 ms. */
-  reconcileTimeoutMs?: number;
-}
+import { ChildApplier, type Children } from "./child_applier.ts";
+import { Pacing } from "./pacing.ts";
+import {
+  changedRelated,
+  controllerOwnerKeys,
+  primaryChanged,
+  type Revision,
+  revision,
+} from "./relations.ts";
+import { type Action, type ControllerSpec, TerminalError } from "./spec.ts";
 
 /** What the manager lends a controller. */
 export interface ControllerDeps {
@@ -189,7 +119,7 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #primary: Reflector<T>;
   /** Every reflector this controller reads, the primary's first. */
   readonly #reflectors: Reflector[] = [];
-  /** What {@link ReconcileContext.cache} answers: the first cache registered per resource. */
+  /** What a reconcile's `cache` answers: the first cache registered per resource. */
   readonly #byResource = new Map<string, Reflector>();
   /** Revision at which a key failed terminally; cleared when the revision moves. */
   readonly #terminal = new Map<ObjectKey, Revision>();
@@ -234,7 +164,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.#primary.store.subscribe((change) => this.#onPrimary(change));
     const applier = spec.applyChild && new ChildApplier(spec.applyChild);
     for (const owned of spec.owns ?? []) {
-      const map = owned.map ?? ((o: KubeObject) => this.#controllerOwner(o));
+      const map = owned.map ?? controllerOwnerKeys(spec.resource);
       const { store } = this.#reflector(owned.resource, owned);
       store.subscribe((c) => this.#onRelated(c, map));
       applier?.track(owned.resource, store);
@@ -466,50 +396,25 @@ export class Controller<T extends KubeObject = KubeObject> {
   }
 
   #onPrimary(change: StoreChange<T>): void {
-    if (change.type === "replace") return;
-    if (change.type === "delete") {
-      this.#terminal.delete(change.key);
-      this.queue.add(change.key);
-      return;
-    }
-    const before = change.previous;
-    const meta = change.object.metadata;
-    if (
-      !before || revision(before) !== revision(meta) ||
-      before.deleting !== (meta?.deletionTimestamp !== undefined)
-    ) {
-      this.queue.add(change.key);
-    }
+    if (change.type === "replace" || !primaryChanged(change)) return;
+    if (change.type === "delete") this.#terminal.delete(change.key);
+    this.queue.add(change.key);
   }
 
   #onRelated(change: StoreChange<KubeObject>, map: (o: KubeObject) => ObjectKey[]): void {
-    if (change.type === "replace") return;
-    if (change.type === "upsert") {
-      const rv = change.object.metadata?.resourceVersion;
-      if (change.previous && rv !== undefined && change.previous.resourceVersion === rv) return;
-    }
-    const object = change.object;
+    const object = changedRelated(change);
     if (!object) return;
     let keys: ObjectKey[];
     try {
       keys = map(object);
     } catch (error) {
       this.#log.error("mapping {key} to primaries failed: {error}", {
-        key: change.key,
+        key: change.type === "replace" ? undefined : change.key,
         error: describe(error),
       });
       return;
     }
     for (const key of keys) this.queue.add(key);
-  }
-
-  #controllerOwner(object: KubeObject): ObjectKey[] {
-    const { group, kind } = this.spec.resource;
-    const owner = object.metadata?.ownerReferences?.find((o) =>
-      o.controller && o.kind === kind && apiGroup(o.apiVersion) === group
-    );
-    if (!owner) return [];
-    return [keyOf(object.metadata?.namespace, owner.name)];
   }
 
   #reflector(resource: Resource, options: CacheOptions): Reflector {
@@ -529,20 +434,6 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
     return reflector.store as unknown as CacheReader<C>;
   }
-}
-
-/** What must move for an object to count as changed; see the module documentation. */
-type Revision = number | string | undefined;
-
-function revision(
-  meta: { generation?: number | undefined; resourceVersion?: string | undefined } | undefined,
-): Revision {
-  return meta?.generation ?? meta?.resourceVersion;
-}
-
-function apiGroup(apiVersion: string): string {
-  const slash = apiVersion.indexOf("/");
-  return slash < 0 ? "" : apiVersion.slice(0, slash);
 }
 
 function aborted(signal: AbortSignal): Promise<void> {

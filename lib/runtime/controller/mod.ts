@@ -28,3 +28,5 @@ export * from "./controller.ts";
 export * from "./error_policy.ts";
 export * from "./finalizer.ts";
 export * from "./pacing.ts";
+export * from "./relations.ts";
+export * from "./spec.ts";

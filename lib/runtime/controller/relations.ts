@@ -1,0 +1,82 @@
+/**
+ * Which changes reconcile which keys: the generation predicate on the
+ * primary, the resourceVersion filter on related objects, and the default
+ * map of a child to its controller owner.
+ *
+ * What the caller must know:
+ *
+ * - A primary counts as changed when its {@link revision} moved (its
+ *   `metadata.generation`, or its resourceVersion for kinds without one) or
+ *   its deletion mark appeared, so a status write does not loop back.
+ * - A related object counts as changed on any new resourceVersion and on
+ *   deletion; a relist that finds it unchanged does not count.
+ *
+ * @example
+ * ```ts
+ * import { controllerOwnerKeys } from "./relations.ts";
+ * import { DEPLOYMENTS } from "../../kube/mod.ts";
+ * const ownerOf = controllerOwnerKeys({ ...DEPLOYMENTS, kind: "WebApp", group: "kinglet.dev" });
+ * ownerOf({
+ *   metadata: {
+ *     namespace: "shop",
+ *     name: "web",
+ *     ownerReferences: [{
+ *       apiVersion: "kinglet.dev/v1alpha1", kind: "WebApp", name: "web", uid: "1", controller: true,
+ *     }],
+ *   },
+ * }); // ["shop/web"]
+ * ```
+ *
+ * @module
+ */
+import { keyOf } from "../../kube/object_key.ts";
+import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
+import type { StoreChange } from "../cache/store.ts";
+
+/** What must move for an object to count as changed; see the module documentation. */
+export type Revision = number | string | undefined;
+
+/** The generation of `meta`, or its resourceVersion for kinds without a generation. */
+export function revision(
+  meta: { generation?: number | undefined; resourceVersion?: string | undefined } | undefined,
+): Revision {
+  return meta?.generation ?? meta?.resourceVersion;
+}
+
+/** Whether a change of the primary asks for a reconcile of its key. */
+export function primaryChanged(change: StoreChange<KubeObject>): boolean {
+  if (change.type === "replace") return false;
+  if (change.type === "delete") return true;
+  const before = change.previous;
+  const meta = change.object.metadata;
+  return !before || revision(before) !== revision(meta) ||
+    before.deleting !== (meta?.deletionTimestamp !== undefined);
+}
+
+/** The related object whose change should be mapped to primary keys, if it changed. */
+export function changedRelated(change: StoreChange<KubeObject>): KubeObject | undefined {
+  if (change.type === "replace") return undefined;
+  if (change.type === "upsert") {
+    const rv = change.object.metadata?.resourceVersion;
+    if (change.previous && rv !== undefined && change.previous.resourceVersion === rv) {
+      return undefined;
+    }
+  }
+  return change.object;
+}
+
+/** Maps an object to the key of its controller owner, when that owner is of `primary`'s kind. */
+export function controllerOwnerKeys(primary: Resource): (object: KubeObject) => ObjectKey[] {
+  const { group, kind } = primary;
+  return (object) => {
+    const owner = object.metadata?.ownerReferences?.find((o) =>
+      o.controller && o.kind === kind && apiGroup(o.apiVersion) === group
+    );
+    return owner ? [keyOf(object.metadata?.namespace, owner.name)] : [];
+  };
+}
+
+function apiGroup(apiVersion: string): string {
+  const slash = apiVersion.indexOf("/");
+  return slash < 0 ? "" : apiVersion.slice(0, slash);
+}

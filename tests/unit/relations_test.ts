@@ -1,0 +1,63 @@
+import assert from "node:assert/strict";
+import {
+  changedRelated,
+  controllerOwnerKeys,
+  primaryChanged,
+} from "../../lib/runtime/controller/relations.ts";
+import type { KubeObject } from "../../lib/kube/types.ts";
+import type { StoreChange, StoreEntry } from "../../lib/runtime/cache/store.ts";
+
+const WEB_APPS = {
+  group: "kinglet.dev",
+  version: "v1alpha1",
+  plural: "webapps",
+  kind: "WebApp",
+  namespaced: true,
+};
+
+function upsert(
+  object: KubeObject,
+  previous?: Partial<StoreEntry>,
+): StoreChange<KubeObject> {
+  return { type: "upsert", key: "ns/a", object, previous: previous as StoreEntry | undefined };
+}
+
+Deno.test("a primary seen for the first time is a change", () => {
+  assert.deepStrictEqual(primaryChanged(upsert({ metadata: { generation: 1 } })), true);
+});
+
+Deno.test("a primary whose status alone moved is not a change", () => {
+  const change = upsert(
+    { metadata: { generation: 3, resourceVersion: "9" } },
+    { generation: 3, resourceVersion: "8", deleting: false },
+  );
+  assert.deepStrictEqual(primaryChanged(change), false);
+});
+
+Deno.test("a primary with a new generation or a deletion mark is a change", () => {
+  const before = { generation: 3, resourceVersion: "8", deleting: false };
+  assert.deepStrictEqual(primaryChanged(upsert({ metadata: { generation: 4 } }, before)), true);
+  const deleting = { metadata: { generation: 3, deletionTimestamp: "2026-01-01T00:00:00Z" } };
+  assert.deepStrictEqual(primaryChanged(upsert(deleting as unknown as KubeObject, before)), true);
+});
+
+Deno.test("a related object relisted at the same resourceVersion is not a change", () => {
+  const object = { metadata: { resourceVersion: "8" } };
+  assert.deepStrictEqual(changedRelated(upsert(object, { resourceVersion: "8" })), undefined);
+  assert.deepStrictEqual(changedRelated(upsert(object, { resourceVersion: "7" })), object);
+});
+
+Deno.test("a child maps to its controller owner of the primary's kind only", () => {
+  const map = controllerOwnerKeys(WEB_APPS);
+  const owned = (apiVersion: string, kind: string, controller: boolean): KubeObject => ({
+    metadata: {
+      namespace: "shop",
+      name: "web-svc",
+      ownerReferences: [{ apiVersion, kind, name: "web", uid: "1", controller }],
+    },
+  });
+  assert.deepStrictEqual(map(owned("kinglet.dev/v1alpha1", "WebApp", true)), ["shop/web"]);
+  assert.deepStrictEqual(map(owned("kinglet.dev/v1alpha1", "WebApp", false)), []);
+  assert.deepStrictEqual(map(owned("other.dev/v1", "WebApp", true)), []);
+  assert.deepStrictEqual(map(owned("kinglet.dev/v1alpha1", "DatabaseCluster", true)), []);
+});
