@@ -6,6 +6,7 @@
 # Binaries land in a cache folder keyed by the versions, so a rebuild happens
 # only when a pin changes. Prints the folder on stdout (last line).
 #
+#   KINGLET_K8S_VERSION the Kubernetes version: vX.Y.Z, "newest" (default) or "oldest"
 #   KINGLET_CACHE_DIR   where to cache (default: ${XDG_CACHE_HOME:-~/.cache}/kinglet)
 #   KUBEBUILDER_ASSETS  a folder with prebuilt binaries: used as is, nothing built
 set -euo pipefail
@@ -13,6 +14,15 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
+case "${KINGLET_K8S_VERSION:-newest}" in
+  newest) ;;
+  oldest) KUBERNETES_VERSION=$KUBERNETES_VERSION_OLDEST ;;
+  v1.*.*) KUBERNETES_VERSION=$KINGLET_K8S_VERSION ;;
+  *)
+    echo "KINGLET_K8S_VERSION=$KINGLET_K8S_VERSION is not a version: use vX.Y.Z (e.g. $KUBERNETES_VERSION_OLDEST), \"newest\" or \"oldest\"" >&2
+    exit 2
+    ;;
+esac
 
 required=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
 

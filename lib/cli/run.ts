@@ -79,7 +79,12 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     metricsAddress: options.metricsAddress,
     healthAddress: options.healthAddress,
     drainTimeoutMs: options.shutdownTimeoutMs,
-    watcherOptions: { stallTimeoutMs: options.watchStallTimeoutMs },
+    watcherOptions: {
+      ...(options.watchTimeoutSeconds !== undefined &&
+        { timeoutSeconds: options.watchTimeoutSeconds }),
+      ...(options.watchStallTimeoutMs !== undefined &&
+        { stallTimeoutMs: options.watchStallTimeoutMs }),
+    },
     ...(options.namespace && { namespace: options.namespace }),
     ...(budget && { budget }),
     ...(options.leaderElect && {

@@ -133,10 +133,16 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
     help: "Requests to the API server sent at once before --kube-api-qps applies.",
   },
   {
+    name: "watch-timeout",
+    type: "duration",
+    help:
+      "Server-side timeout of each watch request (whole seconds); the watch is then resumed. Default: a random 5-10 min per request, as client-go does.",
+  },
+  {
     name: "watch-stall-timeout",
     type: "duration",
-    default: "2m",
-    help: "A watch silent this long (no event, no bookmark) is restarted; see the watcher docs.",
+    help:
+      "A watch silent this long (no event, no bookmark, not ended by the server) is restarted. Default: each watch's server-side timeout (5-10 min) plus 30 s, which a healthy quiet watch never reaches; set it shorter to notice half-open connections sooner.",
   },
 ];
 
@@ -156,7 +162,10 @@ export interface RunOptions {
   cacheMaxObjects?: number;
   cacheMaxBytes?: number;
   shutdownTimeoutMs: number;
-  watchStallTimeoutMs: number;
+  /** Unset: a random 5-10 min per watch request. */
+  watchTimeoutSeconds?: number;
+  /** Unset: each watch's server-side timeout plus a grace. */
+  watchStallTimeoutMs?: number;
   /** Client-side flow control: requests per second; 0 turns it off. */
   kubeApiQps: number;
   /** Client-side flow control: requests sent at once before the rate applies. */
@@ -185,8 +194,16 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
   if (!(max >= 1)) {
     throw new UsageError(`--max-concurrent-reconciles: must be at least 1, got ${max}`);
   }
-  const stall = parseDuration(values["watch-stall-timeout"] ?? "2m") ?? 120_000;
-  if (!(stall > 0)) {
+  const watchTimeoutText = values["watch-timeout"];
+  const watchTimeout = watchTimeoutText === undefined ? undefined : parseDuration(watchTimeoutText);
+  if (watchTimeout !== undefined && !(watchTimeout >= 1000 && watchTimeout % 1000 === 0)) {
+    throw new UsageError(
+      `--watch-timeout: must be a whole number of seconds, at least 1s, got ${watchTimeoutText}`,
+    );
+  }
+  const stallText = values["watch-stall-timeout"];
+  const stall = stallText === undefined ? undefined : parseDuration(stallText);
+  if (stall !== undefined && !(stall > 0)) {
     throw new UsageError(
       `--watch-stall-timeout: must be longer than 0, got ${values["watch-stall-timeout"]}`,
     );
@@ -223,7 +240,8 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
     ...(positive("cache-max-objects") && { cacheMaxObjects: positive("cache-max-objects") }),
     ...(positive("cache-max-bytes") && { cacheMaxBytes: positive("cache-max-bytes") }),
     shutdownTimeoutMs: parseDuration(values["shutdown-timeout"] ?? "10s") ?? 10_000,
-    watchStallTimeoutMs: stall,
+    ...(watchTimeout !== undefined && { watchTimeoutSeconds: watchTimeout / 1000 }),
+    ...(stall !== undefined && { watchStallTimeoutMs: stall }),
     kubeApiQps: qps,
     kubeApiBurst: burst,
     logFormat: values["log-format"] as LogFormat | undefined,

@@ -7,7 +7,7 @@
  */
 import { KubeClient } from "../../lib/kube/client.ts";
 import { loadConfig } from "../../lib/kube/config.ts";
-import { isNotFound } from "../../lib/kube/errors.ts";
+import { ApiError, isNotFound } from "../../lib/kube/errors.ts";
 import { EVENTS, NAMESPACES } from "../../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../../lib/kube/types.ts";
 import { testKubeconfig } from "./cluster.ts";
@@ -102,4 +102,25 @@ export async function eventsFor(
     const regarding = e.regarding as { name?: string } | undefined;
     return regarding?.name === name && (reason === undefined || e.reason === reason);
   });
+}
+
+/**
+ * Whether the test cluster's API server streams lists (`sendInitialEvents`,
+ * the WatchList feature: off by default in Kubernetes 1.30, 1.31 and 1.33),
+ * asked once with a one-second watch of namespaces.
+ */
+export async function serverStreamsLists(client: KubeClient): Promise<boolean> {
+  try {
+    const watch = client.watch(NAMESPACES, {
+      sendInitialEvents: true,
+      resourceVersionMatch: "NotOlderThan",
+      allowWatchBookmarks: true,
+      timeoutSeconds: 1,
+    });
+    for await (const _ of watch) break;
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 422) return false;
+    throw error;
+  }
 }

@@ -16,6 +16,8 @@ export interface Recorded<O> {
   plural: string;
   options: O;
   at: number;
+  /** A streaming list the server refused (no WatchList there): nothing was listed. */
+  refused?: boolean;
 }
 
 /** What ended a watch stream with an error. */
@@ -52,10 +54,14 @@ export class RecordingClient implements CacheClient {
     res: Resource,
     opts: WatchOptions = {},
   ): AsyncGenerator<WatchEvent<T>, void, undefined> {
-    this.watches.push({ plural: res.plural, options: opts, at: Date.now() });
+    const recorded: Recorded<WatchOptions> = { plural: res.plural, options: opts, at: Date.now() };
+    this.watches.push(recorded);
     try {
       yield* this.#inner.watch<T>(res, opts);
     } catch (error) {
+      if (opts.sendInitialEvents && error instanceof ApiError && error.status === 422) {
+        recorded.refused = true;
+      }
       this.watchFailures.push({
         plural: res.plural,
         status: error instanceof ApiError ? error.status : undefined,
@@ -65,9 +71,14 @@ export class RecordingClient implements CacheClient {
     }
   }
 
-  /** Watch requests of `plural` that asked for the initial state, i.e. (re)lists by streaming. */
+  /**
+   * Watch requests of `plural` that asked for the initial state and were not
+   * refused, i.e. (re)lists by streaming.
+   */
   streamingLists(plural: string): Recorded<WatchOptions>[] {
-    return this.watches.filter((w) => w.plural === plural && w.options.sendInitialEvents);
+    return this.watches.filter((w) =>
+      w.plural === plural && w.options.sendInitialEvents && !w.refused
+    );
   }
 
   /** Requests that listed `plural` in full: first list pages and streaming lists. */

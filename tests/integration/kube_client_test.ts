@@ -33,7 +33,7 @@ import {
 import { FileTokenSource, staticToken } from "../../lib/kube/token_source.ts";
 import type { KubeObject, Resource, WatchEvent } from "../../lib/kube/types.ts";
 import { compactEtcd, kubectl, testKubeconfig } from "../_support/cluster.ts";
-import { waitFor } from "../_support/kube.ts";
+import { serverStreamsLists, waitFor } from "../_support/kube.ts";
 
 Deno.test.sanitizer({ ops: true, resources: true });
 
@@ -413,7 +413,7 @@ Deno.test("watch resumes from a resourceVersion with every change since, in orde
   assert.equal(resumed[1]?.object.data?.v, "2");
 });
 
-Deno.test("watch streams the initial state ended by a bookmark, and the server's timeout ends it", async () => {
+Deno.test("watch streams the initial state ended by a bookmark where the server streams lists (a typed 422 where it does not), and the server's timeout ends it", async () => {
   await using s = await scope("kc-bookmark");
   const { client, namespace } = s;
   // Secrets, unlike ConfigMaps in the test cluster, are served from the watch
@@ -425,23 +425,39 @@ Deno.test("watch streams the initial state ended by a bookmark, and the server's
     stringData: { k: "v" },
   };
   await client.create(SECRETS, secret, { namespace });
-  const initial = await take(
-    client.watch(SECRETS, {
-      namespace,
-      sendInitialEvents: true,
-      resourceVersionMatch: "NotOlderThan",
-    }),
-    2,
-  );
-  assert.deepEqual(initial.map((e) => [e.type, e.object.metadata?.name]), [["ADDED", "s"], [
-    "BOOKMARK",
-    undefined,
-  ]]);
-  assert.equal(initial[1]?.object.metadata?.annotations?.["k8s.io/initial-events-end"], "true");
+  const streamingList = () =>
+    take(
+      client.watch(SECRETS, {
+        namespace,
+        sendInitialEvents: true,
+        resourceVersionMatch: "NotOlderThan",
+      }),
+      2,
+    );
+  let resourceVersion: string;
+  if (await serverStreamsLists(client)) {
+    const initial = await streamingList();
+    assert.deepEqual(initial.map((e) => [e.type, e.object.metadata?.name]), [["ADDED", "s"], [
+      "BOOKMARK",
+      undefined,
+    ]]);
+    assert.equal(initial[1]?.object.metadata?.annotations?.["k8s.io/initial-events-end"], "true");
+    resourceVersion = initial[1]?.object.metadata?.resourceVersion ?? "";
+  } else {
+    // What the watcher's fallback to paged lists relies on: a typed refusal, nothing streamed.
+    await assert.rejects(
+      streamingList(),
+      (error) =>
+        error instanceof ApiError && error.status === 422 &&
+        /sendInitialEvents/.test(error.message),
+    );
+    const listed = await client.list(SECRETS, { namespace });
+    assert.deepEqual(listed.items.map((o) => o.metadata?.name), ["s"]);
+    resourceVersion = listed.metadata.resourceVersion ?? "";
+  }
 
   // The cache sends a progress bookmark only when the resourceVersion moved
   // on without an event for this watch: a secret outside the selector does that.
-  const resourceVersion = initial[1]?.object.metadata?.resourceVersion ?? "";
   const started = Date.now();
   const tail: WatchEvent[] = [];
   const watching = (async () => {

@@ -40,6 +40,18 @@ Deno.test("bad flags are usage errors that say what was expected", () => {
   fails(["--max-concurrent-reconciles=0"], {}, /at least 1, got 0/);
   fails(["--controllers=webapp,cronjob"], {}, /unknown controller "cronjob"/);
   fails(["--shutdown-timeout=soon"], {}, /a duration such as 30s/);
+  fails(["--watch-timeout=1500ms"], {}, /--watch-timeout: must be a whole number of seconds/);
+});
+
+Deno.test("watch timeouts are left to the watcher unless set, and converted when set", () => {
+  const unset = runOptions(parseFlags(RUN_FLAGS, [], {}).values);
+  assert.equal(unset.watchTimeoutSeconds, undefined);
+  assert.equal(unset.watchStallTimeoutMs, undefined);
+  const set = runOptions(
+    parseFlags(RUN_FLAGS, ["--watch-timeout=2m", "--watch-stall-timeout=5s"], {}).values,
+  );
+  assert.equal(set.watchTimeoutSeconds, 120);
+  assert.equal(set.watchStallTimeoutMs, 5_000);
 });
 
 Deno.test("run options convert types and leave caps unset at zero", () => {

@@ -16,6 +16,7 @@ import {
   type WatcherOptions,
   type WatchStreamOptions,
 } from "../../lib/runtime/watcher/watcher.ts";
+import { StreamingLists } from "../../lib/runtime/watcher/streaming_lists.ts";
 
 type Item = { event: WatchEvent } | { error: unknown } | { end: true };
 
@@ -582,6 +583,68 @@ Deno.test("a silent watch is torn down after the stall timeout and resumed over 
   abort.abort();
 });
 
+Deno.test("a quiet watch is not stalled before the server's timeout: by default the deadline is timeoutSeconds plus 30 s", async () => {
+  const { lw, next, clock, abort, listed } = setUp({
+    stallTimeoutMs: undefined,
+    timeoutSeconds: 300,
+  });
+  lw.answers.push(page([], "3"));
+  await listed();
+  const pending = next();
+  await flushMicrotasks();
+  await clock.advance(300_000 + 29_999);
+  assert.equal(lw.stream(0).aborted, false, "a watch quiet for less than its promise was stalled");
+  await clock.advance(1);
+  assert.equal(lw.stream(0).aborted, true, "a watch silent past its server timeout was kept");
+  await clock.advance(100);
+  assert.equal(lw.stream(1).options.resourceVersion, "3");
+  lw.stream(1).push("BOOKMARK", bookmark("4"));
+  assert.deepEqual(await pending, { type: "bookmark", resourceVersion: "4" });
+  abort.abort();
+});
+
+Deno.test("watchers sharing what the server said of streaming lists ask once and tell once", async () => {
+  const lines: string[] = [];
+  const streamingLists = new StreamingLists({
+    server: "https://10.0.0.1:6443",
+    write: (line, properties) => lines.push(line.replace("{server}", String(properties.server))),
+  });
+  const refuse = (stream: FakeStream) => {
+    if (stream.options.sendInitialEvents) {
+      stream.fail(
+        new ApiError({
+          status: 422,
+          message: "sendInitialEvents: Forbidden: the WatchList feature gate is off",
+          verb: "watch",
+          path: "/",
+        }),
+      );
+    }
+  };
+  const first = setUp({ streamingList: "auto", streamingLists });
+  first.lw.onWatch = refuse;
+  first.lw.answers.push(page([], "2"));
+  await first.listed();
+  const second = setUp({ streamingList: "auto", streamingLists });
+  second.lw.onWatch = refuse;
+  second.lw.answers.push(page([cm("a", "5")], "5"));
+  assert.deepEqual(await second.listed(), [
+    { type: "init" },
+    { type: "initPage", objects: [cm("a", "5")] },
+    { type: "initDone", resourceVersion: "5" },
+  ]);
+  assert.deepEqual(first.lw.streams.map((s) => s.options.sendInitialEvents ?? false), [true]);
+  assert.equal(first.lw.lists.length, 1);
+  assert.equal(second.lw.streams.length, 0, "the second watcher asked for a streaming list again");
+  assert.equal(second.lw.lists.length, 1);
+  assert.deepEqual(lines, [
+    "https://10.0.0.1:6443 does not stream lists (the WatchList feature is off there); every watch lists in pages",
+  ]);
+  assert.doesNotMatch(lines.join("\n"), /forbidden/i);
+  first.abort.abort();
+  second.abort.abort();
+});
+
 Deno.test("freshness tracks sync and the time of the last sign of life", async () => {
   const { lw, next, clock, w, abort, listed } = setUp();
   assert.deepEqual(w.freshness, {
@@ -774,8 +837,9 @@ Deno.test("a watch stream cancels its stall timer without building a DOMExceptio
     },
     new AbortController().signal,
     recording,
+    5_000,
   );
-  const pull = await stream.pull(5_000, new AbortController().signal);
+  const pull = await stream.pull(new AbortController().signal);
   assert.equal(pull.kind, "event");
   assert.equal(sleepSignals.length, 1);
   assert.ok(sleepSignals[0]!.aborted, "the stall timer is cancelled once the event arrived");

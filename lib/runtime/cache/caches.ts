@@ -36,6 +36,7 @@ import type { KubeObject, Resource } from "../../kube/types.ts";
 import { Backoff, type BackoffOptions } from "../../async/backoff.ts";
 import { type Clock, systemClock } from "../../async/clock.ts";
 import { OutageReport } from "../watcher/outage.ts";
+import { StreamingLists } from "../watcher/streaming_lists.ts";
 import { Reflector } from "./reflector.ts";
 import { Store, type StoreBudget } from "./store.ts";
 import {
@@ -47,6 +48,8 @@ import {
 
 /** The part of the client that caches use: list and watch, and GET for evicted reads. */
 export interface CacheClient extends ListWatchClient {
+  /** The API server's URL, for log lines. */
+  readonly server?: string;
   /** Reads one object, for a read of a key evicted under the memory budget. */
   get<T extends KubeObject>(
     resource: Resource,
@@ -64,7 +67,7 @@ export interface CachesOptions {
   /** Defaults to {@link systemClock}. */
   clock?: Clock;
   /** Passed to every watcher. */
-  watcherOptions?: Omit<WatcherOptions, "backoff" | "outage">;
+  watcherOptions?: Omit<WatcherOptions, "backoff" | "outage" | "streamingLists">;
   /** Each watcher gets its own backoff with these options, so one failing watch does not slow the others. */
   backoff?: BackoffOptions;
 }
@@ -86,6 +89,8 @@ export class Caches {
   readonly #options: CachesOptions;
   /** One for all watchers: they share the client, so an unreachable server is one fact. */
   readonly #outage = new OutageReport();
+  /** One for all watchers too: whether the server streams lists is asked once. */
+  readonly #streamingLists: StreamingLists;
   readonly #reflectors = new Map<string, CacheEntry>();
   #running: AbortSignal | undefined;
   readonly #runs: Promise<void>[] = [];
@@ -94,6 +99,9 @@ export class Caches {
   /** Creates an empty set; register resources with {@link Caches.reflector}. */
   constructor(options: CachesOptions) {
     this.#options = options;
+    this.#streamingLists = new StreamingLists(
+      options.client.server !== undefined ? { server: options.client.server } : {},
+    );
   }
 
   /**
@@ -137,6 +145,7 @@ export class Caches {
         backoff: new Backoff(this.#options.backoff),
         clock: this.#options.clock ?? systemClock,
         outage: this.#outage,
+        streamingLists: this.#streamingLists,
       }),
     );
     const same = [...this.#reflectors.values()].filter((e) =>

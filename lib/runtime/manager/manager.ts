@@ -104,12 +104,16 @@ export interface ManagerOptions {
    * renewed while draining, so a longer drain could overlap the next leader.
    */
   drainTimeoutMs?: number;
-  /** A watch silent for longer makes `/readyz` fail. Defaults to 300 000 ms. */
+  /**
+   * A watch silent for longer makes `/readyz` fail. Defaults to 660 000 ms:
+   * a quiet watch is sure to hear only the server ending it, after its
+   * server-side timeout of at most 600 s.
+   */
   staleAfterMs?: number;
   /** Where the runtime reports. Defaults to a new {@link RuntimeMetrics}. */
   metrics?: RuntimeMetrics;
   /** Options of every watch (stall timeout, page size, streaming lists). */
-  watcherOptions?: Omit<WatcherOptions, "backoff">;
+  watcherOptions?: Omit<WatcherOptions, "backoff" | "outage" | "streamingLists">;
   /** Defaults to {@link systemClock}. */
   clock?: Clock;
 }
@@ -302,7 +306,7 @@ export class Manager {
   readiness(): string[] {
     if (this.#phase === "standby") return [];
     if (this.#phase === "starting" || this.#phase === "stopping") return [this.#phase];
-    const staleAfter = this.#options.staleAfterMs ?? 300_000;
+    const staleAfter = this.#options.staleAfterMs ?? 660_000;
     const now = this.#clock.now();
     const problems: string[] = [];
     for (const { resource, reflector } of this.caches.entries()) {

@@ -31,6 +31,8 @@ export class WatchStream<T extends KubeObject> {
   readonly openedAt: number;
   /** Whether any event has arrived. */
   delivered = false;
+  /** How long a pull waits for an event before it reports a stall. */
+  readonly stallMs: number;
 
   /**
    * Makes the request by calling `open` with a signal that {@link close} and
@@ -41,8 +43,10 @@ export class WatchStream<T extends KubeObject> {
     open: (signal: AbortSignal) => AsyncIterable<WatchEvent<T>>,
     signal: AbortSignal,
     clock: Clock,
+    stallMs: number,
   ) {
     this.#clock = clock;
+    this.stallMs = stallMs;
     this.openedAt = clock.now();
     let iterator: AsyncIterator<WatchEvent<T>>;
     try {
@@ -55,14 +59,14 @@ export class WatchStream<T extends KubeObject> {
 
   /**
    * The next event, the end or error of the stream, or a stall when nothing
-   * arrives within `stallMs`. A stalled stream is not closed: call
+   * arrives within {@link stallMs}. A stalled stream is not closed: call
    * {@link close}.
    *
    * @throws the signal's reason when `signal` aborts first.
    */
-  async pull(stallMs: number, signal: AbortSignal): Promise<Pull<T>> {
+  async pull(signal: AbortSignal): Promise<Pull<T>> {
     const timer = new AbortController();
-    const stall = this.#clock.sleep(stallMs, AbortSignal.any([signal, timer.signal]))
+    const stall = this.#clock.sleep(this.stallMs, AbortSignal.any([signal, timer.signal]))
       .then((): Pull<T> => ({ kind: "stall" }));
     const next = this.#iterator.next().then(
       (r): Pull<T> => (r.done ? { kind: "end" } : { kind: "event", event: r.value }),

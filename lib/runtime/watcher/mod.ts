@@ -25,4 +25,5 @@
  * @module
  */
 export * from "./outage.ts";
+export * from "./streaming_lists.ts";
 export * from "./watcher.ts";

@@ -34,8 +34,9 @@
  *   the last resourceVersion seen (after five failures in a row, it relists),
  *   a 410 Gone relists from scratch (the objects deleted meanwhile are those
  *   missing from the new list).
- * - A watch that delivers neither an event nor a bookmark within
- *   `stallTimeoutMs` is torn down and resumed over a new connection (see
+ * - A watch that delivers neither an event nor a bookmark, and is not ended
+ *   by the server, within its stall deadline (by default the request's
+ *   `timeoutSeconds` plus 30 s) is torn down and resumed over a new connection (see
  *   {@link ListerWatcher.reconnect}): half-open connections and proxies that
  *   swallow streams do not freeze the cache.
  * - Aborting the signal given to {@link Watcher.events} cancels the request in
@@ -70,6 +71,7 @@ import { logger } from "../../log.ts";
 import { Backoff } from "../../async/backoff.ts";
 import { type Clock, systemClock } from "../../async/clock.ts";
 import { OutageReport } from "./outage.ts";
+import { StreamingLists } from "./streaming_lists.ts";
 import { type Pull, WatchStream } from "./_watch_stream.ts";
 
 export {
@@ -112,10 +114,17 @@ export interface WatcherOptions {
   pageSize?: number;
   /**
    * `"auto"` first tries a streaming list (a watch with `sendInitialEvents`)
-   * and, if the server rejects it, falls back to paginated lists for the life
-   * of this watcher. `"off"` always lists in pages. Defaults to `"auto"`.
+   * and, if the server rejects it, falls back to paginated lists for as long
+   * as {@link WatcherOptions.streamingLists} lives. `"off"` always lists in
+   * pages. Defaults to `"auto"`.
    */
   streamingList?: "auto" | "off";
+  /**
+   * What the server answered to streaming lists. Share one among the
+   * watchers of a client, so that a server without them is asked, and told
+   * about, once. Defaults to one of this watcher's own.
+   */
+  streamingLists?: StreamingLists;
   /**
    * Server-side timeout of each watch request, in seconds. Defaults to a
    * random value in [300, 600) per request, as client-go does, so that many
@@ -123,12 +132,15 @@ export interface WatcherOptions {
    */
   timeoutSeconds?: number;
   /**
-   * A watch that delivers no event nor bookmark for this long is restarted
-   * from the last resourceVersion. Defaults to 120 000 ms: the API server's
-   * watch cache sends each watcher a bookmark about once a minute, so twice
-   * that survives one late bookmark. (Where the watch cache is off for a
-   * resource there are no bookmarks, and an idle watch is simply resumed
-   * every `stallTimeoutMs`, which costs one cheap request.)
+   * A watch that delivers no event nor bookmark, and is not ended by the
+   * server, for this long is restarted from the last resourceVersion.
+   * Defaults to what the server promises: it ends every watch after the
+   * request's `timeoutSeconds` (sending a last bookmark first where it sends
+   * bookmarks), so a watch silent for `timeoutSeconds` plus 30 s is stalled,
+   * whatever it watches. Bookmarks alone promise nothing: a label-filtered
+   * watch of a resource nobody writes may hear none for minutes. Set it
+   * shorter to notice a half-open connection sooner, at the price of
+   * restarting quiet watches.
    */
   stallTimeoutMs?: number;
   /** Delays between retries; reset by every success. Defaults to `new Backoff()`. */
@@ -163,7 +175,8 @@ export interface WatcherFreshness {
 }
 
 const DEFAULT_PAGE_SIZE = 500;
-const DEFAULT_STALL_TIMEOUT_MS = 120_000;
+/** How long past its `timeoutSeconds` a watch may stay open and silent before it counts as stalled. */
+const STALL_GRACE_MS = 30_000;
 const MIN_WATCH_TIMEOUT_SECONDS = 300;
 /** A watch the server closes sooner than this, having sent nothing, is treated as a failure. */
 const QUICK_CLOSE_MS = 1_000;
@@ -205,12 +218,13 @@ export class Watcher<T extends KubeObject = KubeObject> {
   readonly #what: string;
   readonly #pageSize: number;
   readonly #timeoutSeconds: number | undefined;
-  readonly #stallTimeoutMs: number;
+  readonly #stallTimeoutMs: number | undefined;
   readonly #backoff: Backoff;
   readonly #clock: Clock;
   readonly #outage: OutageReport;
-  /** Cleared for good the first time the server rejects a streaming list. */
-  #streaming: boolean;
+  /** False when the caller turned streaming lists off. */
+  readonly #streaming: boolean;
+  readonly #streamingLists: StreamingLists;
   #running = false;
   #synced = false;
   #lastActivityAt: number | undefined;
@@ -228,11 +242,12 @@ export class Watcher<T extends KubeObject = KubeObject> {
     this.#what = lw.description ?? "a resource";
     this.#pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
     this.#timeoutSeconds = options.timeoutSeconds;
-    this.#stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
+    this.#stallTimeoutMs = options.stallTimeoutMs;
     this.#backoff = options.backoff ?? new Backoff();
     this.#clock = options.clock ?? systemClock;
     this.#outage = options.outage ?? new OutageReport();
     this.#streaming = (options.streamingList ?? "auto") === "auto";
+    this.#streamingLists = options.streamingLists ?? new StreamingLists();
     const fail = (what: string) => {
       throw new RangeError(`Cannot create the watcher of ${this.#what}: ${what}`);
     };
@@ -243,7 +258,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
     if (timeout !== undefined && (!Number.isSafeInteger(timeout) || timeout < 1)) {
       fail(`'timeoutSeconds' must be a positive integer, got ${timeout}`);
     }
-    if (!(this.#stallTimeoutMs > 0)) {
+    if (this.#stallTimeoutMs !== undefined && !(this.#stallTimeoutMs > 0)) {
       fail(`'stallTimeoutMs' must be positive, got ${this.#stallTimeoutMs}`);
     }
     if (options.streamingList !== undefined && !["auto", "off"].includes(options.streamingList)) {
@@ -300,7 +315,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
     switch (state.kind) {
       case "empty": {
         const event = { type: "init" } as const;
-        if (!this.#streaming) {
+        if (!this.#streaming || !this.#streamingLists.worth) {
           return { event, next: { kind: "initListing", continueToken: undefined, count: 0 } };
         }
         return {
@@ -373,13 +388,13 @@ export class Watcher<T extends KubeObject = KubeObject> {
     if (pull.kind !== "event") {
       state.stream.close();
       if (pull.kind === "error" && rejectsStreamingList(pull.error)) {
-        return this.#fallBackToPages(errorText(pull.error));
+        return this.#fallBackToPages(`HTTP ${pull.error.status}`);
       }
       if (pull.kind === "stall") this.#lw.reconnect?.();
       const error = pull.kind === "error"
         ? pull.error
         : pull.kind === "stall"
-        ? new Error(`no initial event within ${this.#stallTimeoutMs} ms`)
+        ? new Error(`no initial event within ${state.stream.stallMs} ms`)
         : new Error("the stream ended before the end of its initial events");
       return this.#retry(error, EMPTY, "starting the streaming list again");
     }
@@ -462,7 +477,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
       case "stall": {
         stream.close();
         this.#lw.reconnect?.();
-        const error = new Error(`no event nor bookmark for ${this.#stallTimeoutMs} ms`);
+        const error = new Error(`no event nor bookmark for ${stream.stallMs} ms`);
         return this.#retry(error, resume, `restarting the watch from ${resourceVersion}`);
       }
     }
@@ -490,12 +505,8 @@ export class Watcher<T extends KubeObject = KubeObject> {
     };
   }
 
-  #fallBackToPages(why: string): Step<T> {
-    this.#streaming = false;
-    log.info(
-      "The API server does not stream lists of {resource} ({why}); listing in pages from now on",
-      { resource: this.#what, why },
-    );
+  #fallBackToPages(answer: string): Step<T> {
+    this.#streamingLists.refused(answer);
     // Through `empty`, whose `init` drops any initial events already delivered.
     return { next: EMPTY };
   }
@@ -540,11 +551,12 @@ export class Watcher<T extends KubeObject = KubeObject> {
       (bounded) => this.#lw.watch({ ...options, timeoutSeconds, signal: bounded }),
       signal,
       this.#clock,
+      this.#stallTimeoutMs ?? timeoutSeconds * 1000 + STALL_GRACE_MS,
     );
   }
 
   async #pull(stream: WatchStream<T>, signal: AbortSignal): Promise<Pull<T>> {
-    const pull = await stream.pull(this.#stallTimeoutMs, signal);
+    const pull = await stream.pull(signal);
     if (pull.kind === "event") {
       this.#lastActivityAt = this.#clock.now();
       this.#lastError = undefined;
@@ -584,7 +596,7 @@ export function watcher<T extends KubeObject>(
 }
 
 /** True when the server refuses `sendInitialEvents` (feature off, or a server too old). */
-function rejectsStreamingList(error: unknown): boolean {
+function rejectsStreamingList(error: unknown): error is ApiError {
   return error instanceof ApiError && (error.status === 400 || error.status === 422);
 }
 
