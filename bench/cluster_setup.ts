@@ -34,6 +34,8 @@ export interface BenchCluster extends AsyncDisposable {
   readonly namespace: string;
   /** `gitVersion` of the API server. */
   readonly kubernetesVersion: string;
+  /** What the API server stores in: etcd or kine when started here, else unknown. */
+  readonly datastore: string;
   /** Copies the control plane's component logs into `dir` (a fresh cluster only). */
   saveLogs(dir: string): Promise<void>;
   /** Deletes the namespace, or stops the fresh cluster. */
@@ -84,6 +86,7 @@ export async function provideCluster(options: ProvideOptions): Promise<BenchClus
       client,
       namespace,
       kubernetesVersion,
+      datastore: cluster?.datastore ?? "unknown (--kubeconfig)",
       async saveLogs(dir) {
         if (!cluster) return;
         await Deno.mkdir(dir, { recursive: true });

@@ -146,6 +146,7 @@ async function benchmark(
   const startedAt = new Date().toISOString();
   const runs: Run[] = [];
   let kubernetes = "unknown";
+  let datastore = "unknown";
   // Read before the runs: the commit measured is the one checked out when they began.
   const versions = await describeVersions(kubernetes, names.join(", "));
   const records: TargetRecord[] = targets.map((target) => ({
@@ -168,7 +169,7 @@ async function benchmark(
       finishedAt: new Date().toISOString(),
       options: JSON.parse(JSON.stringify(recordedOptions)),
       machine,
-      versions: { ...versions, kubernetes },
+      versions: { ...versions, kubernetes, datastore },
       target: records[0]!,
       targets: records,
       runs,
@@ -177,8 +178,9 @@ async function benchmark(
     return results;
   };
   progress.log(`${plans.length} runs of ${names.join(", ")}; results in ${outDir}`);
-  await runAll(plans, { options, progress, outDir, signal }, async (run, version) => {
-    if (version !== "unknown") kubernetes = version;
+  await runAll(plans, { options, progress, outDir, signal }, async (run, cluster) => {
+    if (cluster.kubernetes !== "unknown") kubernetes = cluster.kubernetes;
+    if (cluster.datastore !== "unknown") datastore = cluster.datastore;
     runs.push(run);
     await save();
   });

@@ -51,7 +51,8 @@ export function renderReport(
       `${machine.os}, kernel ${machine.kernel}; load ${
         machine.loadAverage.map((l) => l.toFixed(2)).join(" / ")
       } at the start.`,
-    `- **Versions**: Deno ${versions.deno} (V8 ${versions.v8}), Kubernetes ${versions.kubernetes}, ` +
+    `- **Versions**: Deno ${versions.deno} (V8 ${versions.v8}), Kubernetes ${versions.kubernetes}` +
+      `${versions.datastore ? ` on ${versions.datastore}` : ""}, ` +
       `kinglet ${versions.kinglet} at ${versions.commit}, target ${versions.target}.`,
     ...(series.sideBySide
       ? [

@@ -180,6 +180,8 @@ export const versionsSchema = z.object({
   v8: z.string(),
   typescript: z.string(),
   kubernetes: z.string(),
+  /** What the API server stored in (etcd, kine); absent in results from before it was recorded. */
+  datastore: z.string().optional(),
   kinglet: z.string(),
   /** The commit of the working tree, with `-dirty` when it has changes. */
   commit: z.string(),

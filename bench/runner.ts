@@ -146,17 +146,17 @@ export function planRuns(options: BenchOptions, targets: readonly Target[]): Pla
 export async function runAll(
   plans: readonly PlannedRun[],
   context: RunnerContext,
-  onRun: (run: Run, kubernetesVersion: string) => Promise<void>,
+  onRun: (run: Run, cluster: ClusterFacts) => Promise<void>,
 ): Promise<Run[]> {
   const runs: Run[] = [];
   for (const [index, plan] of plans.entries()) {
     if (context.signal.aborted) break;
     context.progress.log(`run ${index + 1}/${plans.length}: ${plan.id}`);
-    const { run, kubernetesVersion } = await runOne(plan, context);
+    const { run, cluster } = await runOne(plan, context);
     context.progress.done();
     if (run.error) context.progress.log(`${plan.id} failed: ${run.error}`);
     runs.push(run);
-    await onRun(run, kubernetesVersion);
+    await onRun(run, cluster);
   }
   return runs;
 }
@@ -164,7 +164,7 @@ export async function runAll(
 async function runOne(
   plan: PlannedRun,
   context: RunnerContext,
-): Promise<{ run: Run; kubernetesVersion: string }> {
+): Promise<{ run: Run; cluster: ClusterFacts }> {
   const { options, progress, signal } = context;
   const { target } = plan;
   const slug = plan.id.replace(/[^a-zA-Z0-9.-]+/g, "_");
@@ -173,14 +173,15 @@ async function runOne(
   const startedAt = new Date();
   let recorder: RunRecorder | undefined;
   let driven: Driven = { command: [], objects: [] };
-  let kubernetesVersion = "unknown";
+  const facts: ClusterFacts = { kubernetes: "unknown", datastore: "unknown" };
   try {
     await using cluster = await provideCluster({
       log: progress.log.bind(progress),
       signal,
       ...(options.kubeconfig !== undefined && { kubeconfig: options.kubeconfig }),
     });
-    kubernetesVersion = cluster.kubernetesVersion;
+    facts.kubernetes = cluster.kubernetesVersion;
+    facts.datastore = cluster.datastore;
     await installCrds(cluster.client, target.crds, { signal });
     // The run's clock starts here, so that its charts begin with the operator, not the cluster.
     recorder = new RunRecorder({
@@ -212,8 +213,15 @@ async function runOne(
   const window = SCENARIOS[plan.scenario].window;
   return {
     run: { ...record, figures: computeFigures(record, window, driven.restart) },
-    kubernetesVersion,
+    cluster: facts,
   };
+}
+
+/** What a run's cluster was: the API server's version and its datastore. */
+export interface ClusterFacts {
+  kubernetes: string;
+  /** `etcd` or `kine` for a cluster the harness started; `unknown (--kubeconfig)` otherwise. */
+  datastore: string;
 }
 
 interface Driven {

@@ -6,6 +6,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
+import type { Datastore } from "./_datastore.ts";
 
 /** Where the binaries are and how long it took to get them. */
 export interface Binaries {
@@ -19,17 +20,20 @@ const SCRIPT = fileURLToPath(new URL("./build-control-plane.sh", import.meta.url
 const DONE_MARKER = "[build-control-plane] done";
 
 /**
- * Runs the build script, forwarding its progress lines to `log`.
+ * Runs the build script, forwarding its progress lines to `log`; the
+ * binaries include kine when `datastore` is kine.
  *
  * @throws {Error} when the script fails, with the last lines it printed.
  */
 export async function controlPlaneBinaries(
   log: (message: string) => void,
   signal?: AbortSignal,
+  datastore: Datastore = "etcd",
 ): Promise<Binaries> {
   const started = performance.now();
   const child = new Deno.Command("bash", {
     args: [SCRIPT],
+    env: { KINGLET_DATASTORE: datastore },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

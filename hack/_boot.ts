@@ -14,13 +14,12 @@ import { ApiClient, type TlsFiles } from "./_api.ts";
 import {
   apiserverArgs,
   controllerManagerArgs,
-  etcdArgs,
   etcdEndpoint,
   kwokArgs,
   type Layout,
   schedulerArgs,
 } from "./_components.ts";
-import { etcdHealthy } from "./_etcd.ts";
+import { type Datastore, datastoreArgs, datastoreHealthy, DATASTORES } from "./_datastore.ts";
 import { writeKubeconfig } from "./_kubeconfig.ts";
 import { FAKE_NODE_SELECTOR, fakeNodes, nodeReady } from "./_nodes.ts";
 import { storageClass, volumePool } from "./_storage.ts";
@@ -57,13 +56,21 @@ export class Boot {
   readonly #binDir: string;
   readonly #logDir: string;
   readonly #signal: AbortSignal | undefined;
+  readonly #datastore: Datastore;
   readonly #progress: (message: string) => void;
 
   constructor(
-    options: { dir: string; binDir: string; logDir: string; signal?: AbortSignal },
+    options: {
+      dir: string;
+      binDir: string;
+      logDir: string;
+      datastore: Datastore;
+      signal?: AbortSignal;
+    },
     log: (message: string) => void,
   ) {
     this.#dir = options.dir;
+    this.#datastore = options.datastore;
     this.#binDir = options.binDir;
     this.#logDir = options.logDir;
     this.#signal = options.signal;
@@ -93,7 +100,7 @@ export class Boot {
     };
   }
 
-  /** Starts etcd while certificates and kubeconfigs are generated. */
+  /** Starts the datastore (etcd or kine) while certificates and kubeconfigs are generated. */
   async #certificatesAndEtcd(): Promise<Layout> {
     const pkiDir = join(this.#dir, "pki");
     await Deno.mkdir(pkiDir);
@@ -110,7 +117,9 @@ export class Boot {
       kwokStages: fileURLToPath(new URL("./kwok_stages.yaml", import.meta.url)),
     };
     const endpoint = etcdEndpoint(base);
-    const etcd = await this.#spawn("etcd", etcdArgs(base));
+    const datastore = this.#datastore;
+    if (datastore === "kine") await Deno.mkdir(join(this.#dir, "kine"));
+    const etcd = await this.#spawn(datastore, datastoreArgs(datastore, base));
     const [pki] = await Promise.all([
       generatePki(pkiDir, {
         admin: { commonName: "kinglet-admin", organizations: ["system:masters"] },
@@ -120,9 +129,9 @@ export class Boot {
       }, this.#signal),
       this.#waitFor(
         etcd,
-        "etcd to become healthy",
+        `${datastore} to become healthy`,
         ETCD_TIMEOUT_MS,
-        () => etcdHealthy(endpoint, this.#signal),
+        () => datastoreHealthy(datastore, endpoint, this.#signal),
       ),
     ]);
     const server = `https://127.0.0.1:${apiserver}`;
@@ -131,7 +140,7 @@ export class Boot {
         writeKubeconfig(kubeconfig(user), { server, user, ca: pki.ca.cert, ...pki.clients[user]! })
       ),
     );
-    this.#progress(`etcd ready at ${endpoint}`);
+    this.#progress(`${datastore} ready at ${endpoint}`);
     return { ...base, pki };
   }
 
@@ -291,16 +300,18 @@ async function readyz(api: ApiClient, signal: AbortSignal | undefined): Promise<
   return (await api.request("GET", "/readyz", { signal })).status === 200;
 }
 
+const DATASTORE_NAMES: ReadonlySet<string> = new Set(DATASTORES);
+
 /**
  * Stops the API clients (kwok, scheduler, controller manager) together, then
- * kube-apiserver, then etcd, so that nobody logs errors about a server that
- * went away first.
+ * kube-apiserver, then the datastore, so that nobody logs errors about a
+ * server that went away first.
  */
 export async function stopComponents(components: Component[]): Promise<void> {
   const tiers = [
-    components.filter((c) => c.name !== "etcd" && c.name !== "kube-apiserver"),
+    components.filter((c) => !DATASTORE_NAMES.has(c.name) && c.name !== "kube-apiserver"),
     components.filter((c) => c.name === "kube-apiserver"),
-    components.filter((c) => c.name === "etcd"),
+    components.filter((c) => DATASTORE_NAMES.has(c.name)),
   ];
   for (const tier of tiers) await Promise.all(tier.map((c) => c.stop()));
 }

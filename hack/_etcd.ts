@@ -1,36 +1,51 @@
 /**
- * The few etcd calls the local control plane needs, through etcd's gRPC-JSON
- * gateway (plain HTTP on loopback): health and compaction.
+ * The few etcd calls the local control plane needs: health, through etcd's
+ * HTTP endpoint, and compaction, through `etcdctl` (which kine answers too).
  *
  * @module
  */
+import { join } from "node:path";
 
 /**
- * Compacts etcd at `endpoint` (e.g. `http://127.0.0.1:2379`) to its current
- * revision, physically, and returns that revision. Watches and lists from any
- * older resourceVersion then fail with 410 Gone wherever the API server reads
- * them from etcd rather than from its watch cache.
+ * Compacts the datastore at `endpoint` (etcd or kine, e.g.
+ * `http://127.0.0.1:2379`) to its current revision, physically, with the
+ * `etcdctl` in `binDir`, and returns that revision. Watches and lists from
+ * any older resourceVersion then fail with 410 Gone wherever the API server
+ * reads them from the datastore rather than from its watch cache.
  *
- * @throws {Error} when etcd cannot be reached or refuses the compaction.
+ * @throws {Error} when the datastore cannot be reached or refuses the compaction.
  */
-export async function compactEtcd(endpoint: string, signal?: AbortSignal): Promise<number> {
-  const range = await gateway(endpoint, "/v3/kv/range", { key: btoa("/"), limit: 1 }, signal);
-  const revision = Number((range.header as { revision?: string } | undefined)?.revision);
-  if (!Number.isSafeInteger(revision) || revision <= 0) {
-    throw new Error(`etcd at ${endpoint} reported no usable revision: ${JSON.stringify(range)}`);
-  }
-  try {
-    await gateway(
-      endpoint,
-      "/v3/kv/compaction",
-      { revision: String(revision), physical: true },
+export async function compactEtcd(
+  endpoint: string,
+  binDir: string,
+  signal?: AbortSignal,
+): Promise<number> {
+  const etcdctl = (...args: string[]) =>
+    new Deno.Command(join(binDir, "etcdctl"), {
+      args: [`--endpoints=${endpoint}`, ...args],
+      stdin: "null",
       signal,
+    }).output();
+  const range = await etcdctl("get", "/", "--prefix", "--keys-only", "--limit=1", "-w", "json");
+  const header = text(range.stdout) && JSON.parse(text(range.stdout)).header;
+  const revision = Number(header?.revision);
+  if (!range.success || !Number.isSafeInteger(revision) || revision <= 0) {
+    throw new Error(
+      `The datastore at ${endpoint} reported no usable revision: ${
+        text(range.stderr) || text(range.stdout)
+      }`,
     );
-  } catch (error) {
-    // Nothing was written since the last compaction to this revision.
-    if (!(error instanceof Error && error.message.includes("has been compacted"))) throw error;
+  }
+  const compacted = await etcdctl("compaction", "--physical", String(revision));
+  // Nothing was written since the last compaction to this revision.
+  if (!compacted.success && !text(compacted.stderr).includes("has been compacted")) {
+    throw new Error(`Compacting ${endpoint} to ${revision} failed: ${text(compacted.stderr)}`);
   }
   return revision;
+}
+
+function text(bytes: Uint8Array): string {
+  return new TextDecoder().decode(bytes).trim();
 }
 
 /** Whether etcd at `endpoint` answers its health check with a healthy status. */
@@ -43,23 +58,4 @@ export async function etcdHealthy(endpoint: string, signal?: AbortSignal): Promi
     if (signal?.aborted) throw error;
     return false;
   }
-}
-
-async function gateway(
-  endpoint: string,
-  path: string,
-  body: unknown,
-  signal?: AbortSignal,
-): Promise<Record<string, unknown>> {
-  const response = await fetch(`${endpoint}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-    signal,
-  });
-  const text = await response.text();
-  if (!response.ok) {
-    throw new Error(`etcd ${path} failed with HTTP ${response.status}: ${text}`);
-  }
-  return JSON.parse(text) as Record<string, unknown>;
 }

@@ -7,6 +7,7 @@
 # only when a pin changes. Prints the folder on stdout (last line).
 #
 #   KINGLET_K8S_VERSION the Kubernetes version: vX.Y.Z, "newest" (default) or "oldest"
+#   KINGLET_DATASTORE   etcd (default) or kine: kine is built too (CGO, SQLite)
 #   KINGLET_CACHE_DIR   where to cache (default: ${XDG_CACHE_HOME:-~/.cache}/kinglet)
 #   KUBEBUILDER_ASSETS  a folder with prebuilt binaries: used as is, nothing built
 set -euo pipefail
@@ -24,7 +25,15 @@ case "${KINGLET_K8S_VERSION:-newest}" in
     ;;
 esac
 
-required=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok)
+required=(kube-apiserver kube-controller-manager kube-scheduler etcd etcdctl kwok)
+case "${KINGLET_DATASTORE:-etcd}" in
+  etcd) ;;
+  kine) required+=(kine) ;;
+  *)
+    echo "KINGLET_DATASTORE=$KINGLET_DATASTORE is not a datastore: use etcd (the default) or kine" >&2
+    exit 2
+    ;;
+esac
 
 if [ -n "${KUBEBUILDER_ASSETS:-}" ]; then
   for b in "${required[@]}"; do
@@ -106,11 +115,31 @@ build_etcd() {
     rm -f go.mod go.sum
     go mod init kinglet.local/etcd >/dev/null 2>&1
     go mod edit -require "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
-    printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' > tools.go
+    go mod edit -require "go.etcd.io/etcd/etcdctl/v3@$ETCD_VERSION"
+    printf '//go:build tools\n\npackage tools\n\nimport (\n\t_ "go.etcd.io/etcd/etcdctl/v3"\n\t_ "go.etcd.io/etcd/server/v3"\n)\n' > tools.go
     go mod tidy -e >&2 2>/dev/null || true
-    log "building etcd $ETCD_VERSION"
+    log "building etcd and etcdctl $ETCD_VERSION"
     go build -trimpath -ldflags "$ldflags" -o "$bin/etcd.tmp" go.etcd.io/etcd/server/v3
+    go build -trimpath -ldflags "$ldflags" -o "$bin/etcdctl.tmp" go.etcd.io/etcd/etcdctl/v3
     mv "$bin/etcd.tmp" "$bin/etcd"
+    mv "$bin/etcdctl.tmp" "$bin/etcdctl"
+  )
+}
+
+# kine, k3s's etcd shim: SQLite needs cgo (and a C compiler).
+build_kine() {
+  local dir="$out/src/kine"
+  mkdir -p "$dir"
+  (
+    cd "$dir"
+    rm -f go.mod go.sum
+    go mod init kinglet.local/kine >/dev/null 2>&1
+    go mod edit -require "github.com/k3s-io/kine@$KINE_VERSION"
+    printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/k3s-io/kine"\n' > tools.go
+    go mod tidy -e >&2 2>/dev/null || true
+    log "building kine $KINE_VERSION"
+    CGO_ENABLED=1 go build -trimpath -ldflags "$ldflags" -o "$bin/kine.tmp" github.com/k3s-io/kine
+    mv "$bin/kine.tmp" "$bin/kine"
   )
 }
 
@@ -119,7 +148,8 @@ build_kwok() {
   GOBIN="$bin" go install -trimpath -ldflags "$ldflags" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 }
 
-[ -x "$bin/etcd" ] || build_etcd
+{ [ -x "$bin/etcd" ] && [ -x "$bin/etcdctl" ]; } || build_etcd
+if [ "${KINGLET_DATASTORE:-etcd}" = kine ] && [ ! -x "$bin/kine" ]; then build_kine; fi
 [ -x "$bin/kwok" ] || build_kwok
 complete || build_kubernetes
 log "done in $(($(date +%s) - start)) s: $bin"

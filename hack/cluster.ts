@@ -20,10 +20,12 @@
 import { join } from "node:path";
 import { controlPlaneBinaries } from "./_binaries.ts";
 import { Boot, type Booted, restartApiServer, StartFailure, stopComponents } from "./_boot.ts";
+import { type Datastore, datastoreFromEnv } from "./_datastore.ts";
 import { compactEtcd } from "./_etcd.ts";
 import type { Component } from "./_process.ts";
 
 export { compactEtcd } from "./_etcd.ts";
+export { type Datastore, DATASTORES } from "./_datastore.ts";
 
 /** Options of {@link startCluster}. */
 export interface StartClusterOptions {
@@ -40,6 +42,11 @@ export interface StartClusterOptions {
   gpuNodes?: boolean;
   /** Initial value of {@link Cluster.keepLogs}. Defaults to `false`. */
   keepLogs?: boolean;
+  /**
+   * Where the API server keeps its data: etcd, or SQLite through kine as a
+   * single-server k3s does. Defaults to `KINGLET_DATASTORE`, else etcd.
+   */
+  datastore?: Datastore;
   /**
    * Flags added to kube-apiserver's, after (so overriding) the defaults, e.g.
    * `--watch-cache=false` so that watches read etcd and see its compaction.
@@ -67,14 +74,16 @@ export interface Cluster extends AsyncDisposable {
   readonly dir: string;
   /** Folder of kube-apiserver, kubectl, etcd, kwok and the rest. */
   readonly binDir: string;
-  /** `http://127.0.0.1:<port>` of etcd (plain HTTP, loopback only). */
+  /** `http://127.0.0.1:<port>` of etcd, or of kine in its place (plain, loopback only). */
   readonly etcdEndpoint: string;
+  /** What the API server keeps its data in. */
+  readonly datastore: Datastore;
   /** Folder of the `<component>.log` files. */
   readonly logDir: string;
   /** When true, {@link Cluster.stop} leaves {@link Cluster.dir} on disk; otherwise it deletes it. */
   keepLogs: boolean;
   readonly timings: ClusterTimings;
-  /** Compacts etcd to its current revision (physically) and returns that revision. */
+  /** Compacts the datastore to its current revision (physically) and returns that revision. */
   compactEtcd(signal?: AbortSignal): Promise<number>;
   /**
    * Stops kube-apiserver (SIGTERM by process id, SIGKILL after 5 s), starts
@@ -113,12 +122,13 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
   const { signal } = options;
   const log = options.log ?? (() => {});
   signal?.throwIfAborted();
-  const binaries = await controlPlaneBinaries(log, signal);
+  const datastore = options.datastore ?? datastoreFromEnv();
+  const binaries = await controlPlaneBinaries(log, signal, datastore);
   log(`control-plane binaries in ${binaries.binDir}`);
   const started = performance.now();
   const dir = await claimDir(options.dir);
   const logDir = join(dir, "logs");
-  const boot = new Boot({ dir, binDir: binaries.binDir, logDir, signal }, log);
+  const boot = new Boot({ dir, binDir: binaries.binDir, logDir, datastore, signal }, log);
   try {
     const booted = await boot.run(options.gpuNodes ?? true, options.apiserverFlags ?? []);
     const timings = {
@@ -127,7 +137,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
       startMs: performance.now() - started,
     };
     return new RunningCluster(
-      { ...booted, dir, binDir: binaries.binDir, logDir },
+      { ...booted, dir, binDir: binaries.binDir, logDir, datastore },
       boot.components,
       timings,
       options.keepLogs ?? false,
@@ -153,6 +163,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
 }
 
 interface Started extends Booted {
+  datastore: Datastore;
   dir: string;
   binDir: string;
   logDir: string;
@@ -164,6 +175,7 @@ class RunningCluster implements Cluster {
   readonly dir: string;
   readonly binDir: string;
   readonly etcdEndpoint: string;
+  readonly datastore: Datastore;
   readonly logDir: string;
   readonly timings: ClusterTimings;
   keepLogs: boolean;
@@ -182,6 +194,7 @@ class RunningCluster implements Cluster {
     this.dir = started.dir;
     this.binDir = started.binDir;
     this.etcdEndpoint = started.etcdEndpoint;
+    this.datastore = started.datastore;
     this.logDir = started.logDir;
     this.timings = timings;
     this.keepLogs = keepLogs;
@@ -190,7 +203,7 @@ class RunningCluster implements Cluster {
   }
 
   compactEtcd(signal?: AbortSignal): Promise<number> {
-    return compactEtcd(this.etcdEndpoint, signal);
+    return compactEtcd(this.etcdEndpoint, this.binDir, signal);
   }
 
   async restartApiServer(signal?: AbortSignal): Promise<void> {

@@ -6,7 +6,7 @@
  * ```
  *
  * The command sees `KINGLET_TEST_KUBECONFIG`, `KINGLET_TEST_CLUSTER_DIR`,
- * `KINGLET_TEST_ETCD` and `KINGLET_TEST_BIN_DIR`, with the binaries folder
+ * `KINGLET_TEST_ETCD`, `KINGLET_TEST_DATASTORE` and `KINGLET_TEST_BIN_DIR`, with the binaries folder
  * first on `PATH` so that `kubectl` is the pinned one; `deno` runs as the
  * Deno executing this script. The cluster lives in `.cache/clusters/<time>`,
  * deleted when the command succeeds and kept, with the end of every component
@@ -85,6 +85,7 @@ async function main(args: string[]): Promise<number> {
           KINGLET_TEST_KUBECONFIG: cluster.kubeconfig,
           KINGLET_TEST_CLUSTER_DIR: cluster.dir,
           KINGLET_TEST_ETCD: cluster.etcdEndpoint,
+          KINGLET_TEST_DATASTORE: cluster.datastore,
           KINGLET_TEST_BIN_DIR: cluster.binDir,
           PATH: [cluster.binDir, Deno.env.get("PATH")].filter(Boolean).join(":"),
         },

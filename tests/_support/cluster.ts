@@ -53,7 +53,7 @@ export function etcdEndpoint(): string {
  * older resourceVersions then answer 410 Gone where read from etcd.
  */
 export function compactEtcd(signal?: AbortSignal): Promise<number> {
-  return compactEtcdAt(etcdEndpoint(), signal);
+  return compactEtcdAt(etcdEndpoint(), binDir(), signal);
 }
 
 /**

@@ -178,6 +178,15 @@ Deno.test("a side-by-side report is headed by every target and has one table per
   assert.doesNotMatch(report, /Trade-off between variants/);
 });
 
+Deno.test("a report says which Kubernetes version and datastore its runs had, and omits a datastore never recorded", () => {
+  const runs = [run("kinglet", "idle", { rssIdleBytes: 80 * MIB })];
+  const recorded = sideBySide(runs);
+  recorded.versions = { ...recorded.versions, kubernetes: "v1.30.14", datastore: "kine" };
+  assert.match(renderReport(recorded, []), /Kubernetes v1\.30\.14 on kine, kinglet/);
+  const older = sideBySide(runs);
+  assert.match(renderReport(older, []), /Kubernetes v1\.36\.3, kinglet/);
+});
+
 Deno.test("an RSS chart side by side draws a line per target, coloured and named by target", async () => {
   const samples = (mib: number) =>
     [0, 1000].map((t) => ({
