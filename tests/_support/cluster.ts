@@ -43,6 +43,11 @@ export function binDir(): string {
   return required("KINGLET_TEST_BIN_DIR");
 }
 
+/** What the test cluster's API server stores in: `etcd`, or `kine` under `KINGLET_DATASTORE=kine`. */
+export function testDatastore(): "etcd" | "kine" {
+  return Deno.env.get("KINGLET_TEST_DATASTORE") === "kine" ? "kine" : "etcd";
+}
+
 /** `http://127.0.0.1:<port>` of the test cluster's etcd. */
 export function etcdEndpoint(): string {
   return required("KINGLET_TEST_ETCD");
