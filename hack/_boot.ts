@@ -249,11 +249,12 @@ export async function restartApiServer(
   components: Component[],
   booted: Pick<Booted, "server" | "admin">,
   signal?: AbortSignal,
+  whileDown?: () => Promise<void>,
 ): Promise<void> {
   const index = components.findIndex((c) => c.name === "kube-apiserver");
   const old = components[index];
   if (!old) throw new TypeError("Cannot restart kube-apiserver: this cluster has none running");
-  const apiserver = await old.restart();
+  const apiserver = await old.restart(undefined, whileDown);
   components[index] = apiserver;
   using api = await ApiClient.connect(booted.server, booted.admin);
   await waitUntil(

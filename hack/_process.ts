@@ -97,8 +97,9 @@ export class Component {
    *
    * @throws {Error} when the executable cannot be started again.
    */
-  async restart(graceMs = 5_000): Promise<Component> {
+  async restart(graceMs = 5_000, whileDown?: () => Promise<void>): Promise<Component> {
     await this.stop(graceMs);
+    await whileDown?.();
     return await Component.spawn(this.#spec);
   }
 

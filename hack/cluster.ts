@@ -89,10 +89,12 @@ export interface Cluster extends AsyncDisposable {
    * Stops kube-apiserver (SIGTERM by process id, SIGKILL after 5 s), starts
    * it again with the same flags and port, and resolves once /readyz answers
    * 200. Everything else keeps running: a fault for reliability tests.
+   * `whileDown` runs between the stop and the start, e.g. to make requests
+   * fail while no API server listens.
    *
    * @throws {Error} when it does not come back, quoting the end of its log.
    */
-  restartApiServer(signal?: AbortSignal): Promise<void>;
+  restartApiServer(signal?: AbortSignal, whileDown?: () => Promise<void>): Promise<void>;
   /** Stops every component (SIGTERM, then SIGKILL after 5 s). Idempotent. */
   stop(): Promise<void>;
 }
@@ -206,12 +208,17 @@ class RunningCluster implements Cluster {
     return compactEtcd(this.etcdEndpoint, this.binDir, signal);
   }
 
-  async restartApiServer(signal?: AbortSignal): Promise<void> {
+  async restartApiServer(signal?: AbortSignal, whileDown?: () => Promise<void>): Promise<void> {
     if (this.#stopping) {
       throw new TypeError("Cannot restart kube-apiserver: the cluster is stopped");
     }
     try {
-      await restartApiServer(this.#components, { server: this.server, admin: this.#admin }, signal);
+      await restartApiServer(
+        this.#components,
+        { server: this.server, admin: this.#admin },
+        signal,
+        whileDown,
+      );
     } catch (error) {
       if (!(error instanceof StartFailure)) throw error;
       const tail = await error.component.tail();

@@ -97,7 +97,10 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
       ),
     }),
   });
-  const specs = options.controllers.map((name) => CONTROLLERS[name](deps));
+  const specs = options.controllers.map((name): ControllerSpec<KubeObject> => {
+    const limit = options.controllerConcurrency[name];
+    return { ...CONTROLLERS[name](deps), ...(limit && { maxConcurrentReconciles: limit }) };
+  });
   for (const spec of specs) manager.add(spec);
   log.info("kinglet {version} starting: {controllers} against {server} ({source}) as {identity}", {
     version: VERSION,

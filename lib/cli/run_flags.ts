@@ -103,6 +103,12 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
     help: "Reconciles running at once, across all controllers.",
   },
   {
+    name: "controller-concurrency",
+    type: "string",
+    help:
+      "A controller's own limit of reconciles at once, within --max-concurrent-reconciles, as name=N pairs: webapp=4,databasecluster=1 (controller-runtime's groupKindConcurrency). Unset: each may use the whole limit.",
+  },
+  {
     name: "cache-max-objects",
     type: "integer",
     default: "0",
@@ -159,6 +165,8 @@ export interface RunOptions {
   metricsAddress: string;
   healthAddress: string;
   maxConcurrentReconciles: number;
+  /** Controllers with a limit of their own; the others share `maxConcurrentReconciles`. */
+  controllerConcurrency: Partial<Record<ControllerName, number>>;
   cacheMaxObjects?: number;
   cacheMaxBytes?: number;
   shutdownTimeoutMs: number;
@@ -194,6 +202,7 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
   if (!(max >= 1)) {
     throw new UsageError(`--max-concurrent-reconciles: must be at least 1, got ${max}`);
   }
+  const controllerConcurrency = parseConcurrency(values["controller-concurrency"]);
   const watchTimeoutText = values["watch-timeout"];
   const watchTimeout = watchTimeoutText === undefined ? undefined : parseDuration(watchTimeoutText);
   if (watchTimeout !== undefined && !(watchTimeout >= 1000 && watchTimeout % 1000 === 0)) {
@@ -237,6 +246,7 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
     metricsAddress: values["metrics-bind-address"] ?? ":8080",
     healthAddress: values["health-probe-bind-address"] ?? ":8081",
     maxConcurrentReconciles: max,
+    controllerConcurrency,
     ...(positive("cache-max-objects") && { cacheMaxObjects: positive("cache-max-objects") }),
     ...(positive("cache-max-bytes") && { cacheMaxBytes: positive("cache-max-bytes") }),
     shutdownTimeoutMs: parseDuration(values["shutdown-timeout"] ?? "10s") ?? 10_000,
@@ -247,4 +257,32 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
     logFormat: values["log-format"] as LogFormat | undefined,
     logLevel: (values["log-level"] ?? "info") as RunOptions["logLevel"],
   };
+}
+
+/**
+ * `webapp=4,databasecluster=1` as a limit per controller.
+ *
+ * @throws {UsageError} naming the pair that is not `controller=N` with a known
+ *   controller and a whole N >= 1.
+ */
+function parseConcurrency(text: string | undefined): Partial<Record<ControllerName, number>> {
+  const limits: Partial<Record<ControllerName, number>> = {};
+  for (const pair of (text ?? "").split(",").map((p) => p.trim()).filter(Boolean)) {
+    const [name, value] = pair.split("=");
+    const n = Number(value);
+    if (!CONTROLLER_NAMES.includes(name as ControllerName)) {
+      throw new UsageError(
+        `--controller-concurrency: unknown controller "${name}" in "${pair}"; use ${
+          CONTROLLER_NAMES.join(", ")
+        }`,
+      );
+    }
+    if (!Number.isSafeInteger(n) || n < 1) {
+      throw new UsageError(
+        `--controller-concurrency: "${pair}" needs a whole number of at least 1, as in ${name}=2`,
+      );
+    }
+    limits[name as ControllerName] = n;
+  }
+  return limits;
 }

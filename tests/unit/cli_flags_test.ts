@@ -41,6 +41,16 @@ Deno.test("bad flags are usage errors that say what was expected", () => {
   fails(["--controllers=webapp,cronjob"], {}, /unknown controller "cronjob"/);
   fails(["--shutdown-timeout=soon"], {}, /a duration such as 30s/);
   fails(["--watch-timeout=1500ms"], {}, /--watch-timeout: must be a whole number of seconds/);
+  fails(["--controller-concurrency=cronjob=2"], {}, /unknown controller "cronjob" in "cronjob=2"/);
+  fails(["--controller-concurrency=webapp=0"], {}, /"webapp=0" needs a whole number of at least 1/);
+});
+
+Deno.test("controller concurrency takes name=N pairs and leaves the others to the global limit", () => {
+  const options = runOptions(
+    parseFlags(RUN_FLAGS, ["--controller-concurrency=webapp=4, databasecluster=1"], {}).values,
+  );
+  assert.deepEqual(options.controllerConcurrency, { webapp: 4, databasecluster: 1 });
+  assert.deepEqual(runOptions(parseFlags(RUN_FLAGS, [], {}).values).controllerConcurrency, {});
 });
 
 Deno.test("watch timeouts are left to the watcher unless set, and converted when set", () => {

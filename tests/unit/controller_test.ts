@@ -6,6 +6,7 @@ import {
   Caches,
   Controller,
   type ControllerSpec,
+  fixedErrorPolicy,
   type ReconcileContext,
   TerminalError,
 } from "../../lib/runtime/mod.ts";
@@ -16,6 +17,7 @@ import { Happenings } from "./_until.ts";
 function harness(
   reconcile: (object: KubeObject, context: ReconcileContext) => Promise<Action>,
   extra: Partial<ControllerSpec<KubeObject>> = {},
+  random?: () => number,
 ) {
   const clock = new FakeClock();
   const cluster = new MemoryCluster();
@@ -25,6 +27,7 @@ function harness(
     semaphore: new Semaphore(2),
     caches,
     clock,
+    ...(random && { random }),
   });
   const stop = new AbortController();
   let running: Promise<unknown> | undefined;
@@ -40,6 +43,14 @@ function harness(
       await running;
     },
   };
+}
+
+/** Lets the fake-clock pipeline run until `check` holds, without moving the clock. */
+async function settled(what: string, check: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  assert.ok(check(), `${what}: not after 200 turns of the event loop`);
 }
 
 const configMap = (name: string, data: Record<string, string> = {}): KubeObject => ({
@@ -85,7 +96,7 @@ Deno.test("a failed reconcile is retried after the rate limiter's delay on the f
     calls.push(key);
     if (calls.items.length === 1) return Promise.reject(new Error("transient"));
     return Promise.resolve({});
-  });
+  }, { requeueJitter: 0 });
   h.cluster.put(CONFIG_MAPS, configMap("a"));
   h.start();
   await calls.count(1, "the first reconcile");
@@ -97,6 +108,89 @@ Deno.test("a failed reconcile is retried after the rate limiter's delay on the f
   await calls.count(2, "the retry");
   await flushMicrotasks();
   assert.equal(h.controller.queue.numRequeues("ns/a"), 0, "a success forgets the failures");
+});
+
+Deno.test("keys failing together under an error policy come back spread over the jitter window before their delay, not in one instant", async () => {
+  const failedAt = new Map<string, number>();
+  const retriedAt = new Map<string, number>();
+  let turn = 0;
+  await using h = harness(
+    (_object, { key }) => {
+      if (!failedAt.has(key)) {
+        failedAt.set(key, h.clock.now());
+        return Promise.reject(new Error("the API server is down"));
+      }
+      retriedAt.set(key, h.clock.now());
+      return Promise.resolve({});
+    },
+    { errorPolicy: fixedErrorPolicy(10_000), requeueJitter: 0.1 },
+    () => (turn++ % 20) / 20,
+  );
+  const names = Array.from({ length: 20 }, (_, i) => `k${String(i).padStart(2, "0")}`);
+  for (const name of names) h.cluster.put(CONFIG_MAPS, configMap(name));
+  h.start();
+  await settled("every key failed once", () => failedAt.size === 20);
+  for (let t = 0; t < 10_100; t += 100) await h.clock.advance(100);
+  await settled("every key retried", () => retriedAt.size === 20);
+  const delays = names.map((n) => retriedAt.get(`ns/${n}`)! - failedAt.get(`ns/${n}`)!);
+  assert.ok(delays.every((d) => d >= 9_000 && d <= 10_000), `delays ${delays}`);
+  const spread = Math.max(...delays) - Math.min(...delays);
+  assert.ok(spread >= 850, `20 retries spread over ${spread} ms of the 1 s window`);
+  assert.ok(new Set(delays).size >= 15, `only ${new Set(delays).size} distinct retry times`);
+});
+
+Deno.test("retries past the bucket's burst trickle back at its rate, with or without a policy", async () => {
+  const failed = new Set<string>();
+  const retriedAt: number[] = [];
+  await using h = harness(
+    (_object, { key }) => {
+      if (!failed.has(key)) {
+        failed.add(key);
+        return Promise.reject(new Error("the API server is down"));
+      }
+      retriedAt.push(h.clock.now());
+      return Promise.resolve({});
+    },
+    { errorPolicy: fixedErrorPolicy(0) },
+  );
+  for (let i = 0; i < 130; i++) h.cluster.put(CONFIG_MAPS, configMap(`k${i}`));
+  h.start();
+  await settled("every key failed once", () => failed.size === 130);
+  await settled("the burst retried", () => retriedAt.length === 100);
+  assert.equal(retriedAt.length, 100, "more than the burst of 100 came back at once");
+  await h.clock.advance(1_000);
+  await settled("a second's worth", () => retriedAt.length === 110);
+  for (let t = 0; t < 2_000; t += 100) await h.clock.advance(100);
+  await settled("every key retried", () => retriedAt.length === 130);
+  assert.ok(Math.max(...retriedAt) >= 2_900, `the last retry came at ${Math.max(...retriedAt)} ms`);
+});
+
+Deno.test("a controller's own concurrency limit holds under a larger global one", async () => {
+  const running = new Set<string>();
+  let most = 0;
+  const release = Promise.withResolvers<void>();
+  const started = new Happenings<string>();
+  await using h = harness(async (_object, { key }) => {
+    running.add(key);
+    most = Math.max(most, running.size);
+    started.push(key);
+    await release.promise;
+    running.delete(key);
+    return {};
+  }, { maxConcurrentReconciles: 1 });
+  h.cluster.put(CONFIG_MAPS, configMap("a"));
+  h.cluster.put(CONFIG_MAPS, configMap("b"));
+  h.start();
+  await started.count(1, "the first reconcile");
+  await flushMicrotasks();
+  assert.equal(running.size, 1, "a second reconcile ran beside the first: the global limit is 2");
+  release.resolve();
+  await started.count(2, "the second reconcile, once the first ended");
+  assert.equal(most, 1);
+  assert.throws(
+    () => harness(() => Promise.resolve({}), { maxConcurrentReconciles: 0 }),
+    /RangeError: Cannot create controller 'test': 'maxConcurrentReconciles' must be a positive integer, got 0/,
+  );
 });
 
 Deno.test("a terminal error is not retried until the object changes", async () => {

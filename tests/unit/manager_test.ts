@@ -95,3 +95,21 @@ Deno.test("a manager refuses a concurrency that is not a positive integer", () =
     /'maxConcurrentReconciles' must be a positive integer, got 0/,
   );
 });
+
+Deno.test("each controller's max_concurrent_reconciles is what it may really run: its own limit under the global one", () => {
+  const m = new Manager({ client: new MemoryCluster(), maxConcurrentReconciles: 4 });
+  const reconcile = () => Promise.resolve({});
+  m.add({ name: "slow", resource: CONFIG_MAPS, reconcile, maxConcurrentReconciles: 1 });
+  m.add({ name: "wide", resource: CONFIG_MAPS, reconcile, maxConcurrentReconciles: 16 });
+  m.add({ name: "shared", resource: CONFIG_MAPS, reconcile });
+  const text = m.metrics.render();
+  const limit = (name: string) =>
+    Number(
+      new RegExp(
+        `^controller_runtime_max_concurrent_reconciles\\{controller="${name}"\\} (\\d+)$`,
+        "m",
+      )
+        .exec(text)?.[1],
+    );
+  assert.deepEqual([limit("slow"), limit("wide"), limit("shared")], [1, 4, 4]);
+});

@@ -33,6 +33,13 @@ Deno.test("a requested requeue is jittered by ±10 % by default", () => {
   assert.ok(pacing({}, () => 0.999_999).requeueDelay(300_000)! < 330_000);
 });
 
+Deno.test("a retry after a failure comes up to the jitter sooner than its delay, never later", () => {
+  assert.equal(pacing({}, () => 0).retryDelay(30_000), 30_000);
+  assert.equal(pacing({}, () => 0.5).retryDelay(30_000), 28_500);
+  assert.ok(pacing({}, () => 0.999_999).retryDelay(30_000) > 27_000);
+  assert.equal(pacing({ requeueJitter: 0 }, () => 0.7).retryDelay(30_000), 30_000);
+});
+
 Deno.test("the jitter follows the requeueJitter option, and 0 turns it off", () => {
   assert.equal(pacing({ requeueJitter: 0.5 }, () => 0).requeueDelay(60_000), 30_000);
   assert.equal(pacing({ requeueJitter: 0 }, () => 0).requeueDelay(60_000), 60_000);

@@ -13,8 +13,11 @@
  *   a generation (ConfigMaps, Secrets) count any new resourceVersion as a
  *   change. Changes of an owned child reconcile its controller owner.
  * - A thrown error is retried after what the controller's error policy says
- *   (by default the queue's rate limiter), or after the server's Retry-After
- *   plus a random spread; a {@link TerminalError}, or a policy's
+ *   (by default a per-key exponential, 5 ms doubling to 1000 s) less a
+ *   random part of up to `requeueJitter`, or after the server's Retry-After
+ *   plus a random spread; and never before the controller's retry bucket
+ *   (10 a second, burst 100) has a token for it, so keys that failed in one
+ *   outage come back spread out; a {@link TerminalError}, or a policy's
  *   `"terminal"`, is not retried until the object changes as above, whatever
  *   else triggers its key meanwhile; a success forgets the key's failures. A
  *   reconcile that throws never stops the controller.
@@ -54,9 +57,13 @@ import { type Clock, deadline, systemClock } from "../../async/clock.ts";
 import type { ControllerMetrics } from "../metrics/metrics.ts";
 import type { QueueMetrics } from "../queue/queue.ts";
 import { WorkQueue } from "../queue/queue.ts";
-import type { RateLimiter } from "../queue/rate_limiter.ts";
+import {
+  ExponentialRateLimiter,
+  type RateLimiter,
+  TokenBucketRateLimiter,
+} from "../queue/rate_limiter.ts";
 import type { Reflector } from "../cache/reflector.ts";
-import type { Semaphore } from "../../async/semaphore.ts";
+import { Semaphore } from "../../async/semaphore.ts";
 import type { CacheReader, Store, StoreBudget, StoreChange } from "../cache/store.ts";
 import { ChildApplier, type Children } from "./child_applier.ts";
 import { Pacing } from "./pacing.ts";
@@ -84,7 +91,12 @@ export interface ControllerDeps {
   budget?: StoreBudget;
   /** Defaults to {@link systemClock}. */
   clock?: Clock;
-  /** Defaults to the queue's default (max of exponential and token bucket). */
+  /**
+   * The per-key delay of a failed key without an error policy. Defaults to
+   * client-go's per-key exponential (5 ms doubling to 1000 s). Every retry,
+   * with or without a policy, also waits for the controller's retry bucket
+   * (client-go's 10 qps, burst 100) and is jittered.
+   */
   rateLimiter?: RateLimiter<ObjectKey>;
   /** Source of jitter in [0, 1). Defaults to `Math.random`. */
   random?: () => number;
@@ -112,6 +124,12 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #deps: ControllerDeps;
   readonly #clock: Clock;
   readonly #pacing: Pacing;
+  /** Per-key delays of failures without an error policy. */
+  readonly #backoff: RateLimiter<ObjectKey>;
+  /** Every retry of this controller takes a token: after an outage they trickle back. */
+  readonly #retryBucket: TokenBucketRateLimiter<ObjectKey>;
+  /** This controller's own share of the manager's semaphore, when it has a limit of its own. */
+  readonly #ownSlots: Semaphore | undefined;
   readonly #log;
   readonly #caches: Caches;
   /** Whether this controller runs its caches itself (nobody shares them). */
@@ -150,9 +168,19 @@ export class Controller<T extends KubeObject = KubeObject> {
       ...(deps.random && { random: deps.random }),
     });
     this.#log = logger("controller", spec.name);
+    this.#backoff = deps.rateLimiter ?? new ExponentialRateLimiter<ObjectKey>();
+    this.#retryBucket = new TokenBucketRateLimiter<ObjectKey>(this.#clock);
+    const own = spec.maxConcurrentReconciles;
+    if (own !== undefined && (!Number.isSafeInteger(own) || own < 1)) {
+      throw new RangeError(
+        `Cannot create controller '${spec.name}': 'maxConcurrentReconciles' must be a positive integer, got ${own}`,
+      );
+    }
+    this.#ownSlots = own === undefined ? undefined : new Semaphore(own);
     this.queue = new WorkQueue<ObjectKey>({
       clock: this.#clock,
-      ...(deps.rateLimiter && { rateLimiter: deps.rateLimiter }),
+      // The queue forgets and counts a key's failures in #backoff, their one home.
+      rateLimiter: this.#backoff,
       ...(deps.metrics && { metrics: deps.metrics.queue }),
     });
     this.#ownsCaches = !deps.caches;
@@ -276,15 +304,20 @@ export class Controller<T extends KubeObject = KubeObject> {
       }
       const key = await this.queue.get();
       if (key === undefined) return;
+      let own;
       let permit;
       try {
+        // This controller's slot first: waiting for it holds none of the others'.
+        own = await this.#ownSlots?.acquire(signal);
         permit = await this.#deps.semaphore.acquire(signal);
       } catch {
+        own?.release();
         this.queue.done(key);
         return;
       }
       const task = this.#process(key).finally(() => {
         permit.release();
+        own?.release();
         this.#inFlight.delete(task);
       });
       this.#inFlight.add(task);
@@ -377,7 +410,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const retryAfter = error instanceof ApiError ? error.retryAfterSeconds : undefined;
     if (retryAfter !== undefined) {
       // The server is shedding load (a 429 or a 503): it said when to come back.
-      this.queue.addAfter(key, this.#pacing.retryAfterDelay(retryAfter));
+      this.#retryLater(key, this.#pacing.retryAfterDelay(retryAfter));
       this.#log.warn(
         "reconcile of {key} failed, retried in {seconds} s as the API server asked: {error}",
         { key, seconds: retryAfter, error: describe(error) },
@@ -386,13 +419,21 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
     const decision = this.#pacing.failure(key, error);
     if (decision === "terminal") return this.#failTerminally(key, outcome.revision, error);
-    if (decision === undefined) this.queue.addRateLimited(key);
-    else this.queue.addAfter(key, decision);
+    this.#retryLater(key, this.#pacing.retryDelay(decision ?? this.#backoff.when(key)));
     this.#log.error("reconcile of {key} failed, retry {retries}: {error}", {
       key,
       retries: decision === undefined ? this.queue.numRequeues(key) : this.#pacing.attempts(key),
       error: describe(error),
     });
+  }
+
+  /**
+   * Schedules a failed key after `ms`, and never before the retry bucket has
+   * a token for it: after an outage, N failed keys come back at the
+   * bucket's pace, not together.
+   */
+  #retryLater(key: ObjectKey, ms: number): void {
+    this.queue.addAfter(key, Math.max(ms, this.#retryBucket.when(key)));
   }
 
   #onPrimary(change: StoreChange<T>): void {

@@ -36,8 +36,9 @@ import { TokenBucketRateLimiter } from "../queue/rate_limiter.ts";
 /** How a controller paces its keys; every field is optional. */
 export interface PacingOptions {
   /**
-   * Fraction of a requeue-after or resync delay added or taken at random,
-   * in [0, 1). Defaults to 0.1 (±10 %).
+   * Fraction of a delay moved at random, in [0, 1): a requeue-after or
+   * resync lands within ± that fraction, a retry after a failure up to that
+   * fraction sooner (never later than its policy says). Defaults to 0.1.
    */
   requeueJitter?: number;
   /**
@@ -120,6 +121,16 @@ export class Pacing {
     const base = requestedMs ?? (this.#resyncMs > 0 ? this.#resyncMs : undefined);
     if (base === undefined || base <= 0) return base;
     return base * (1 + this.#jitter * (2 * this.#random() - 1));
+  }
+
+  /**
+   * The delay before a failed key's retry: `ms` shortened at random by up to
+   * `requeueJitter` of it, so that keys failed in the same outage do not all
+   * come back in the same instant, and none later than its policy said.
+   */
+  retryDelay(ms: number): number {
+    if (ms <= 0) return ms;
+    return ms * (1 - this.#jitter * this.#random());
   }
 
   /** The delay before a retry the API server asked to wait `seconds` for. */

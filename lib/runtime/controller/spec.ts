@@ -101,4 +101,10 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> extends Pacin
   transform?: (object: KubeObject) => T;
   /** Longest a reconcile may take before its signal aborts. Defaults to 60 000 ms. */
   reconcileTimeoutMs?: number;
+  /**
+   * Reconciles of this controller running at once, within the manager's
+   * limit across all controllers, so that one slow controller cannot take
+   * every slot. Defaults to the manager's limit.
+   */
+  maxConcurrentReconciles?: number;
 }

@@ -171,7 +171,10 @@ export class Manager {
       ...(this.#options.budget && { budget: this.#options.budget }),
       metrics: {
         queue: this.metrics.queue(spec.name),
-        controller: this.metrics.controller(spec.name, max),
+        controller: this.metrics.controller(
+          spec.name,
+          Math.min(spec.maxConcurrentReconciles ?? max, max),
+        ),
       },
     });
     // Every cache the controller reads, owned and watched kinds too: those are often the largest.
