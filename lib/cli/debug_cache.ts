@@ -33,6 +33,13 @@ export const DEBUG_CACHE_FLAGS: readonly FlagSpec[] = [
     help: "List the keys of this cache (a name from the summary, e.g. secrets).",
   },
   {
+    name: "token",
+    type: "string",
+    default: "",
+    help:
+      "A bearer token for a kinglet that protects /debug/cache (in a pod): one allowed to get it, e.g. kubectl create token.",
+  },
+  {
     name: "page-size",
     type: "integer",
     default: "500",
@@ -80,9 +87,10 @@ export async function debugCommand(args: readonly string[]): Promise<number> {
     return 0;
   }
   const base = endpoint(flags.values.address ?? "");
+  const bearer = flags.values.token || undefined;
   const cache = flags.values.cache;
   if (!cache) {
-    console.log(summaryTable(await fetchJson<CacheSummary>(base, "")));
+    console.log(summaryTable(await fetchJson<CacheSummary>(base, "", bearer)));
     return 0;
   }
   const pages: CacheKeysPage[] = [];
@@ -90,7 +98,7 @@ export async function debugCommand(args: readonly string[]): Promise<number> {
   do {
     const query = new URLSearchParams({ cache, limit: flags.values["page-size"] ?? "500" });
     if (token) query.set("continue", token);
-    const page = await fetchJson<CacheKeysPage>(base, `?${query}`);
+    const page = await fetchJson<CacheKeysPage>(base, `?${query}`, bearer);
     pages.push(page);
     token = page.continue;
   } while (token);
@@ -158,10 +166,13 @@ function mebibytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-async function fetchJson<T>(base: string, query: string): Promise<T> {
+async function fetchJson<T>(base: string, query: string, token?: string): Promise<T> {
   let response: Response;
   try {
-    response = await fetch(base + query, { signal: AbortSignal.timeout(10_000) });
+    response = await fetch(base + query, {
+      signal: AbortSignal.timeout(10_000),
+      ...(token && { headers: { authorization: `Bearer ${token}` } }),
+    });
   } catch (error) {
     throw new Error(
       `cannot reach kinglet at ${base}: ${error instanceof Error ? error.message : error}; ` +

@@ -25,10 +25,12 @@ import type { ControllerSpec } from "../runtime/controller/spec.ts";
 import { EventRecorder, eventSink } from "../runtime/events/events.ts";
 import { LeaderElector, leaseApi } from "../runtime/leader/leader.ts";
 import { leaseElection, Manager } from "../runtime/manager/manager.ts";
+import { tokenReviewAuth } from "../runtime/manager/endpoint_auth.ts";
 import { RuntimeMetrics } from "../runtime/metrics/metrics.ts";
 import { ConfigError } from "../kube/errors.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
 import { checkCrds } from "./crd_check.ts";
+import { endpointPlan } from "./endpoints.ts";
 import { explainPermissionError } from "./permissions.ts";
 import { VERSION } from "./version.ts";
 import type { ControllerName, RunOptions } from "./run_flags.ts";
@@ -72,12 +74,14 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
       ...(options.cacheMaxBytes && { maxBytes: options.cacheMaxBytes }),
     }
     : undefined;
+  const endpoints = endpointPlan(options, { inCluster: config.source === "in-cluster" });
   const manager = new Manager({
     client,
     metrics,
     maxConcurrentReconciles: options.maxConcurrentReconciles,
-    metricsAddress: options.metricsAddress,
-    healthAddress: options.healthAddress,
+    metricsAddress: endpoints.metricsAddress,
+    healthAddress: endpoints.healthAddress,
+    ...(endpoints.metricsAuth === "tokenreview" && { metricsAuth: tokenReviewAuth(client) }),
     drainTimeoutMs: options.shutdownTimeoutMs,
     watcherOptions: {
       ...(options.watchTimeoutSeconds !== undefined &&

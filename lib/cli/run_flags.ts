@@ -87,14 +87,20 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
   {
     name: "metrics-bind-address",
     type: "string",
-    default: ":8080",
-    help: "Address of /metrics and /debug/cache; 0 disables.",
+    help:
+      "Address of /metrics and /debug/cache; 0 disables. Unset: 127.0.0.1:8080 on a node (loopback only), :8080 in a pod.",
+  },
+  {
+    name: "metrics-auth",
+    type: "string",
+    help:
+      "Who may read /metrics and /debug/cache: tokenreview (a bearer token the API server authenticates and allows to get the path, as controller-runtime's secure metrics) or none. Unset: none on a loopback address, tokenreview on any other.",
   },
   {
     name: "health-probe-bind-address",
     type: "string",
-    default: ":8081",
-    help: "Address of /healthz and /readyz; 0 disables.",
+    help:
+      "Address of /healthz and /readyz (never protected); 0 disables. Unset: 127.0.0.1:8081 on a node, :8081 in a pod.",
   },
   {
     name: "max-concurrent-reconciles",
@@ -162,8 +168,10 @@ export interface RunOptions {
   leaderElectionNamespace: string;
   leaseName: string;
   leaderElectionId?: string;
-  metricsAddress: string;
-  healthAddress: string;
+  /** Unset: chosen by where kinglet runs; see endpointPlan. */
+  metricsAddress?: string;
+  metricsAuth?: MetricsAuth;
+  healthAddress?: string;
   maxConcurrentReconciles: number;
   /** Controllers with a limit of their own; the others share `maxConcurrentReconciles`. */
   controllerConcurrency: Partial<Record<ControllerName, number>>;
@@ -203,6 +211,14 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
     throw new UsageError(`--max-concurrent-reconciles: must be at least 1, got ${max}`);
   }
   const controllerConcurrency = parseConcurrency(values["controller-concurrency"]);
+  const metricsAuth = values["metrics-auth"] as MetricsAuth | undefined;
+  if (metricsAuth !== undefined && !METRICS_AUTH.includes(metricsAuth)) {
+    throw new UsageError(
+      `--metrics-auth: expected one of ${METRICS_AUTH.join(", ")}, got ${
+        JSON.stringify(metricsAuth)
+      }`,
+    );
+  }
   const watchTimeoutText = values["watch-timeout"];
   const watchTimeout = watchTimeoutText === undefined ? undefined : parseDuration(watchTimeoutText);
   if (watchTimeout !== undefined && !(watchTimeout >= 1000 && watchTimeout % 1000 === 0)) {
@@ -243,8 +259,11 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
     leaderElect: values["leader-elect"] === "true",
     leaderElectionNamespace: values["leader-election-namespace"] ?? "kinglet-system",
     leaseName: values["lease-name"] ?? "kinglet-leader",
-    metricsAddress: values["metrics-bind-address"] ?? ":8080",
-    healthAddress: values["health-probe-bind-address"] ?? ":8081",
+    ...(values["metrics-bind-address"] !== undefined &&
+      { metricsAddress: values["metrics-bind-address"] }),
+    ...(metricsAuth !== undefined && { metricsAuth }),
+    ...(values["health-probe-bind-address"] !== undefined &&
+      { healthAddress: values["health-probe-bind-address"] }),
     maxConcurrentReconciles: max,
     controllerConcurrency,
     ...(positive("cache-max-objects") && { cacheMaxObjects: positive("cache-max-objects") }),
@@ -286,3 +305,8 @@ function parseConcurrency(text: string | undefined): Partial<Record<ControllerNa
   }
   return limits;
 }
+
+/** The values of `--metrics-auth`. */
+export const METRICS_AUTH = ["tokenreview", "none"] as const;
+/** One of {@link METRICS_AUTH}. */
+export type MetricsAuth = typeof METRICS_AUTH[number];

@@ -52,6 +52,22 @@ export const DEPLOYMENTS: Resource = grouped("apps", "v1", "deployments", "Deplo
 export const STATEFUL_SETS: Resource = grouped("apps", "v1", "statefulsets", "StatefulSet", true);
 /** `apps/v1` ReplicaSet. */
 export const REPLICA_SETS: Resource = grouped("apps", "v1", "replicasets", "ReplicaSet", true);
+/** `tokenreviews.authentication.k8s.io`: who a bearer token is (create only). */
+export const TOKEN_REVIEWS: Resource = grouped(
+  "authentication.k8s.io",
+  "v1",
+  "tokenreviews",
+  "TokenReview",
+  false,
+);
+/** `subjectaccessreviews.authorization.k8s.io`: whether someone may do something (create only). */
+export const SUBJECT_ACCESS_REVIEWS: Resource = grouped(
+  "authorization.k8s.io",
+  "v1",
+  "subjectaccessreviews",
+  "SubjectAccessReview",
+  false,
+);
 /** `coordination.k8s.io/v1` Lease. */
 export const LEASES: Resource = grouped("coordination.k8s.io", "v1", "leases", "Lease", true);
 /** `events.k8s.io/v1` Event (not the legacy core `v1` Event). */

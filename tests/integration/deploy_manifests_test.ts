@@ -72,6 +72,7 @@ Deno.test("the manifests agree with kinglet's flag defaults", async () => {
   const ports = Object.fromEntries((container.ports ?? []).map((p) => [p.name, p.containerPort]));
   assert.equal(ports.metrics, parseAddress(flags["metrics-bind-address"]!).port);
   assert.equal(ports.health, parseAddress(flags["health-probe-bind-address"]!).port);
+  assert.equal(flags["metrics-auth"], "tokenreview", "metrics on the pod network unprotected");
   assert.equal(deployment.metadata?.namespace, flags["leader-election-namespace"]);
 
   const role = parse(await Deno.readTextFile(join(DEPLOY_DIR, "role.yaml"))) as V1Role;
@@ -256,6 +257,15 @@ Deno.test("the service account can do exactly what kinglet needs, verb by verb",
       const allowed = verb === "get" && name.endsWith(".kinglet.dev");
       checks.push({ resource: crds, verb, name, allowed });
     }
+  }
+  // Reviews of who scrapes /metrics and /debug/cache: asked, never read back.
+  for (
+    const resource of [
+      "authentication.k8s.io/tokenreviews",
+      "authorization.k8s.io/subjectaccessreviews",
+    ]
+  ) {
+    for (const verb of VERBS) checks.push({ resource, verb, allowed: verb === "create" });
   }
   // The leader Lease: created in kinglet-system, then read and replaced by name only.
   const leases = "coordination.k8s.io/leases";

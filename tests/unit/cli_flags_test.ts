@@ -21,7 +21,7 @@ Deno.test("a flag on the command line wins over its KINGLET_ variable, which win
   const { values } = parseFlags(RUN_FLAGS, ["--lease-name=from-flag"], env);
   assert.equal(values["lease-name"], "from-flag");
   assert.equal(values["max-concurrent-reconciles"], "3");
-  assert.equal(values["metrics-bind-address"], ":8080");
+  assert.equal(values["leader-election-namespace"], "kinglet-system");
   assert.equal(envName("health-probe-bind-address"), "KINGLET_HEALTH_PROBE_BIND_ADDRESS");
 });
 
@@ -41,6 +41,11 @@ Deno.test("bad flags are usage errors that say what was expected", () => {
   fails(["--controllers=webapp,cronjob"], {}, /unknown controller "cronjob"/);
   fails(["--shutdown-timeout=soon"], {}, /a duration such as 30s/);
   fails(["--watch-timeout=1500ms"], {}, /--watch-timeout: must be a whole number of seconds/);
+  fails(
+    ["--metrics-auth=basic"],
+    {},
+    /--metrics-auth: expected one of tokenreview, none, got "basic"/,
+  );
   fails(["--controller-concurrency=cronjob=2"], {}, /unknown controller "cronjob" in "cronjob=2"/);
   fails(["--controller-concurrency=webapp=0"], {}, /"webapp=0" needs a whole number of at least 1/);
 });

@@ -40,7 +40,8 @@ import { type Clock, systemClock } from "../../async/clock.ts";
 import { Controller } from "../controller/controller.ts";
 import type { ControllerSpec } from "../controller/spec.ts";
 import { HeapRelease } from "./_heap_release.ts";
-import { type Listener, type RunningListener, serveEndpoints } from "./http.ts";
+import type { EndpointAuth } from "./endpoint_auth.ts";
+import { type Listener, type Route, type RunningListener, serveEndpoints } from "./http.ts";
 import type { LeaderElector } from "../leader/leader.ts";
 import { CONTENT_TYPE } from "../metrics/prometheus.ts";
 import { RuntimeMetrics } from "../metrics/metrics.ts";
@@ -94,9 +95,21 @@ export interface ManagerOptions {
   budget?: StoreBudget;
   /** Defaults to none (this process always leads). */
   leaderElection?: LeaderElection;
-  /** `host:port` for `/metrics` and `/debug/cache`; `0` disables. Defaults to `:8080`. */
+  /**
+   * `host:port` for `/metrics` and `/debug/cache`; `0` disables. Defaults to
+   * `127.0.0.1:8080`: loopback, since `/debug/cache` names every cached
+   * object; listen wider with {@link ManagerOptions.metricsAuth}.
+   */
   metricsAddress?: string;
-  /** `host:port` for `/healthz` and `/readyz`; `0` disables. Defaults to `:8081`. */
+  /**
+   * Who may read `/metrics` and `/debug/cache`, e.g. {@link tokenReviewAuth}.
+   * Defaults to anyone who can reach the address.
+   */
+  metricsAuth?: EndpointAuth;
+  /**
+   * `host:port` for `/healthz` and `/readyz` (never protected: kubelets probe
+   * them); `0` disables. Defaults to `127.0.0.1:8081`.
+   */
   healthAddress?: string;
   /**
    * How long shutdown waits for reconciles in flight. Defaults to 10 000 ms,
@@ -265,8 +278,8 @@ export class Manager {
       });
     return [
       {
-        address: this.#options.metricsAddress ?? ":8080",
-        routes: {
+        address: this.#options.metricsAddress ?? "127.0.0.1:8080",
+        routes: protect(this.#options.metricsAuth, {
           "/metrics": () =>
             new Response(this.metrics.render(), { headers: { "content-type": CONTENT_TYPE } }),
           "/debug/cache": (request) => {
@@ -288,10 +301,10 @@ export class Manager {
               throw error;
             }
           },
-        },
+        }),
       },
       {
-        address: this.#options.healthAddress ?? ":8081",
+        address: this.#options.healthAddress ?? "127.0.0.1:8081",
         routes: {
           "/healthz": () => new Response("ok\n"),
           "/readyz": () => {
@@ -360,4 +373,15 @@ export class Manager {
       caches: kinds,
     };
   }
+}
+
+/** `routes`, each answered only once `auth` lets its request through. */
+function protect(auth: EndpointAuth | undefined, routes: Record<string, Route>) {
+  if (!auth) return routes;
+  return Object.fromEntries(
+    Object.entries(routes).map(([path, route]): [string, Route] => [
+      path,
+      async (request) => (await auth(request)) ?? await route(request),
+    ]),
+  );
 }

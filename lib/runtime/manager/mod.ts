@@ -21,3 +21,4 @@
  */
 export type { Listener, Route, RunningListener } from "./http.ts";
 export * from "./manager.ts";
+export * from "./endpoint_auth.ts";

@@ -1,0 +1,38 @@
+import assert from "node:assert/strict";
+import { endpointPlan, isLoopback } from "../../lib/cli/endpoints.ts";
+
+Deno.test("on a node every endpoint stays on loopback, unprotected; in a pod they face the pod network and metrics are protected", () => {
+  assert.deepEqual(endpointPlan({}, { inCluster: false }), {
+    metricsAddress: "127.0.0.1:8080",
+    healthAddress: "127.0.0.1:8081",
+    metricsAuth: "none",
+  });
+  assert.deepEqual(endpointPlan({}, { inCluster: true }), {
+    metricsAddress: ":8080",
+    healthAddress: ":8081",
+    metricsAuth: "tokenreview",
+  });
+});
+
+Deno.test("an address off loopback is protected unless the flag says none, and a disabled one needs nothing", () => {
+  const node = { inCluster: false };
+  assert.equal(endpointPlan({ metricsAddress: "0.0.0.0:9090" }, node).metricsAuth, "tokenreview");
+  assert.equal(endpointPlan({ metricsAddress: ":9090" }, node).metricsAuth, "tokenreview");
+  assert.equal(
+    endpointPlan({ metricsAddress: ":9090", metricsAuth: "none" }, node).metricsAuth,
+    "none",
+  );
+  assert.equal(endpointPlan({ metricsAddress: "0" }, { inCluster: true }).metricsAuth, "none");
+  assert.equal(
+    endpointPlan({ metricsAddress: "127.0.0.1:9", metricsAuth: "tokenreview" }, node).metricsAuth,
+    "tokenreview",
+  );
+});
+
+Deno.test("loopback is 127.0.0.0/8, localhost and ::1", () => {
+  assert.deepEqual(
+    ["127.0.0.1:1", "127.9.9.9:1", "localhost:1", "[::1]:1", ":1", "0.0.0.0:1", "10.0.0.1:1"]
+      .map(isLoopback),
+    [true, true, true, true, false, false, false],
+  );
+});
