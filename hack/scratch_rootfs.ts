@@ -22,33 +22,61 @@ export const SCRATCH_FILES_LIST: string = fileURLToPath(
 /** Where the executable lands, as the image's ENTRYPOINT names it. */
 export const ENTRYPOINT = "/kinglet";
 
+/** The architectures the image is built for, as Deno names them. */
+export const SCRATCH_ARCHES = ["x86_64", "aarch64"] as const;
+/** One of {@link SCRATCH_ARCHES}. */
+export type ScratchArch = typeof SCRATCH_ARCHES[number];
+
 /**
- * The paths hack/scratch_files.txt lists.
+ * The paths hack/scratch_files.txt lists for `arch`: its own tagged lines
+ * and the untagged ones.
  *
  * @example
  * ```ts
  * import { scratchFiles } from "./scratch_rootfs.ts";
- * (await scratchFiles()).includes("/lib64/ld-linux-x86-64.so.2"); // true
+ * (await scratchFiles("x86_64")).includes("/lib64/ld-linux-x86-64.so.2"); // true
+ * (await scratchFiles("aarch64")).includes("/lib/ld-linux-aarch64.so.1"); // true
  * ```
  *
- * @throws {TypeError} on a line that is no absolute path.
+ * @throws {TypeError} on a line that is no absolute path, or tagged with another architecture.
  */
-export async function scratchFiles(): Promise<string[]> {
+export async function scratchFiles(arch: ScratchArch = hostArch()): Promise<string[]> {
   const text = await Deno.readTextFile(SCRATCH_FILES_LIST);
-  return text.split("\n").map((line) => line.replace(/#.*/, "").trim()).filter(Boolean).map(
-    (path) => {
-      if (!isAbsolute(path)) {
-        throw new TypeError(`Cannot read ${SCRATCH_FILES_LIST}: ${path} is not an absolute path`);
-      }
-      return path;
-    },
-  );
+  const paths: string[] = [];
+  for (const line of text.split("\n").map((l) => l.replace(/#.*/, "").trim()).filter(Boolean)) {
+    const [, tag, path = ""] = /^(?:\[([\w-]+)\]\s+)?(.*)$/.exec(line)!;
+    if (tag !== undefined && !(SCRATCH_ARCHES as readonly string[]).includes(tag)) {
+      throw new TypeError(
+        `Cannot read ${SCRATCH_FILES_LIST}: [${tag}] is no architecture; use ${
+          SCRATCH_ARCHES.join(" or ")
+        }`,
+      );
+    }
+    if (!isAbsolute(path)) {
+      throw new TypeError(`Cannot read ${SCRATCH_FILES_LIST}: ${path} is not an absolute path`);
+    }
+    if (tag === undefined || tag === arch) paths.push(path);
+  }
+  return paths;
+}
+
+/** This machine's architecture, which the build stage of the image shares with the image. */
+function hostArch(): ScratchArch {
+  const arch = Deno.build.arch;
+  if (!(SCRATCH_ARCHES as readonly string[]).includes(arch)) {
+    throw new TypeError(
+      `The image has no file list for ${arch}; it is built for x86_64 and aarch64`,
+    );
+  }
+  return arch as ScratchArch;
 }
 
 /** Options of {@link assembleRootfs}. */
 export interface AssembleOptions {
   /** The folder the listed files are taken from. Defaults to `/`. */
   source?: string;
+  /** Whose files: defaults to this machine's architecture (the image's, in its build stage). */
+  arch?: ScratchArch;
   /** Hard-link the executable instead of copying it, when on the same file system. */
   link?: boolean;
 }
@@ -66,7 +94,7 @@ export async function assembleRootfs(
 ): Promise<void> {
   const source = options.source ?? "/";
   await makeDir(dir);
-  for (const path of await scratchFiles()) {
+  for (const path of await scratchFiles(options.arch)) {
     const target = join(dir, path);
     await makeDir(dirname(target));
     try {

@@ -9,7 +9,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { compileArgs } from "../../hack/compile.ts";
-import { assembleRootfs, ENTRYPOINT, scratchFiles } from "../../hack/scratch_rootfs.ts";
+import {
+  assembleRootfs,
+  ENTRYPOINT,
+  type ScratchArch,
+  scratchFiles,
+} from "../../hack/scratch_rootfs.ts";
 import { VERSION } from "../../lib/cli/version.ts";
 import { kingletBundle } from "../_support/kinglet_bundle.ts";
 
@@ -75,6 +80,64 @@ Deno.test({
     assert.deepEqual(missing, [], "hack/scratch_files.txt misses what deno links");
   },
 });
+
+/** `e_machine` of a 64-bit little-endian ELF file, or a reason it is not one. */
+async function elfMachine(path: string): Promise<number | string> {
+  const file = await Deno.open(path);
+  try {
+    const header = new Uint8Array(20);
+    const read = await file.read(header);
+    if (read !== 20 || header[0] !== 0x7f || String.fromCharCode(...header.slice(1, 4)) !== "ELF") {
+      return "not an ELF file";
+    }
+    if (header[4] !== 2 || header[5] !== 1) return "not a 64-bit little-endian ELF file";
+    return new DataView(header.buffer).getUint16(18, true);
+  } finally {
+    file.close();
+  }
+}
+
+const EM: Record<ScratchArch, number> = { x86_64: 62, aarch64: 183 };
+
+/** Where each architecture's listed libraries are read from: this machine, or Debian's packages. */
+async function libraryRoot(arch: ScratchArch): Promise<string | { skip: string }> {
+  if (arch === Deno.build.arch) return "/";
+  const debian = { x86_64: "amd64", aarch64: "arm64" }[arch];
+  const script = new URL("../../hack/debian_arch_libs.sh", import.meta.url).pathname;
+  const fetched = await run("bash", [script, debian]);
+  if (!fetched?.success) {
+    return {
+      skip: `cannot fetch Debian's ${debian} libraries: ${
+        text(fetched?.stderr ?? new Uint8Array()).trim()
+      }`,
+    };
+  }
+  return text(fetched.stdout).trim().split("\n").at(-1)!;
+}
+
+for (const arch of ["x86_64", "aarch64"] as const) {
+  const root = Deno.build.os === "linux" ? await libraryRoot(arch) : { skip: "Linux only" };
+  if (typeof root !== "string") say(`skipped: the ${arch} file list's ELF headers: ${root.skip}`);
+  Deno.test({
+    name: typeof root === "string"
+      ? `every library of the ${arch} image is a 64-bit ELF object for ${arch}`
+      : `skipped (${root.skip}): the ${arch} image's libraries`,
+    ignore: typeof root !== "string",
+    fn: async () => {
+      const libraries = (await scratchFiles(arch)).filter((p) => p.startsWith("/lib"));
+      assert.ok(libraries.length >= 7, `only ${libraries.length} libraries listed for ${arch}`);
+      const wrong: string[] = [];
+      for (const path of libraries) {
+        const machine = await elfMachine(join(root as string, path));
+        if (machine !== EM[arch]) wrong.push(`${path}: ${machine}`);
+      }
+      assert.deepEqual(wrong, [], `libraries listed for ${arch} that are not ${arch} ELF objects`);
+      const others = (await scratchFiles(arch === "x86_64" ? "aarch64" : "x86_64"))
+        .filter((p) => p.startsWith("/lib"));
+      assert.deepEqual(others.filter((p) => libraries.includes(p)), [], "a library in both lists");
+    },
+  });
+}
 
 Deno.test({
   name: chrootSkip
