@@ -9,7 +9,14 @@
  *
  * @module
  */
-import { envName, type FlagSpec, formatHelp, parseFlags, UsageError } from "./lib/cli/flags.ts";
+import {
+  envName,
+  type FlagSpec,
+  formatHelp,
+  parseDuration,
+  parseFlags,
+  UsageError,
+} from "./lib/cli/flags.ts";
 import { explainPermissionError } from "./lib/cli/permissions.ts";
 import { runOperator } from "./lib/cli/run.ts";
 import { CONNECTION_FLAGS, RUN_FLAGS, runOptions } from "./lib/cli/run_flags.ts";
@@ -42,6 +49,19 @@ const INSTALL_FLAGS = [
     type: "string" as const,
     default: "kinglet-system",
     help: "Namespace to create for the leader Lease; empty creates none.",
+  },
+  {
+    name: "node-kubeconfig",
+    type: "string" as const,
+    default: "",
+    help:
+      "Also apply kinglet's ServiceAccount and RBAC and write a kubeconfig here (its token at <path>.token, both 0600) with which node mode runs under them instead of the admin kubeconfig; again to renew the token.",
+  },
+  {
+    name: "token-lifetime",
+    type: "duration" as const,
+    default: "24h",
+    help: "How long the token of --node-kubeconfig is valid (the API server may shorten it).",
   },
 ];
 
@@ -101,6 +121,17 @@ async function main(args: string[]): Promise<number> {
             { namespace: flags.values["leader-election-namespace"] }),
         });
         console.log(`installed and Established: ${names.join(", ")}`);
+        const nodeKubeconfig = flags.values["node-kubeconfig"];
+        if (nodeKubeconfig) {
+          const { installNodeCredentials } = await import("./lib/cli/node_credentials.ts");
+          const lifetime = parseDuration(flags.values["token-lifetime"] ?? "24h") ?? 86_400_000;
+          const done = await installNodeCredentials(client, config, {
+            path: nodeKubeconfig,
+            namespace: flags.values["leader-election-namespace"] || "kinglet-system",
+            expirationSeconds: Math.round(lifetime / 1000),
+          });
+          for (const line of done) console.log(line);
+        }
       } finally {
         client.close();
       }

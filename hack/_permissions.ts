@@ -124,9 +124,14 @@ export const KINGLET_GRANTS: Grants = {
     "/var/run/secrets/kubernetes.io/serviceaccount",
     // Node mode on k3s, started by root.
     "/etc/rancher/k3s/k3s.yaml",
-    // Node mode under systemd: deploy/systemd/kinglet.service passes the k3s
-    // kubeconfig as a credential, which systemd places here.
+    // Node mode under systemd: deploy/systemd/kinglet-credentials.service gets
+    // the k3s kubeconfig as a credential, which systemd places here (and a
+    // unit of your own may pass kinglet.service one the same way).
+    "/run/credentials/kinglet-credentials.service",
     "/run/credentials/kinglet.service",
+    // Node mode with kinglet's own rights: the kubeconfig and token that
+    // `kinglet install --node-kubeconfig` writes (deploy/systemd/).
+    "/var/lib/kinglet",
   ],
   env: [
     "HOME", // ~/.kube/config
@@ -141,7 +146,8 @@ export const KINGLET_GRANTS: Grants = {
   net: "all",
   sys: ["hostname"], // the leader election identity
   run: [],
-  write: [],
+  // Only `kinglet install --node-kubeconfig` writes, and only there.
+  write: ["/var/lib/kinglet"],
   ffi: [],
   import: [],
 };

@@ -152,7 +152,7 @@ function explainSystemDenial(message: string): string {
   }
   return `the operating system denies kinglet access to ${JSON.stringify(path)} (${message}): ` +
     "run kinglet as a user that may read it, or hand the file over as a systemd credential " +
-    "(LoadCredential=, as deploy/systemd/kinglet.service does with the k3s kubeconfig)";
+    "(LoadCredential=, as deploy/systemd/kinglet-credentials.service does with the k3s kubeconfig)";
 }
 
 function isPermissionKind(kind: string): kind is PermissionKind {

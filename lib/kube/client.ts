@@ -23,7 +23,7 @@
 import denoJson from "../../deno.json" with { type: "json" };
 import { type Clock, systemClock } from "../async/clock.ts";
 import type { ClusterConfig } from "./config.ts";
-import { resourcePath } from "./resources.ts";
+import { resourcePath, SERVICE_ACCOUNTS } from "./resources.ts";
 import { FlowControl } from "./_flow_control.ts";
 import {
   type RateLimiterObservation,
@@ -326,6 +326,41 @@ export class KubeClient {
       metadata: resourceVersion === undefined ? {} : { resourceVersion },
       items,
     };
+  }
+
+  /**
+   * Asks the TokenRequest API for a token of the ServiceAccount
+   * `namespace/name`, as `kubectl create token` does. The API server may
+   * shorten `expirationSeconds` (its `--service-account-max-token-expiration`);
+   * the answer says when the token really expires.
+   *
+   * @throws {ApiError} 404 when the ServiceAccount does not exist, 403 without
+   *   `create` on `serviceaccounts/token`.
+   */
+  async requestToken(
+    namespace: string,
+    name: string,
+    opts: { expirationSeconds?: number; signal?: AbortSignal } = {},
+  ): Promise<{ token: string; expirationTimestamp: string }> {
+    const answer = await this.#transport.json<KubeObject>({
+      verb: "create",
+      method: "POST",
+      path: resourcePath(SERVICE_ACCOUNTS, { namespace, name, subresource: "token" }),
+      body: JSON.stringify({
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "TokenRequest",
+        spec: { ...(opts.expirationSeconds && { expirationSeconds: opts.expirationSeconds }) },
+      }),
+      contentType: JSON_TYPE,
+      ...signal(opts),
+    });
+    const status = answer.status as { token?: string; expirationTimestamp?: string } | undefined;
+    if (!status?.token) {
+      throw new TypeError(
+        `The API server answered a TokenRequest for ${namespace}/${name} with no token`,
+      );
+    }
+    return { token: status.token, expirationTimestamp: status.expirationTimestamp ?? "" };
   }
 
   /** Creates an object; the answer is the object as stored. */

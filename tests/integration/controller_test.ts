@@ -337,6 +337,8 @@ Deno.test("a failed reconcile is retried with backoff, a terminal one waits for 
     name: "gadgets",
     resource: GADGETS,
     owns: [{ resource: CONFIG_MAPS }],
+    // The delays below are the limiter's own; the retry jitter has tests of its own.
+    requeueJitter: 0,
     reconcile: log.wrap("gadgets", (g) => {
       const name = g.metadata?.name;
       if (name === "broken") throw new Error("broken for good");

@@ -87,9 +87,25 @@ Deno.test("the systemd unit and its environment file use kinglet's flags and def
   assert.equal(exec?.[1], "/usr/local/bin/kinglet");
   const flags = parseFlags(RUN_FLAGS, exec![2]!.split(/\s+/), {}).values;
   assert.equal(flags["leader-elect"], "true");
-  // %d is systemd's credentials directory, where LoadCredential= puts the kubeconfig.
-  assert.equal(flags.kubeconfig, "%d/kubeconfig");
-  assert.match(unit, /^LoadCredential=kubeconfig:\/etc\/rancher\/k3s\/k3s\.yaml$/m);
+  // Not k3s.yaml: kinglet's own kubeconfig, which the credentials unit writes and renews.
+  assert.equal(flags.kubeconfig, "/var/lib/kinglet/kubeconfig");
+  assert.doesNotMatch(unit, /k3s\.yaml/);
+  assert.match(unit, /^StateDirectory=kinglet$/m);
+  const credentials = await Deno.readTextFile(
+    join(DEPLOY_DIR, "systemd", "kinglet-credentials.service"),
+  );
+  const install = /^ExecStart=\/usr\/local\/bin\/kinglet install (.*)$/m.exec(credentials);
+  assert.deepEqual(install?.[1]?.split(/\s+/), [
+    "--kubeconfig",
+    "%d/admin",
+    "--node-kubeconfig",
+    flags.kubeconfig,
+  ]);
+  // %d is systemd's credentials directory, where LoadCredential= puts the admin kubeconfig.
+  assert.match(credentials, /^LoadCredential=admin:\/etc\/rancher\/k3s\/k3s\.yaml$/m);
+  assert.match(credentials, /^StateDirectory=kinglet$/m);
+  assert.match(credentials, /^User=kinglet$/m);
+  assert.match(unit, /^User=kinglet$/m);
 
   const env = await Deno.readTextFile(join(DEPLOY_DIR, "systemd", "kinglet.env"));
   const settings = [...env.matchAll(/^#?(KINGLET_[A-Z_]+)=(.*)$/gm)];
@@ -100,6 +116,8 @@ Deno.test("the systemd unit and its environment file use kinglet's flags and def
     assert.equal(value, spec.default ?? "", `${variable} shows a default kinglet does not have`);
   }
 });
+
+const UNITS = ["kinglet.service", "kinglet-credentials.service", "kinglet-credentials.timer"];
 
 const systemdAnalyze = await new Deno.Command("systemd-analyze", {
   args: ["--version"],
@@ -112,8 +130,8 @@ if (!systemdAnalyze) {
 
 Deno.test({
   name: systemdAnalyze
-    ? "kinglet.service passes systemd-analyze verify"
-    : "skipped (systemd-analyze is not installed): kinglet.service passes systemd-analyze verify",
+    ? "kinglet.service and the credentials units pass systemd-analyze verify"
+    : "skipped (systemd-analyze is not installed): the systemd units pass systemd-analyze verify",
   ignore: !systemdAnalyze,
   fn: async () => {
     // A throwaway root holding the unit, an executable at its ExecStart path and
@@ -122,10 +140,9 @@ Deno.test({
     try {
       const units = join(root, "etc", "systemd", "system");
       await Deno.mkdir(units, { recursive: true });
-      await Deno.copyFile(
-        join(DEPLOY_DIR, "systemd", "kinglet.service"),
-        join(units, "kinglet.service"),
-      );
+      for (const file of UNITS) {
+        await Deno.copyFile(join(DEPLOY_DIR, "systemd", file), join(units, file));
+      }
       await Deno.mkdir(join(root, "usr", "local", "bin"), { recursive: true });
       await Deno.copyFile("/bin/true", join(root, "usr", "local", "bin", "kinglet"));
       await Deno.chmod(join(root, "usr", "local", "bin", "kinglet"), 0o755);
@@ -136,7 +153,7 @@ Deno.test({
         if (copy.success) break;
       }
       const verify = await new Deno.Command("systemd-analyze", {
-        args: [`--root=${root}`, "verify", "kinglet.service"],
+        args: [`--root=${root}`, "verify", ...UNITS],
         stdout: "piped",
         stderr: "piped",
       }).output();
