@@ -13,7 +13,7 @@ import { FIELD_MANAGER } from "../../lib/operators/labels.ts";
 import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { installCrdsOnce, operatorKubeconfig } from "../_support/crds.ts";
 import { adminClient, createNamespace, deleteNamespace, waitFor } from "../_support/kube.ts";
-import type { OperatorProcess } from "../_support/operator.ts";
+import { type OperatorProcess, rssBytes } from "../_support/operator.ts";
 import {
   allConverged,
   assertOneDeploymentEach,
@@ -75,12 +75,22 @@ Deno.test("of three operator processes one reconciles; after kill -9 of the lead
       async () => (await reconcilesOf(oldId)) > before,
     );
     const byOld = await reconcilesOf(oldId);
+    // Standbys are cold: they start no watch, so hold no cache, until they lead.
+    const standbys = ids.filter((id) => id !== oldId);
+    const mib = async (id: string) => (await rssBytes(operators.get(id)!.pid)) / 2 ** 20;
+    const leaderMib = await mib(oldId);
+    const standbyMib = Math.max(...await Promise.all(standbys.map(mib)));
     const killedAt = Date.now();
     await old.stop("SIGKILL");
+    const firstReconcile = waitFor("a standby's first reconcile", async () => {
+      for (const id of standbys) if ((await reconcilesOf(id)) > 0) return Date.now();
+      return undefined;
+    }, 60_000);
     const next = await leaseHeld(client, oldId);
     const newId = next.spec!.holderIdentity!;
     const acquiredAt = epochMs(next.spec!.acquireTime);
     const takeoverMs = acquiredAt - killedAt;
+    const reconcilingMs = (await firstReconcile) - killedAt;
     await allConverged(client, ns, apps.length);
     await assertOneDeploymentEach(client, ns);
 
@@ -129,6 +139,15 @@ Deno.test("of three operator processes one reconciles; after kill -9 of the lead
         `(lease ${seconds(LEASE_DURATION_MS)}; reconciles: ${oldId} ${byOld} before its kill, ` +
         `${newId} ${byNew}, ${third} 0; ${written.length} kinglet writes, none in the gap)`,
     );
+    figure(
+      `cold standby: ${standbyMib.toFixed(1)} MiB RSS against the leader's ${
+        leaderMib.toFixed(1)
+      } MiB with 10 WebApps; reconciling ${seconds(reconcilingMs)} after the kill, ` +
+        `${
+          seconds(reconcilingMs - takeoverMs)
+        } after taking the Lease (lists and syncs its caches first)`,
+    );
+    assert.ok(standbyMib < leaderMib, "a cold standby holds less than the leader");
     // Expiry is judged from when a standby last saw the Lease change, which it checks at its
     // own retry cadence: the lease duration plus up to two retries bound the takeover.
     assert.ok(
