@@ -1,5 +1,7 @@
 /**
- * Well-known API resources and the URL paths that address them.
+ * Well-known API resources, the URL paths that address them, and the one
+ * way a resource is named ({@link resourceName}) and told apart
+ * ({@link resourceId}).
  *
  * @example
  * ```ts
@@ -24,6 +26,36 @@ function grouped(
   namespaced: boolean,
 ): Resource {
   return { group, version, plural, kind, namespaced };
+}
+
+/**
+ * A resource's name as kubectl takes it and as its CRD is named: the plural,
+ * dotted with the group unless it is core, e.g. `deployments.apps`,
+ * `webapps.kinglet.dev` or `secrets`.
+ *
+ * @example
+ * ```ts
+ * import { DEPLOYMENTS, resourceName, SECRETS } from "./resources.ts";
+ * resourceName(DEPLOYMENTS); // "deployments.apps"
+ * resourceName(SECRETS); // "secrets"
+ * ```
+ */
+export function resourceName(resource: Resource): string {
+  return resource.group ? `${resource.plural}.${resource.group}` : resource.plural;
+}
+
+/**
+ * `group/version/plural`: what tells two resources apart, e.g. as a map key;
+ * two `Resource` objects with the same id are the same resource.
+ *
+ * @example
+ * ```ts
+ * import { DEPLOYMENTS, resourceId } from "./resources.ts";
+ * resourceId(DEPLOYMENTS); // "apps/v1/deployments"
+ * ```
+ */
+export function resourceId(resource: Resource): string {
+  return `${resource.group}/${resource.version}/${resource.plural}`;
 }
 
 /** `v1` Namespace (cluster-scoped). */

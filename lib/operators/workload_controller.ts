@@ -30,11 +30,10 @@
  */
 import type { V1Deployment, V1ObjectMeta, V1Service } from "@kubernetes/client-node";
 import { DEPLOYMENTS, type KubeObject, type Resource, SERVICES } from "../kube/mod.ts";
-import type { ControllerSpec, ErrorPolicy } from "../runtime/mod.ts";
+import { type ControllerSpec, type ErrorPolicy, projectPrimary } from "../runtime/mod.ts";
 import { guardChildren } from "./child_errors.ts";
 import { MANAGED_SELECTOR } from "./labels.ts";
 import { applyChildAsKinglet, type OperatorDeps } from "./operator_deps.ts";
-import { projectOwned, projectPrimary, projectWorkload } from "./projections.ts";
 import { announcePhase, rejectSpec, writeStatus } from "./status_writes.ts";
 import type { Validation } from "./validation.ts";
 import type { WorkloadStatus } from "./workload_status.ts";
@@ -76,13 +75,8 @@ export function workloadController<S, P extends Workload<S>>(
     transform: projectPrimary,
     errorPolicy: kind.errorPolicy,
     owns: [
-      { resource: DEPLOYMENTS, transform: projectWorkload, labelSelector: MANAGED_SELECTOR },
-      {
-        resource: SERVICES,
-        metadataOnly: true,
-        transform: projectOwned,
-        labelSelector: MANAGED_SELECTOR,
-      },
+      { resource: DEPLOYMENTS, labelSelector: MANAGED_SELECTOR },
+      { resource: SERVICES, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
     ],
     applyChild: applyChildAsKinglet(deps),
     async reconcile(object, { signal, children }) {

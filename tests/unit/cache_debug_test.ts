@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { KubeObject } from "../../lib/kube/types.ts";
-import { type CacheKeyRow, cacheKeysPage, cacheName } from "../../lib/runtime/cache/cache_debug.ts";
-import { SECRETS } from "../../lib/kube/resources.ts";
+import { type CacheKeyRow, cacheKeysPage } from "../../lib/runtime/cache/cache_debug.ts";
+import { resourceName, SECRETS } from "../../lib/kube/resources.ts";
 import { Store } from "../../lib/runtime/cache/store.ts";
 
 function secret(name: string, resourceVersion: string): KubeObject {
@@ -86,9 +86,9 @@ Deno.test("a bad limit or continue token is refused, naming what was given", () 
 });
 
 Deno.test("caches are named by plural and group, core ones by plural alone", () => {
-  assert.equal(cacheName(SECRETS), "secrets");
+  assert.equal(resourceName(SECRETS), "secrets");
   assert.equal(
-    cacheName({
+    resourceName({
       group: "apps",
       version: "v1",
       plural: "deployments",

@@ -101,13 +101,13 @@ Deno.test("a failed reconcile is retried after the rate limiter's delay on the f
   h.start();
   await calls.count(1, "the first reconcile");
   await flushMicrotasks();
-  assert.equal(h.controller.queue.numRequeues("ns/a"), 1);
+  assert.equal(h.controller.failures("ns/a"), 1);
   await h.clock.advance(4);
   assert.equal(calls.items.length, 1, "not before the 5 ms of the first retry");
   await h.clock.advance(1);
   await calls.count(2, "the retry");
   await flushMicrotasks();
-  assert.equal(h.controller.queue.numRequeues("ns/a"), 0, "a success forgets the failures");
+  assert.equal(h.controller.failures("ns/a"), 0, "a success forgets the failures");
 });
 
 Deno.test("keys failing together under an error policy come back spread over the jitter window before their delay, not in one instant", async () => {

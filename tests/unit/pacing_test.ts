@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../../lib/async/clock.ts";
-import {
-  type ErrorPolicy,
-  fixedErrorPolicy,
-  tieredErrorPolicy,
-} from "../../lib/runtime/controller/error_policy.ts";
+import { fixedErrorPolicy, tieredErrorPolicy } from "../../lib/runtime/controller/error_policy.ts";
 import { Pacing, type PacingOptions } from "../../lib/runtime/controller/pacing.ts";
 import { WorkQueue } from "../../lib/runtime/queue/queue.ts";
 
@@ -78,35 +74,6 @@ Deno.test("a Retry-After is never cut short, and is spread over up to half of it
   assert.ok(pacing({}, () => 0.999_999).retryAfterDelay(2) < 3_000);
 });
 
-Deno.test("the error policy sees attempts counted from 1, and forget starts them over", () => {
-  const seen: number[] = [];
-  const policy: ErrorPolicy = (_error, attempt) => {
-    seen.push(attempt);
-    return attempt * 1000;
-  };
-  const p = pacing({ errorPolicy: policy });
-  assert.equal(p.failure("ns/a", new Error("x")), 1000);
-  assert.equal(p.failure("ns/a", new Error("x")), 2000);
-  assert.equal(p.failure("ns/b", new Error("x")), 1000);
-  assert.equal(p.attempts("ns/a"), 2);
-  p.forget("ns/a");
-  assert.equal(p.attempts("ns/a"), 0);
-  assert.equal(p.failure("ns/a", new Error("x")), 1000);
-  assert.deepEqual(seen, [1, 2, 1, 1]);
-});
-
-Deno.test("without an error policy, failures are left to the queue's rate limiter", () => {
-  const p = pacing({});
-  assert.equal(p.failure("ns/a", new Error("x")), undefined);
-  assert.equal(p.attempts("ns/a"), 0);
-});
-
-Deno.test("an error policy may call an error terminal", () => {
-  const p = pacing({ errorPolicy: (e) => e instanceof TypeError ? "terminal" : 5 });
-  assert.equal(p.failure("ns/a", new TypeError("bad")), "terminal");
-  assert.equal(p.failure("ns/a", new Error("flaky")), 5);
-});
-
 Deno.test("the tiered policy waits 30 s, 2 min, 5 min, then 10 min for good", () => {
   const policy = tieredErrorPolicy();
   const error = new Error("x");
@@ -114,14 +81,6 @@ Deno.test("the tiered policy waits 30 s, 2 min, 5 min, then 10 min for good", ()
     [1, 2, 3, 4, 5, 50].map((attempt) => policy(error, attempt)),
     [30_000, 120_000, 300_000, 600_000, 600_000, 600_000],
   );
-});
-
-Deno.test("the tiered policy under a controller starts over after a success", () => {
-  const p = pacing({ errorPolicy: tieredErrorPolicy() });
-  const error = new Error("x");
-  assert.deepEqual([1, 2, 3].map(() => p.failure("ns/db", error)), [30_000, 120_000, 300_000]);
-  p.forget("ns/db");
-  assert.equal(p.failure("ns/db", error), 30_000);
 });
 
 Deno.test("the fixed policy waits the same after every failure", () => {

@@ -8,6 +8,7 @@ import {
   stripTransform,
 } from "../../lib/runtime/cache/store.ts";
 import { estimateBytes } from "../../lib/runtime/cache/estimate_bytes.ts";
+import { metadataFingerprint } from "../../lib/runtime/cache/_fingerprint.ts";
 
 interface Spec {
   rv?: string;
@@ -205,6 +206,7 @@ Deno.test("store under an object budget evicts least recently read objects but k
     generation: undefined,
     ownerUids: [],
     deleting: false,
+    fingerprint: metadataFingerprint(cm("b")),
     cached: false,
   });
   const stats = store.stats();
@@ -513,3 +515,25 @@ function evictingStore(maxObjects: number): { store: Store; evicted: string[] } 
   });
   return { store, evicted };
 }
+
+Deno.test("a store entry's fingerprint moves with labels and annotations, not with status or Kubernetes' own annotations", () => {
+  const store = new Store({ transform: () => ({}) });
+  const at = (metadata: Record<string, unknown>, status?: object) => {
+    store.apply({
+      type: "applied",
+      object: { metadata: { name: "a", namespace: "ns", ...metadata }, ...(status && { status }) },
+    });
+    return store.entry("ns/a")!.fingerprint;
+  };
+  const first = at({ labels: { app: "web" } });
+  assert.equal(at({ labels: { app: "web" } }, { ready: true }), first);
+  assert.equal(
+    at({ labels: { app: "web" }, annotations: { "deployment.kubernetes.io/revision": "2" } }),
+    first,
+  );
+  assert.notEqual(at({ labels: { app: "api" } }), first);
+  assert.notEqual(at({ labels: { app: "web" }, annotations: { note: "x" } }), first);
+  const deleting = at({ labels: { app: "web" }, deletionTimestamp: "2026-11-23T10:00:00Z" });
+  assert.equal(deleting, first, "the deletion mark is kept apart");
+  assert.equal(store.entry("ns/a")!.deleting, true);
+});

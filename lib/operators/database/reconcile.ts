@@ -34,13 +34,13 @@ import {
 import {
   type ControllerSpec,
   finalizer,
+  projectPrimary,
   type ReconcileContext,
   tieredErrorPolicy,
 } from "../../runtime/mod.ts";
 import { guardChildren } from "../child_errors.ts";
 import { FINALIZER, labelSelector, MANAGED_SELECTOR, selectorLabels } from "../labels.ts";
 import { applyChildAsKinglet, type OperatorDeps } from "../operator_deps.ts";
-import { projectOwned, projectPrimary, projectWorkload } from "../projections.ts";
 import { rejectSpec, writeStatus } from "../status_writes.ts";
 import { generatePassword } from "./password.ts";
 import { credentialsSecretName, renderCredentialsSecret, renderDatabaseCluster } from "./render.ts";
@@ -191,19 +191,9 @@ export function databaseClusterController(
     errorPolicy: tieredErrorPolicy(),
     reconcileRateLimit: { qps: 100 / 60, burst: 100 },
     owns: [
-      { resource: STATEFUL_SETS, transform: projectWorkload, labelSelector: MANAGED_SELECTOR },
-      {
-        resource: SERVICES,
-        metadataOnly: true,
-        transform: projectOwned,
-        labelSelector: MANAGED_SELECTOR,
-      },
-      {
-        resource: SECRETS,
-        metadataOnly: true,
-        transform: projectOwned,
-        labelSelector: MANAGED_SELECTOR,
-      },
+      { resource: STATEFUL_SETS, labelSelector: MANAGED_SELECTOR },
+      { resource: SERVICES, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
+      { resource: SECRETS, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
     ],
     applyChild: applyChildAsKinglet(deps),
     async reconcile(object, ctx) {

@@ -22,7 +22,12 @@ export class Entry<T> {
     readonly uid: string,
     readonly resourceVersion: string,
     readonly generation: number | undefined,
-    readonly deleting: boolean,
+    /**
+     * Two facts in one small integer: the object's metadata fingerprint
+     * (see `metadataFingerprint`) times two, plus one while it is being
+     * deleted.
+     */
+    readonly metadataState: number,
     readonly owners: string | readonly string[] | undefined,
     /** Values per custom indexer, in indexer order; undefined without indexers. */
     readonly indexed: readonly (readonly string[])[] | undefined,
@@ -31,6 +36,16 @@ export class Entry<T> {
     /** Estimated bytes of `object`, as counted against the budget; 0 once evicted. */
     public bytes: number,
   ) {}
+
+  /** Whether `metadata.deletionTimestamp` is set. */
+  get deleting(): boolean {
+    return (this.metadataState & 1) === 1;
+  }
+
+  /** The hash of the object's labels and annotations. */
+  get fingerprint(): number {
+    return this.metadataState >>> 1;
+  }
 }
 
 /** An {@link Entry} of a budgeted store, linked into its LRU list (least recently used first). */

@@ -19,7 +19,7 @@
  *
  * @module
  */
-import type { ObjectKey, Resource } from "../../kube/types.ts";
+import type { ObjectKey } from "../../kube/types.ts";
 import type { Store } from "./store.ts";
 
 /** One key of a cache, as `/debug/cache` lists it. */
@@ -50,14 +50,6 @@ export interface CacheKeysPage {
 export const DEFAULT_PAGE_LIMIT = 500;
 /** The largest `limit` a request may ask for. */
 export const MAX_PAGE_LIMIT = 5_000;
-
-/**
- * The name a cache goes by in `/debug/cache`: the resource's plural, dotted
- * with its group unless core, e.g. `deployments.apps` or `secrets`.
- */
-export function cacheName(resource: Resource): string {
-  return resource.group ? `${resource.plural}.${resource.group}` : resource.plural;
-}
 
 /**
  * One page of `store`'s keys after the `continue` token, at most `limit`

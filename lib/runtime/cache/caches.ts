@@ -30,7 +30,7 @@
  * @module
  */
 import { isNotFound } from "../../kube/errors.ts";
-import { cacheName } from "./cache_debug.ts";
+import { resourceId, resourceName } from "../../kube/resources.ts";
 import { splitKey } from "../../kube/object_key.ts";
 import type { KubeObject, Resource } from "../../kube/types.ts";
 import { Backoff, type BackoffOptions } from "../../async/backoff.ts";
@@ -156,7 +156,7 @@ export class Caches {
     this.#reflectors.set(id, {
       resource,
       reflector,
-      name: `${cacheName(resource)}${suffix}`,
+      name: `${resourceName(resource)}${suffix}`,
       kind: `${resource.kind}${suffix}`,
     });
     if (this.#running) this.#start(reflector);
@@ -223,17 +223,12 @@ export interface CacheEntry {
   /** Its watch and store. */
   reflector: Reflector;
   /**
-   * What `/debug/cache` calls it: {@link cacheName}, with `#2`, `#3`... for
+   * What `/debug/cache` calls it: the resource's name (`deployments.apps`), with `#2`, `#3`... for
    * further caches of the same resource shaped differently.
    */
   name: string;
   /** The `kind` label of its metrics, suffixed like {@link CacheEntry.name}. */
   kind: string;
-}
-
-/** `group/version/plural`: the identity of a resource. */
-export function resourceId(resource: Resource): string {
-  return `${resource.group}/${resource.version}/${resource.plural}`;
 }
 
 /** Numbers the transforms, so that the same function always gives the same cache. */

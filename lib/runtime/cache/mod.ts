@@ -3,7 +3,8 @@
  * owner and custom indexes and an optional memory budget, the
  * {@link Reflector} that feeds a store from a watcher, and the {@link Caches}
  * a manager shares between its controllers (one watch and one store per
- * resource).
+ * resource), and {@link projectPrimary}, a transform that holds thousands of
+ * primaries' repeated strings once.
  *
  * Note that a cache may be stale by the latency of the watch: writes based on
  * it carry preconditions or use server-side apply.
@@ -23,9 +24,7 @@
  *
  * @module
  */
-export * from "./cache_debug.ts";
 export * from "./caches.ts";
-export * from "./estimate_bytes.ts";
+export { projectPrimary } from "./projections.ts";
 export * from "./reflector.ts";
-export * from "./shared_values.ts";
 export * from "./store.ts";

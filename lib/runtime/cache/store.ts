@@ -8,7 +8,8 @@
  *
  * Under a budget the store evicts full objects, least recently read first,
  * but keeps a compact entry for every key (uid, resourceVersion, generation,
- * owner uids, deletion flag, index values), so no object is ever forgotten:
+ * owner uids, deletion flag, a fingerprint of labels and annotations, index
+ * values), so no object is ever forgotten:
  * {@link Store.keys}, {@link Store.has}, {@link Store.byOwner} and
  * {@link Store.byIndex} still see evicted keys, {@link Store.get} returns
  * `undefined` for them, and {@link Store.getOrFetch} reads them back with a
@@ -34,6 +35,7 @@ import type { WatcherEvent } from "../watcher/watcher.ts";
 import { logger } from "../../log.ts";
 import { Entry, LinkedEntry, many, StoreState } from "./_store_state.ts";
 import { estimateBytes } from "./estimate_bytes.ts";
+import { metadataFingerprint } from "./_fingerprint.ts";
 import { SingleFlight } from "../../async/single_flight.ts";
 
 /** Why a full object left the cache while its key stayed known. */
@@ -61,6 +63,13 @@ export interface StoreEntry {
   ownerUids: readonly string[];
   /** Whether `metadata.deletionTimestamp` is set. */
   deleting: boolean;
+  /**
+   * A hash of the object's labels and annotations (those under a
+   * `kubernetes.io` domain left out), taken before the transform: it moves
+   * when someone relabels the object, which its generation does not, even
+   * when the cache keeps neither labels nor annotations.
+   */
+  fingerprint: number;
   /** Whether the full object is in memory. */
   cached: boolean;
 }
@@ -449,7 +458,7 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
       meta.uid ?? "",
       meta.resourceVersion ?? "",
       meta.generation,
-      meta.deletionTimestamp !== undefined,
+      metadataFingerprint(raw) * 2 + (meta.deletionTimestamp !== undefined ? 1 : 0),
       owners,
       indexed,
       object,
@@ -531,6 +540,7 @@ function view<T>(key: ObjectKey, entry: Entry<T>): StoreEntry {
     generation: entry.generation,
     ownerUids: many(entry.owners),
     deleting: entry.deleting,
+    fingerprint: entry.fingerprint,
     cached: entry.object !== undefined,
   };
 }

@@ -10,7 +10,10 @@
  * one, is what the last apply returned, and its labels and annotations are
  * as the apply left them), and still every owner reference the controller
  * gave it. Most reconciles are triggered by a child's status moving, and
- * need no write at all.
+ * need no write at all. It reads all of that from the cache's
+ * {@link StoreEntry} (generation, resourceVersion, owner uids and the
+ * fingerprint of labels and annotations), so the cached child itself may be
+ * projected down to whatever the reconcile reads.
  *
  * Note: the record is in memory, so a restarted controller applies every
  * child once. A change by someone else to a child's metadata alone is
@@ -40,7 +43,9 @@
  */
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import { objectKey } from "../../kube/object_key.ts";
-import type { CacheReader, Store } from "../cache/store.ts";
+import { resourceId } from "../../kube/resources.ts";
+import type { CacheReader, Store, StoreEntry } from "../cache/store.ts";
+import { hashJson, metadataFingerprint } from "../cache/_fingerprint.ts";
 
 /** Writes one child and resolves to it as the API server returned it. */
 export type ApplyChild = (
@@ -62,38 +67,31 @@ export interface Children {
 }
 
 /**
- * The annotation under which a cache that projects its children (keeping
- * only a few fields) keeps {@link metadataFingerprint} of the full child, so
- * that the applier still sees a change to labels or annotations. It is never
- * written to the API server.
+ * The {@link Children} of a controller named `name` that owns `owned` and
+ * writes with `applier` (none when it declares no `applyChild`); `cache`
+ * gives the cache of an owned resource.
  */
-export const METADATA_FINGERPRINT = "kinglet.dev/metadata-fingerprint";
-
-/**
- * A hash of a child's labels and annotations, for telling whether anyone
- * changed them since the last apply: such a change moves neither
- * `generation` nor the desired state. Annotations under a `kubernetes.io`
- * domain are left out: Kubernetes' own controllers write them (the
- * Deployment's revision) after every apply. A projected child carries the
- * fingerprint of its full form in {@link METADATA_FINGERPRINT}.
- *
- * @example
- * ```ts
- * import { metadataFingerprint } from "./child_applier.ts";
- * const a = metadataFingerprint({ apiVersion: "v1", kind: "Service", metadata: { labels: { app: "web" } } });
- * const b = metadataFingerprint({ apiVersion: "v1", kind: "Service", metadata: { labels: {} } });
- * a === b; // false
- * ```
- */
-export function metadataFingerprint(object: KubeObject): string {
-  const m = object.metadata;
-  const kept = m?.annotations?.[METADATA_FINGERPRINT];
-  if (kept !== undefined) return kept;
-  const annotations = Object.entries(m?.annotations ?? {})
-    .filter(([key]) => !/^([^/]*\.)?kubernetes\.io\//.test(key))
-    .sort(([a], [b]) => (a < b ? -1 : 1));
-  const labels = Object.entries(m?.labels ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
-  return hashJson([labels, annotations]).toString(36);
+export function controllerChildren(
+  name: string,
+  owned: readonly Resource[],
+  applier: ChildApplier | undefined,
+  cache: (resource: Resource) => CacheReader,
+): Children {
+  return {
+    apply(resource, desired, signal) {
+      if (!applier) {
+        throw new TypeError(
+          `Controller '${name}' cannot apply children: its spec declares no 'applyChild'`,
+        );
+      }
+      if (!owned.some((o) => resourceId(o) === resourceId(resource))) {
+        throw new TypeError(
+          `Controller '${name}' cannot apply ${resource.plural}: add it to 'owns'`,
+        );
+      }
+      return applier.apply(resource, desired, cache(resource), signal);
+    },
+  };
 }
 
 /** Applies children and remembers what it applied; one per controller. */
@@ -132,17 +130,24 @@ export class ChildApplier {
   ): Promise<C> {
     const key = objectKey(desired);
     const hash = hashJson(desired);
-    const cached = cache.get(key);
     let records = this.#applied.get(resource.plural);
     const last = records?.get(key);
-    if (
-      cached && last !== undefined && record(hash, cached) === last && keepsOwners(cached, desired)
-    ) {
-      return cached as C;
+    const entry = last === undefined ? undefined : cache.entry(key);
+    if (entry && record(hash, entry) === last && keepsOwners(entry, desired)) {
+      const cached = cache.get(key);
+      if (cached) return cached as C;
     }
     const applied = await this.#write(resource, desired, signal);
     if (!records) this.#applied.set(resource.plural, records = new Map());
-    records.set(key, record(hash, applied));
+    const m = applied.metadata;
+    records.set(
+      key,
+      record(hash, {
+        generation: m?.generation,
+        resourceVersion: m?.resourceVersion ?? "",
+        fingerprint: metadataFingerprint(applied),
+      }),
+    );
     return applied as C;
   }
 
@@ -154,40 +159,25 @@ export class ChildApplier {
   }
 }
 
-/** Whether `cached` still carries every owner reference of `desired` (by uid). */
-function keepsOwners(cached: KubeObject, desired: KubeObject): boolean {
-  const has = cached.metadata?.ownerReferences ?? [];
+/** Whether the cached child still carries every owner reference of `desired` (by uid). */
+function keepsOwners(cached: StoreEntry, desired: KubeObject): boolean {
   return (desired.metadata?.ownerReferences ?? []).every((want) =>
-    has.some((o) => o.uid === want.uid)
+    cached.ownerUids.includes(want.uid)
   );
 }
 
 /**
  * What an apply of desired state `hash` left: that hash, the child's
- * revision (`metadata.generation`, or `resourceVersion` for kinds without
- * one) and its {@link metadataFingerprint}, in one number. Equal for the
- * cached child only when nothing moved since.
+ * revision (`generation`, or `resourceVersion` for kinds without one) and
+ * the fingerprint of its labels and annotations, in one number. Equal for
+ * the cached child only when nothing moved since.
  */
-function record(hash: number, child: KubeObject): number {
-  return hashJson([hash, revision(child), metadataFingerprint(child)]);
-}
-
-function revision(object: KubeObject): string {
-  const m = object.metadata;
-  return m?.generation !== undefined ? `g${m.generation}` : `r${m?.resourceVersion}`;
-}
-
-/** A 53-bit hash of the object's JSON (cyrb53): enough to tell desired states apart. */
-function hashJson(value: unknown): number {
-  const text = JSON.stringify(value);
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+function record(
+  hash: number,
+  child: Pick<StoreEntry, "generation" | "resourceVersion" | "fingerprint">,
+): number {
+  const revision = child.generation !== undefined
+    ? `g${child.generation}`
+    : `r${child.resourceVersion}`;
+  return hashJson([hash, revision, child.fingerprint]);
 }

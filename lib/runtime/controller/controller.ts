@@ -22,9 +22,14 @@
  *   else triggers its key meanwhile; a success forgets the key's failures. A
  *   reconcile that throws never stops the controller.
  * - A requeue the reconcile asks for, or the optional resync, is jittered;
- *   an optional token bucket paces reconcile starts. See pacing.ts.
+ *   an optional token bucket paces reconcile starts. See pacing.ts, and
+ *   retries.ts for what each outcome does to its key.
  * - Each reconcile gets an `AbortSignal` that fires on its timeout and when
  *   a shutdown's drain deadline passes.
+ * - Owned children are cached lean by default: Deployments and StatefulSets
+ *   with their replica counts, other kinds with identity, owners and
+ *   revision only (see projections.ts); an `owns` entry's own `transform`
+ *   overrides it.
  *
  * @example
  * ```ts
@@ -49,32 +54,24 @@
  *
  * @module
  */
-import { ApiError } from "../../kube/errors.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
+import { resourceId } from "../../kube/resources.ts";
 import { logger } from "../../log.ts";
-import { type CacheClient, type CacheOptions, Caches, resourceId } from "../cache/caches.ts";
-import { type Clock, deadline, systemClock } from "../../async/clock.ts";
+import { type CacheClient, type CacheOptions, Caches } from "../cache/caches.ts";
+import { type Clock, systemClock } from "../../async/clock.ts";
 import type { ControllerMetrics } from "../metrics/metrics.ts";
-import type { QueueMetrics } from "../queue/queue.ts";
-import { WorkQueue } from "../queue/queue.ts";
-import {
-  ExponentialRateLimiter,
-  type RateLimiter,
-  TokenBucketRateLimiter,
-} from "../queue/rate_limiter.ts";
+import { type QueueMetrics, WorkQueue } from "../queue/queue.ts";
+import type { RateLimiter } from "../queue/rate_limiter.ts";
 import type { Reflector } from "../cache/reflector.ts";
-import { Semaphore } from "../../async/semaphore.ts";
-import type { CacheReader, Store, StoreBudget, StoreChange } from "../cache/store.ts";
-import { ChildApplier, type Children } from "./child_applier.ts";
+import type { Semaphore } from "../../async/semaphore.ts";
+import type { CacheReader, Store, StoreBudget } from "../cache/store.ts";
+import { ownedTransform } from "../cache/projections.ts";
+import { ChildApplier, type Children, controllerChildren } from "./child_applier.ts";
 import { Pacing } from "./pacing.ts";
-import {
-  changedRelated,
-  controllerOwnerKeys,
-  primaryChanged,
-  type Revision,
-  revision,
-} from "./relations.ts";
-import { type Action, type ControllerSpec, TerminalError } from "./spec.ts";
+import { controllerOwnerKeys, primaryTrigger, relatedTrigger, revision } from "./relations.ts";
+import { type Outcome, Retries } from "./retries.ts";
+import { Runner } from "./runner.ts";
+import { type ControllerSpec, TerminalError } from "./spec.ts";
 
 /** What the manager lends a controller. */
 export interface ControllerDeps {
@@ -104,32 +101,15 @@ export interface ControllerDeps {
   metrics?: { queue: QueueMetrics; controller: ControllerMetrics };
 }
 
-type Outcome =
-  | { kind: "success"; action: Action }
-  /** `revision` is the object's, when the failure came after reading it. */
-  | { kind: "error"; error: unknown; revision?: Revision }
-  | { kind: "terminal"; error: TerminalError; revision: Revision }
-  /** The object failed terminally at this revision already; its reconcile was not called. */
-  | { kind: "skipped" }
-  | { kind: "gone" };
-
-const DEFAULT_RECONCILE_TIMEOUT_MS = 60_000;
-
 /** Runs one {@link ControllerSpec}; see the module documentation. */
 export class Controller<T extends KubeObject = KubeObject> {
   /** What the controller was created with. */
   readonly spec: ControllerSpec<T>;
   /** The queue of primary keys waiting for a reconcile. */
   readonly queue: WorkQueue<ObjectKey>;
-  readonly #deps: ControllerDeps;
   readonly #clock: Clock;
-  readonly #pacing: Pacing;
-  /** Per-key delays of failures without an error policy. */
-  readonly #backoff: RateLimiter<ObjectKey>;
-  /** Every retry of this controller takes a token: after an outage they trickle back. */
-  readonly #retryBucket: TokenBucketRateLimiter<ObjectKey>;
-  /** This controller's own share of the manager's semaphore, when it has a limit of its own. */
-  readonly #ownSlots: Semaphore | undefined;
+  readonly #retries: Retries;
+  readonly #runner: Runner;
   readonly #log;
   readonly #caches: Caches;
   /** Whether this controller runs its caches itself (nobody shares them). */
@@ -139,87 +119,73 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #reflectors: Reflector[] = [];
   /** What a reconcile's `cache` answers: the first cache registered per resource. */
   readonly #byResource = new Map<string, Reflector>();
-  /** Revision at which a key failed terminally; cleared when the revision moves. */
-  readonly #terminal = new Map<ObjectKey, Revision>();
-  readonly #inFlight = new Set<Promise<void>>();
-  /** Aborts every reconcile still running once the drain deadline passes. */
-  readonly #abort = new AbortController();
   /** The children of every reconcile, tracked from the owned caches from the start. */
   readonly #children: Children;
 
   /**
    * Wires the pipeline; nothing runs before {@link Controller.run}.
    *
-   * @throws {RangeError} when `reconcileTimeoutMs` or a {@link PacingOptions} field is out of range.
+   * @throws {RangeError} when `reconcileTimeoutMs`, `maxConcurrentReconciles`
+   * or a {@link PacingOptions} field is out of range.
+   * @throws {TypeError} when a watch has no `map`.
    */
   constructor(spec: ControllerSpec<T>, deps: ControllerDeps) {
-    const timeout = spec.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS;
-    if (!(timeout > 0)) {
-      throw new RangeError(
-        `Cannot create controller '${spec.name}': 'reconcileTimeoutMs' must be positive, got ${timeout}`,
-      );
-    }
     this.spec = spec;
-    this.#deps = deps;
     this.#clock = deps.clock ?? systemClock;
-    this.#pacing = new Pacing(spec, {
+    this.#log = logger("controller", spec.name);
+    const pacing = new Pacing(spec, {
       name: spec.name,
       clock: this.#clock,
       ...(deps.random && { random: deps.random }),
     });
-    this.#log = logger("controller", spec.name);
-    this.#backoff = deps.rateLimiter ?? new ExponentialRateLimiter<ObjectKey>();
-    this.#retryBucket = new TokenBucketRateLimiter<ObjectKey>(this.#clock);
-    const own = spec.maxConcurrentReconciles;
-    if (own !== undefined && (!Number.isSafeInteger(own) || own < 1)) {
-      throw new RangeError(
-        `Cannot create controller '${spec.name}': 'maxConcurrentReconciles' must be a positive integer, got ${own}`,
-      );
-    }
-    this.#ownSlots = own === undefined ? undefined : new Semaphore(own);
+    // The retries hold every key's failures; the queue only delays and deduplicates.
     this.queue = new WorkQueue<ObjectKey>({
       clock: this.#clock,
-      // The queue forgets and counts a key's failures in #backoff, their one home.
-      rateLimiter: this.#backoff,
       ...(deps.metrics && { metrics: deps.metrics.queue }),
+    });
+    const metrics = deps.metrics?.controller;
+    this.#retries = new Retries(spec, {
+      name: spec.name,
+      queue: this.queue,
+      clock: this.#clock,
+      pacing,
+      ...(deps.rateLimiter && { rateLimiter: deps.rateLimiter }),
+      ...(metrics && { metrics }),
+    });
+    this.#runner = new Runner(spec, {
+      queue: this.queue,
+      clock: this.#clock,
+      semaphore: deps.semaphore,
+      pacing,
+      handle: (key, signal) => this.#process(key, signal),
+      ...(metrics && { metrics }),
     });
     this.#ownsCaches = !deps.caches;
     this.#caches = deps.caches ?? new Caches({ client: deps.client, clock: this.#clock });
+    const add = (key: ObjectKey) => this.queue.add(key);
     this.#primary = this.#reflector(spec.resource, {
       ...(spec.transform && { transform: spec.transform }),
       ...(deps.budget && { budget: deps.budget }),
     }) as unknown as Reflector<T>;
-    this.#primary.store.subscribe((change) => this.#onPrimary(change));
+    this.#primary.store.subscribe(primaryTrigger(add, (key) => this.#retries.deleted(key)));
     const applier = spec.applyChild && new ChildApplier(spec.applyChild);
     for (const owned of spec.owns ?? []) {
+      const transform = owned.transform ?? ownedTransform(owned.resource);
+      const { store } = this.#reflector(owned.resource, { ...owned, transform });
       const map = owned.map ?? controllerOwnerKeys(spec.resource);
-      const { store } = this.#reflector(owned.resource, owned);
-      store.subscribe((c) => this.#onRelated(c, map));
+      store.subscribe(relatedTrigger(map, add, this.#log));
       applier?.track(owned.resource, store);
     }
-    this.#children = {
-      apply: (resource, desired, signal) => {
-        if (!applier) {
-          throw new TypeError(
-            `Controller '${spec.name}' cannot apply children: its spec declares no 'applyChild'`,
-          );
-        }
-        if (!spec.owns?.some((o) => resourceId(o.resource) === resourceId(resource))) {
-          throw new TypeError(
-            `Controller '${spec.name}' cannot apply ${resource.plural}: add it to 'owns'`,
-          );
-        }
-        return applier.apply(resource, desired, this.#cache(resource), signal);
-      },
-    };
+    const owned = (spec.owns ?? []).map((o) => o.resource);
+    this.#children = controllerChildren(spec.name, owned, applier, (r) => this.#cache(r));
     for (const watched of spec.watches ?? []) {
       if (!watched.map) {
         throw new TypeError(
           `Cannot create controller '${spec.name}': the watch of ${watched.resource.plural} needs a 'map' function`,
         );
       }
-      const map = watched.map;
-      this.#reflector(watched.resource, watched).store.subscribe((c) => this.#onRelated(c, map));
+      const { store } = this.#reflector(watched.resource, watched);
+      store.subscribe(relatedTrigger(watched.map, add, this.#log));
     }
   }
 
@@ -243,6 +209,16 @@ export class Controller<T extends KubeObject = KubeObject> {
     return this.#reflectors;
   }
 
+  /** Reconciles in flight right now. */
+  get inFlight(): number {
+    return this.#runner.inFlight;
+  }
+
+  /** Failures of `key` in a row since its last success, as its error policy counts them. */
+  failures(key: ObjectKey): number {
+    return this.#retries.failures(key);
+  }
+
   /**
    * Runs the watches and, once they are synced, the reconcile loop, until
    * `signal` aborts. Then it takes no new keys, lets reconciles in flight
@@ -261,92 +237,34 @@ export class Controller<T extends KubeObject = KubeObject> {
       await Promise.race([this.synced, aborted(signal)]);
       if (!signal.aborted) {
         this.#log.info("caches synced; starting reconciles", { controller: this.spec.name });
-        await this.#loop(signal);
+        await this.#runner.run(signal);
       }
     } finally {
       signal.removeEventListener("abort", stopQueue);
       this.queue.shutDown();
       const drainMs = options.drainMs ?? 0;
-      await this.#drain(typeof drainMs === "number" ? drainMs : drainMs());
+      await this.#runner.drain(typeof drainMs === "number" ? drainMs : drainMs());
       await watches;
     }
   }
 
-  async #drain(drainMs: number): Promise<void> {
-    if (this.#inFlight.size && drainMs > 0) {
-      const deadline = new AbortController();
-      await Promise.race([
-        Promise.allSettled([...this.#inFlight]),
-        this.#clock.sleep(drainMs, deadline.signal).catch(() => {}),
-      ]);
-      deadline.abort();
-    }
-    if (this.#inFlight.size) {
-      this.#log.warn("aborting {count} reconciles still running at shutdown", {
-        count: this.#inFlight.size,
-      });
-    }
-    this.#abort.abort(new DOMException("The controller is stopping", "AbortError"));
-    await Promise.allSettled([...this.#inFlight]);
-  }
-
-  /** Reconciles in flight right now. */
-  get inFlight(): number {
-    return this.#inFlight.size;
-  }
-
-  async #loop(signal: AbortSignal): Promise<void> {
-    for (;;) {
-      try {
-        await this.#pacing.admit(signal);
-      } catch {
-        return;
-      }
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      let own;
-      let permit;
-      try {
-        // This controller's slot first: waiting for it holds none of the others'.
-        own = await this.#ownSlots?.acquire(signal);
-        permit = await this.#deps.semaphore.acquire(signal);
-      } catch {
-        own?.release();
-        this.queue.done(key);
-        return;
-      }
-      const task = this.#process(key).finally(() => {
-        permit.release();
-        own?.release();
-        this.#inFlight.delete(task);
-      });
-      this.#inFlight.add(task);
-    }
-  }
-
-  async #process(key: ObjectKey): Promise<void> {
+  /** Reconciles `key` and settles what came of it; never throws. */
+  async #process(key: ObjectKey, signal: AbortSignal): Promise<void> {
     const started = this.#clock.now();
-    using limit = deadline(
-      this.#clock,
-      this.spec.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS,
-    );
-    const signal = AbortSignal.any([this.#abort.signal, limit.signal]);
-    this.#deps.metrics?.controller.activeWorkers(1);
     let outcome: Outcome;
     try {
       outcome = await this.#reconcile(key, signal);
     } catch (error) {
       outcome = { kind: "error", error };
     }
-    this.#deps.metrics?.controller.activeWorkers(-1);
-    this.#settle(key, outcome, (this.#clock.now() - started) / 1000);
+    this.#retries.settle(key, outcome, (this.#clock.now() - started) / 1000);
   }
 
   async #reconcile(key: ObjectKey, signal: AbortSignal): Promise<Outcome> {
     const object = await this.#primary.store.getOrFetch(key, signal);
     if (!object) return { kind: "gone" };
     const current = revision(object.metadata);
-    if (this.#terminal.has(key) && this.#terminal.get(key) === current) return { kind: "skipped" };
+    if (this.#retries.isTerminal(key, current)) return { kind: "skipped" };
     try {
       const action = await this.spec.reconcile(object, {
         signal,
@@ -359,103 +277,6 @@ export class Controller<T extends KubeObject = KubeObject> {
       if (error instanceof TerminalError) return { kind: "terminal", error, revision: current };
       return { kind: "error", error, revision: current };
     }
-  }
-
-  /** The one place that maps a reconcile outcome to a queue operation. */
-  #settle(key: ObjectKey, outcome: Outcome, seconds: number): void {
-    const metrics = this.#deps.metrics?.controller;
-    if (outcome.kind !== "error") this.#pacing.forget(key);
-    switch (outcome.kind) {
-      case "gone":
-        this.#terminal.delete(key);
-        this.queue.forget(key);
-        metrics?.reconciled("success", seconds);
-        break;
-      case "success": {
-        this.#terminal.delete(key);
-        this.queue.forget(key);
-        const asked = outcome.action.requeueAfterMs;
-        const after = this.#pacing.requeueDelay(asked);
-        if (after !== undefined) this.queue.addAfter(key, after);
-        metrics?.reconciled(asked === undefined ? "success" : "requeue_after", seconds);
-        break;
-      }
-      case "skipped":
-        this.queue.forget(key);
-        break;
-      case "terminal":
-        this.#failTerminally(key, outcome.revision, outcome.error);
-        metrics?.reconciled("error", seconds);
-        break;
-      case "error":
-        this.#retry(key, outcome);
-        metrics?.reconciled("error", seconds);
-        break;
-    }
-    this.queue.done(key);
-  }
-
-  #failTerminally(key: ObjectKey, revision: Revision, error: unknown): void {
-    this.#terminal.set(key, revision);
-    this.queue.forget(key);
-    this.#pacing.forget(key);
-    this.#log.warn("reconcile of {key} failed terminally, not retried until it changes: {error}", {
-      key,
-      error: describe(error),
-    });
-  }
-
-  #retry(key: ObjectKey, outcome: { error: unknown; revision?: Revision }): void {
-    const error = outcome.error;
-    const retryAfter = error instanceof ApiError ? error.retryAfterSeconds : undefined;
-    if (retryAfter !== undefined) {
-      // The server is shedding load (a 429 or a 503): it said when to come back.
-      this.#retryLater(key, this.#pacing.retryAfterDelay(retryAfter));
-      this.#log.warn(
-        "reconcile of {key} failed, retried in {seconds} s as the API server asked: {error}",
-        { key, seconds: retryAfter, error: describe(error) },
-      );
-      return;
-    }
-    const decision = this.#pacing.failure(key, error);
-    if (decision === "terminal") return this.#failTerminally(key, outcome.revision, error);
-    this.#retryLater(key, this.#pacing.retryDelay(decision ?? this.#backoff.when(key)));
-    this.#log.error("reconcile of {key} failed, retry {retries}: {error}", {
-      key,
-      retries: decision === undefined ? this.queue.numRequeues(key) : this.#pacing.attempts(key),
-      error: describe(error),
-    });
-  }
-
-  /**
-   * Schedules a failed key after `ms`, and never before the retry bucket has
-   * a token for it: after an outage, N failed keys come back at the
-   * bucket's pace, not together.
-   */
-  #retryLater(key: ObjectKey, ms: number): void {
-    this.queue.addAfter(key, Math.max(ms, this.#retryBucket.when(key)));
-  }
-
-  #onPrimary(change: StoreChange<T>): void {
-    if (change.type === "replace" || !primaryChanged(change)) return;
-    if (change.type === "delete") this.#terminal.delete(change.key);
-    this.queue.add(change.key);
-  }
-
-  #onRelated(change: StoreChange<KubeObject>, map: (o: KubeObject) => ObjectKey[]): void {
-    const object = changedRelated(change);
-    if (!object) return;
-    let keys: ObjectKey[];
-    try {
-      keys = map(object);
-    } catch (error) {
-      this.#log.error("mapping {key} to primaries failed: {error}", {
-        key: change.type === "replace" ? undefined : change.key,
-        error: describe(error),
-      });
-      return;
-    }
-    for (const key of keys) this.queue.add(key);
   }
 
   #reflector(resource: Resource, options: CacheOptions): Reflector {
@@ -482,8 +303,4 @@ function aborted(signal: AbortSignal): Promise<void> {
     if (signal.aborted) resolve();
     signal.addEventListener("abort", () => resolve(), { once: true });
   });
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -10,6 +10,10 @@
  * {@link tieredErrorPolicy} (a short list of growing pauses). Either way a
  * success resets the attempt count.
  *
+ * Inside a controller a policy is a rate limiter ({@link ErrorPolicyRateLimiter}):
+ * it counts a key's failures and forgets them on success, as the work
+ * queue's limiter does, and sees the error besides.
+ *
  * @example
  * ```ts
  * import { tieredErrorPolicy } from "./error_policy.ts";
@@ -75,4 +79,64 @@ export function tieredErrorPolicy(tiersMs: readonly number[] = DEFAULT_TIERS_MS)
   }
   const tiers = [...tiersMs];
   return (_error, attempt) => tiers[Math.min(Math.max(attempt, 1), tiers.length) - 1]!;
+}
+
+/**
+ * How long a failed key waits, in a rate limiter's shape (client-go's
+ * `when`, `forget`, `numRequeues`) with the error besides the key. A plain
+ * `RateLimiter` is one that ignores the error.
+ *
+ * Call {@link FailureRateLimiter.forget} when a key succeeds, or its failures
+ * are counted forever and its next failure waits needlessly long.
+ */
+export interface FailureRateLimiter<K> {
+  /**
+   * Counts a failure of `key` with `error`; resolves to the milliseconds
+   * before its retry, or `"terminal"` to retry only once the object changes.
+   */
+  when(key: K, error: unknown): number | "terminal";
+  /** Drops `key`'s failures; its next failure counts from 1. */
+  forget(key: K): void;
+  /** Failures of `key` since it was last forgotten. */
+  numRequeues(key: K): number;
+}
+
+/**
+ * An {@link ErrorPolicy} as a {@link FailureRateLimiter}: it keeps each
+ * failing key's attempt count (one number, dropped by `forget`) and asks the
+ * policy with the error and that count.
+ *
+ * @example
+ * ```ts
+ * import { ErrorPolicyRateLimiter, tieredErrorPolicy } from "./error_policy.ts";
+ * const limiter = new ErrorPolicyRateLimiter<string>(tieredErrorPolicy([1_000, 5_000]));
+ * limiter.when("ns/a", new Error("boom")); // 1000
+ * limiter.when("ns/a", new Error("boom")); // 5000
+ * limiter.forget("ns/a");
+ * limiter.when("ns/a", new Error("boom")); // 1000
+ * ```
+ */
+export class ErrorPolicyRateLimiter<K> implements FailureRateLimiter<K> {
+  readonly #policy: ErrorPolicy;
+  /** Failures in a row per key; a key leaves on forget. */
+  readonly #failures = new Map<K, number>();
+
+  /** Wraps `policy`. */
+  constructor(policy: ErrorPolicy) {
+    this.#policy = policy;
+  }
+
+  when(key: K, error: unknown): number | "terminal" {
+    const attempt = (this.#failures.get(key) ?? 0) + 1;
+    this.#failures.set(key, attempt);
+    return this.#policy(error, attempt);
+  }
+
+  forget(key: K): void {
+    this.#failures.delete(key);
+  }
+
+  numRequeues(key: K): number {
+    return this.#failures.get(key) ?? 0;
+  }
 }

@@ -23,10 +23,15 @@
  *
  * @module
  */
-export * from "./child_applier.ts";
-export * from "./controller.ts";
-export * from "./error_policy.ts";
+export type { ApplyChild, Children } from "./child_applier.ts";
+export { Controller, type ControllerDeps } from "./controller.ts";
+export {
+  DEFAULT_TIERS_MS,
+  type ErrorPolicy,
+  fixedErrorPolicy,
+  tieredErrorPolicy,
+} from "./error_policy.ts";
 export * from "./finalizer.ts";
-export * from "./pacing.ts";
-export * from "./relations.ts";
+export type { PacingOptions } from "./pacing.ts";
+export { controllerOwnerKeys } from "./relations.ts";
 export * from "./spec.ts";

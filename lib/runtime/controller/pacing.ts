@@ -1,8 +1,9 @@
 /**
- * When a controller's keys run again: the jitter on requeue-after delays, the
- * optional periodic resync, the error policy with its per-key attempt count,
- * the spread of retries the API server asked to delay (Retry-After), and the
- * optional token bucket on reconcile starts.
+ * When a controller's keys run again: the jitter on requeue-after delays and
+ * on retries, the optional periodic resync, the spread of retries the API
+ * server asked to delay (Retry-After), and the optional token bucket on
+ * reconcile starts. It keeps nothing per key: a key's failures live in
+ * retries.ts, which asks this for the delays.
  *
  * What the caller must know:
  *
@@ -11,8 +12,6 @@
  *   in 270–330 s with the default ±10 %.
  * - A Retry-After is a floor: the retry waits it out plus up to half of it
  *   again at random, so keys turned away together are not released together.
- * - Per-key state is one number (the failures in a row) and only for keys
- *   failing under an error policy; {@link Pacing.forget} drops it.
  *
  * @example
  * ```ts
@@ -28,7 +27,6 @@
  *
  * @module
  */
-import type { ObjectKey } from "../../kube/types.ts";
 import type { Clock } from "../../async/clock.ts";
 import type { ErrorPolicy } from "./error_policy.ts";
 import { TokenBucketRateLimiter } from "../queue/rate_limiter.ts";
@@ -70,12 +68,9 @@ const RETRY_AFTER_SPREAD = 0.5;
 export class Pacing {
   readonly #jitter: number;
   readonly #resyncMs: number;
-  readonly #policy: ErrorPolicy | undefined;
   readonly #bucket: TokenBucketRateLimiter | undefined;
   readonly #clock: Clock;
   readonly #random: () => number;
-  /** Failures in a row per key, only under an error policy; a success deletes the entry. */
-  readonly #failures = new Map<ObjectKey, number>();
 
   /**
    * Checks `options` and keeps them for the controller named in `deps`.
@@ -106,7 +101,6 @@ export class Pacing {
         `'reconcileRateLimit' needs qps > 0 and a whole burst >= 1, got ${limit.qps} and ${limit.burst}`,
       );
     }
-    this.#policy = options.errorPolicy;
     this.#clock = deps.clock;
     this.#random = deps.random ?? Math.random;
     this.#bucket = limit && new TokenBucketRateLimiter(deps.clock, limit);
@@ -136,27 +130,6 @@ export class Pacing {
   /** The delay before a retry the API server asked to wait `seconds` for. */
   retryAfterDelay(seconds: number): number {
     return seconds * 1000 * (1 + RETRY_AFTER_SPREAD * this.#random());
-  }
-
-  /**
-   * Counts a failure of `key` and asks the error policy what it costs;
-   * `undefined` when the controller has no policy (use the queue's limiter).
-   */
-  failure(key: ObjectKey, error: unknown): number | "terminal" | undefined {
-    if (!this.#policy) return undefined;
-    const attempt = (this.#failures.get(key) ?? 0) + 1;
-    this.#failures.set(key, attempt);
-    return this.#policy(error, attempt);
-  }
-
-  /** Failures of `key` in a row under the error policy. */
-  attempts(key: ObjectKey): number {
-    return this.#failures.get(key) ?? 0;
-  }
-
-  /** Forgets `key`'s failures; call on every outcome but a failure. */
-  forget(key: ObjectKey): void {
-    this.#failures.delete(key);
   }
 
   /**

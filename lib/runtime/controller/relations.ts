@@ -1,7 +1,8 @@
 /**
  * Which changes reconcile which keys: the generation predicate on the
- * primary, the resourceVersion filter on related objects, and the default
- * map of a child to its controller owner.
+ * primary, the resourceVersion filter on related objects, the default map
+ * of a child to its controller owner, and the store listeners that apply
+ * them ({@link primaryTrigger}, {@link relatedTrigger}).
  *
  * What the caller must know:
  *
@@ -29,8 +30,10 @@
  *
  * @module
  */
+import { describeError } from "../../kube/errors.ts";
 import { keyOf } from "../../kube/object_key.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
+import type { Logger } from "../../log.ts";
 import type { StoreChange } from "../cache/store.ts";
 
 /** What must move for an object to count as changed; see the module documentation. */
@@ -79,4 +82,46 @@ export function controllerOwnerKeys(primary: Resource): (object: KubeObject) => 
 function apiGroup(apiVersion: string): string {
   const slash = apiVersion.indexOf("/");
   return slash < 0 ? "" : apiVersion.slice(0, slash);
+}
+
+/**
+ * The listener of the primary's store: adds the key of each change that
+ * {@link primaryChanged} counts, and tells `deleted` of each deletion first.
+ */
+export function primaryTrigger(
+  add: (key: ObjectKey) => void,
+  deleted: (key: ObjectKey) => void,
+): (change: StoreChange<KubeObject>) => void {
+  return (change) => {
+    if (change.type === "replace" || !primaryChanged(change)) return;
+    if (change.type === "delete") deleted(change.key);
+    add(change.key);
+  };
+}
+
+/**
+ * The listener of an owned or watched store: adds the primary keys `map`
+ * gives for each change that {@link changedRelated} counts. A `map` that
+ * throws is logged to `log` and adds nothing.
+ */
+export function relatedTrigger(
+  map: (object: KubeObject) => ObjectKey[],
+  add: (key: ObjectKey) => void,
+  log: Logger,
+): (change: StoreChange<KubeObject>) => void {
+  return (change) => {
+    const object = changedRelated(change);
+    if (!object) return;
+    let keys: ObjectKey[];
+    try {
+      keys = map(object);
+    } catch (error) {
+      log.error("mapping {key} to primaries failed: {error}", {
+        key: change.type === "replace" ? undefined : change.key,
+        error: describeError(error),
+      });
+      return;
+    }
+    for (const key of keys) add(key);
+  };
 }

@@ -1,19 +1,33 @@
 /**
- * Projections of what kinglet's controllers cache: of the children only what
- * the runtime and the reconcilers read of them, of the primaries everything
- * but with their repeated strings shared, so that thousands of WebApps,
- * Deployments and Services cost a fraction of their size.
+ * Projections of what controllers cache: of owned children only what the
+ * runtime and reconcilers read of them (the default of a controller's
+ * `owns`, see {@link ownedTransform}), of primaries everything but with their
+ * repeated strings shared, so that thousands of primaries, Deployments and
+ * Services cost a fraction of their size.
+ *
+ * A projection drops labels and annotations; the store keeps a fingerprint
+ * of them beside each object (`StoreEntry.fingerprint`), which is what the
+ * child applier compares.
+ *
+ * @example
+ * ```ts
+ * import { ownedTransform } from "./projections.ts";
+ * import { CONFIG_MAPS } from "../../kube/resources.ts";
+ * const cached = ownedTransform(CONFIG_MAPS)({
+ *   apiVersion: "v1",
+ *   kind: "ConfigMap",
+ *   metadata: { name: "settings", namespace: "shop", uid: "u1", resourceVersion: "7" },
+ *   data: { mode: "fast" },
+ * });
+ * cached.metadata?.uid; // "u1"
+ * "data" in cached; // false
+ * ```
  *
  * @module
  */
-import type { KubeObject } from "../kube/mod.ts";
-import {
-  METADATA_FINGERPRINT,
-  metadataFingerprint,
-  sharedObject,
-  sharedString,
-  stripTransform,
-} from "../runtime/mod.ts";
+import type { KubeObject, Resource } from "../../kube/types.ts";
+import { sharedObject, sharedString } from "./shared_values.ts";
+import { stripTransform } from "./store.ts";
 
 interface OwnerReference {
   apiVersion: string;
@@ -24,10 +38,10 @@ interface OwnerReference {
 }
 
 /**
- * Keeps what the runtime and the child applier read of an owned child:
- * its identity, revision, owners (their `blockOwnerDeletion` dropped) and a
- * fingerprint of its labels and annotations, and nothing else. The cache of metadata-only children (Services, Secrets) uses
- * it as is.
+ * Keeps what the runtime and the child applier read of an owned child: its
+ * identity, revision, owners (their `blockOwnerDeletion` dropped) and
+ * deletion mark, and nothing else; the default of owned kinds other than
+ * Deployments and StatefulSets.
  *
  * @example
  * ```ts
@@ -58,24 +72,8 @@ export function projectOwned(object: KubeObject): KubeObject {
         })),
       }),
       ...(m.deletionTimestamp && { deletionTimestamp: m.deletionTimestamp }),
-      annotations: fingerprintAnnotations(metadataFingerprint(object)),
     },
   };
-}
-
-/**
- * The one annotation, decoded from JSON so that a spread copy has room for
- * exactly one property: `{ [METADATA_FINGERPRINT]: fingerprint }`, a
- * computed key, would leave room for three more (24 bytes a child).
- */
-const FINGERPRINT_ONLY: Record<string, string> = JSON.parse(
-  JSON.stringify({ [METADATA_FINGERPRINT]: "" }),
-);
-
-function fingerprintAnnotations(fingerprint: string): Record<string, string> {
-  const annotations = { ...FINGERPRINT_ONLY };
-  annotations[METADATA_FINGERPRINT] = fingerprint;
-  return annotations;
 }
 
 interface WorkloadStatusFields {
@@ -92,9 +90,9 @@ interface WorkloadStatusFields {
  * StatefulSet): {@link projectOwned}, `spec.replicas`, the replica counts
  * of its status and its `Progressing` condition (with its message only
  * while it fails). The pod template, most of its bytes, and the condition
- * timestamps are dropped. The spec and status kept are shared (see
- * {@link sharedObject}): every converged workload of one size and
- * generation has the same.
+ * timestamps are dropped. The spec and status kept are shared: every
+ * converged workload of one size and generation has the same, frozen. The
+ * default of owned Deployments and StatefulSets.
  *
  * @example
  * ```ts
@@ -153,6 +151,21 @@ function counts(status: WorkloadStatusFields): WorkloadStatusFields {
 }
 
 /**
+ * The default transform of a controller's owned `resource`:
+ * {@link projectWorkload} for Deployments and StatefulSets, whose replica
+ * counts a reconcile reads to report readiness, {@link projectOwned} for
+ * every other kind. Pass `transform: stripTransform` in `owns` to cache
+ * whole children instead.
+ */
+export function ownedTransform(resource: Resource): (object: KubeObject) => KubeObject {
+  return resource.group === "apps" && WORKLOADS.has(resource.plural)
+    ? projectWorkload
+    : projectOwned;
+}
+
+const WORKLOADS = new Set(["deployments", "statefulsets"]);
+
+/**
  * Keys whose string values repeat from one primary to the next: kinds,
  * namespaces, images, condition types, reasons and messages, phases. Other
  * values (names, uids, URLs, selectors) are mostly unique and would only
@@ -181,7 +194,7 @@ const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/;
 /**
  * Keeps all of a primary (a WebApp, DatabaseCluster or InferenceService) as
  * the store's default transform does (without `managedFields`), but with the
- * strings that repeat across objects shared (see {@link sharedString}) and equal
+ * strings that repeat across objects held once and equal
  * timestamps within the object, such as the `lastTransitionTime` of
  * conditions set together, held once. A JSON decoder gives every value its
  * own string: with 5,000 WebApps, copies of the same image, namespace and

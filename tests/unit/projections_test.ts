@@ -1,12 +1,20 @@
 import assert from "node:assert/strict";
-import { projectOwned, projectPrimary, projectWorkload } from "../../lib/operators/projections.ts";
-import { assessDeployment } from "../../lib/operators/workload_status.ts";
-import type { KubeObject } from "../../lib/kube/mod.ts";
 import {
-  METADATA_FINGERPRINT,
-  metadataFingerprint,
-  stripTransform,
-} from "../../lib/runtime/mod.ts";
+  ownedTransform,
+  projectOwned,
+  projectPrimary,
+  projectWorkload,
+} from "../../lib/runtime/cache/projections.ts";
+import { metadataFingerprint } from "../../lib/runtime/cache/_fingerprint.ts";
+import { Store, stripTransform } from "../../lib/runtime/cache/store.ts";
+import { assessDeployment } from "../../lib/operators/workload_status.ts";
+import {
+  CONFIG_MAPS,
+  DEPLOYMENTS,
+  type KubeObject,
+  SERVICES,
+  STATEFUL_SETS,
+} from "../../lib/kube/mod.ts";
 import type { V1Deployment } from "@kubernetes/client-node";
 
 const OWNER = {
@@ -66,7 +74,7 @@ function deployment(progressing: Record<string, string>) {
   }));
 }
 
-Deno.test("projectOwned keeps identity, revision, controller owners and a fingerprint of labels and annotations, nothing else", () => {
+Deno.test("projectOwned keeps identity, revision and controller owners, and its store a fingerprint of labels and annotations", () => {
   const identity = { name: "shop", namespace: "default", uid: "u1", resourceVersion: "77" };
   const full: KubeObject = {
     apiVersion: "v1",
@@ -87,13 +95,15 @@ Deno.test("projectOwned keeps identity, revision, controller owners and a finger
     metadata: {
       ...identity,
       ownerReferences: [owner],
-      annotations: { [METADATA_FINGERPRINT]: metadataFingerprint(full) },
     },
   });
-  // The fingerprint moves with a label, and is read back from a projection as is.
+  // The fingerprint moves with a label, and the store keeps the full object's beside the projection.
   const relabelled = { ...full, metadata: { ...full.metadata, labels: { a: "c" } } };
   assert.notEqual(metadataFingerprint(relabelled), metadataFingerprint(full));
-  assert.equal(metadataFingerprint(projected), metadataFingerprint(full));
+  const store = new Store({ transform: projectOwned });
+  store.apply({ type: "applied", object: full });
+  assert.equal(store.entry("default/shop")?.fingerprint, metadataFingerprint(full));
+  assert.deepEqual(store.get("default/shop"), projected);
 });
 
 Deno.test("projectOwned keeps a deletion in progress and the generation", () => {
@@ -194,19 +204,27 @@ Deno.test("a projected primary equals the stripped object, keeps every field and
   assert.notEqual(projected.status, input.status, "the projection is a copy");
 });
 
-Deno.test("each projected child keeps its own fingerprint annotation", () => {
+Deno.test("each projected child keeps its own fingerprint in its store entry", () => {
   const service = (app: string): KubeObject => ({
     apiVersion: "v1",
     kind: "Service",
     metadata: { name: app, namespace: "default", uid: `u-${app}`, labels: { app } },
   });
   const [a, b] = [service("a"), service("b")];
-  const projected = [projectOwned(a), projectOwned(b)];
-  assert.deepEqual(
-    projected.map((p) => p.metadata?.annotations),
-    [a, b].map((full) => ({ [METADATA_FINGERPRINT]: metadataFingerprint(full) })),
-  );
-  assert.notEqual(metadataFingerprint(projected[0]!), metadataFingerprint(projected[1]!));
+  const store = new Store({ transform: projectOwned });
+  for (const object of [a, b]) store.apply({ type: "applied", object });
+  const entries = ["default/a", "default/b"].map((key) => store.entry(key)!);
+  assert.deepEqual(entries.map((e) => e.fingerprint), [a, b].map(metadataFingerprint));
+  assert.notEqual(entries[0]!.fingerprint, entries[1]!.fingerprint);
+  assert.equal(store.get("default/a")?.metadata?.annotations, undefined);
+});
+
+Deno.test("owned Deployments and StatefulSets default to the workload projection, other kinds to the owned one", () => {
+  assert.equal(ownedTransform(DEPLOYMENTS), projectWorkload);
+  assert.equal(ownedTransform(STATEFUL_SETS), projectWorkload);
+  assert.equal(ownedTransform(SERVICES), projectOwned);
+  assert.equal(ownedTransform(CONFIG_MAPS), projectOwned);
+  assert.equal(ownedTransform({ ...DEPLOYMENTS, group: "example.com" }), projectOwned);
 });
 
 Deno.test("projectWorkload keeps only the counts a status has, and no conditions it lacks", () => {
