@@ -20,7 +20,7 @@
  */
 import { CRD_SCHEMA_HASHES } from "../../crds/schema_hashes.ts";
 import type { KubeClient } from "../kube/client.ts";
-import { isForbidden, isNotFound } from "../kube/errors.ts";
+import { describeError, isForbidden, isNotFound } from "../kube/errors.ts";
 import { CUSTOM_RESOURCE_DEFINITIONS } from "../kube/resources.ts";
 import type { KubeObject } from "../kube/types.ts";
 import { logger } from "../log.ts";
@@ -56,7 +56,7 @@ export async function checkCrds(
       if (isForbidden(error)) {
         logger("main").debug("Not checking the schema of CRD {name}: {error}", {
           name,
-          error: String(error),
+          error: describeError(error),
         });
         continue;
       }

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { describeError } from "../kube/errors.ts";
 import type { CacheKeysPage } from "../runtime/cache/cache_debug.ts";
 import { type FlagSpec, formatHelp, parseFlags, UsageError } from "./flags.ts";
 import { suggest } from "./suggest.ts";
@@ -175,7 +176,7 @@ async function fetchJson<T>(base: string, query: string, token?: string): Promis
     });
   } catch (error) {
     throw new Error(
-      `cannot reach kinglet at ${base}: ${error instanceof Error ? error.message : error}; ` +
+      `cannot reach kinglet at ${base}: ${describeError(error)}; ` +
         "is it running, and is --address its --metrics-bind-address?",
     );
   }

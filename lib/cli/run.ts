@@ -28,6 +28,7 @@ import { leaseElection, Manager } from "../runtime/manager/manager.ts";
 import { tokenReviewAuth } from "../runtime/manager/endpoint_auth.ts";
 import { RuntimeMetrics } from "../runtime/metrics/metrics.ts";
 import { ConfigError } from "../kube/errors.ts";
+import { resourceName } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
 import { checkCrds } from "./crd_check.ts";
 import { endpointPlan } from "./endpoints.ts";
@@ -171,7 +172,7 @@ async function warnAboutCrds(
     ...(options.kubeconfig ? [`--kubeconfig ${options.kubeconfig}`] : []),
     ...(options.context ? [`--context ${options.context}`] : []),
   ].join(" ");
-  const names = resources.map((r) => `${r.plural}.${r.group}`);
+  const names = resources.map(resourceName);
   try {
     const problem = await checkCrds(
       client,

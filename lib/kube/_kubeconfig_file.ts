@@ -7,7 +7,7 @@
  */
 import { dirname, resolvePath as resolve } from "./_path.ts";
 import { NOT_BLOCK_YAML, readBlockYaml } from "./_block_yaml.ts";
-import { ConfigError } from "./errors.ts";
+import { ConfigError, describeError } from "./errors.ts";
 import { EXEC_API_VERSIONS, type ExecConfig } from "./_exec.ts";
 
 /** `clusters[].cluster`, with `name` and the file it came from. */
@@ -252,7 +252,7 @@ async function parseYaml(text: string, path: string): Promise<unknown> {
     // Warnings (an unknown tag, say) would go to stderr around the log; the checks judge the values.
     return parse(text, { logLevel: "error" });
   } catch (e) {
-    const first = (e instanceof Error ? e.message : String(e)).split("\n")[0];
+    const first = describeError(e).split("\n")[0];
     throw new ConfigError(`Invalid kubeconfig ${path}: not valid YAML: ${first}`, { cause: e });
   }
 }

@@ -30,6 +30,7 @@
  * @module
  */
 import type { KubeObject, ObjectKey } from "../../kube/types.ts";
+import { describeError } from "../../kube/errors.ts";
 import { objectKey } from "../../kube/object_key.ts";
 import type { WatcherEvent } from "../watcher/watcher.ts";
 import { logger } from "../../log.ts";
@@ -492,7 +493,7 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
     } catch (error) {
       logger("store").error("eviction callback failed for {key}: {error}", {
         key: oldest.key,
-        error,
+        error: describeError(error),
       });
     }
   }
@@ -518,7 +519,7 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
         logger("store").error("store listener failed on {type} {key}: {error}", {
           type: change.type,
           key: "key" in change ? change.key : "",
-          error,
+          error: describeError(error),
         });
       }
     }

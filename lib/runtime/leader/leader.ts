@@ -41,7 +41,7 @@
  *
  * @module
  */
-import { isAlreadyExists, isConflict } from "../../kube/errors.ts";
+import { describeError, isAlreadyExists, isConflict } from "../../kube/errors.ts";
 import { logger } from "../../log.ts";
 import { type Clock, systemClock } from "../../async/clock.ts";
 import type { Lease, LeaseApi } from "./_lease_api.ts";
@@ -193,7 +193,9 @@ export class LeaderElector {
       });
       Promise.resolve()
         .then(() => callbacks.onStartedLeading(leading.signal))
-        .catch((error) => log.error("onStartedLeading failed: {error}", { error: String(error) }));
+        .catch((error) =>
+          log.error("onStartedLeading failed: {error}", { error: describeError(error) })
+        );
       const outcome = await this.#renew(signal, callbacks);
       leading.abort(new Error(`leadership of ${this.#lease()} ended: ${outcome}`));
       log.info("{identity} stopped leading {lease}: {outcome}", {
@@ -204,7 +206,7 @@ export class LeaderElector {
       try {
         await callbacks.onStoppedLeading?.();
       } catch (error) {
-        log.error("onStoppedLeading failed: {error}", { error: String(error) });
+        log.error("onStoppedLeading failed: {error}", { error: describeError(error) });
       }
       if (outcome === "shutting down" && this.#releaseOnCancel) await this.release();
     } finally {
@@ -246,7 +248,7 @@ export class LeaderElector {
       } catch (error) {
         log.warn("Could not release {lease}: {error}", {
           lease: this.#lease(),
-          error: String(error),
+          error: describeError(error),
         });
         return false;
       }
@@ -332,7 +334,7 @@ export class LeaderElector {
       const lostRace = isConflict(error) || isAlreadyExists(error);
       log[lostRace ? "debug" : "warn"]("Could not acquire or renew {lease}: {error}", {
         lease: this.#lease(),
-        error: String(error),
+        error: describeError(error),
       });
       return false;
     }
@@ -364,7 +366,7 @@ export class LeaderElector {
     try {
       callbacks.onNewLeader?.(leader);
     } catch (error) {
-      log.error("onNewLeader failed: {error}", { error: String(error) });
+      log.error("onNewLeader failed: {error}", { error: describeError(error) });
     }
   }
 

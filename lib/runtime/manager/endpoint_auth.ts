@@ -37,6 +37,7 @@
  * @module
  */
 import { type Clock, systemClock } from "../../async/clock.ts";
+import { describeError } from "../../kube/errors.ts";
 import { SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS } from "../../kube/resources.ts";
 import type { KubeObject, Resource } from "../../kube/types.ts";
 import { logger } from "../../log.ts";
@@ -145,7 +146,10 @@ export function tokenReviewAuth(
       try {
         verdict = await review(token, path);
       } catch (error) {
-        log.warn("Cannot review a request to {path}: {error}", { path, error: String(error) });
+        log.warn("Cannot review a request to {path}: {error}", {
+          path,
+          error: describeError(error),
+        });
         return text(503, `cannot check who may get ${path} now: the API server did not answer\n`);
       }
       verdicts.delete(key);

@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { describeError } from "../../kube/errors.ts";
 import { logger } from "../../log.ts";
 
 /** A route handler; runs for GET and HEAD only. */
@@ -82,7 +83,7 @@ export function serveEndpoints(listeners: Listener[], signal: AbortSignal): Runn
       signal,
       onListen: () => {},
       onError: (error) => {
-        log.error("handler failed: {error}", { error: String(error) });
+        log.error("handler failed: {error}", { error: describeError(error) });
         return new Response("internal error\n", { status: 500 });
       },
     }, (request) => {

@@ -5,6 +5,7 @@
  * @module
  */
 import type { KubeClient } from "../../kube/client.ts";
+import { resourceName } from "../../kube/resources.ts";
 import type { KubeList, KubeObject, Resource, WatchEvent } from "../../kube/types.ts";
 
 /** Options of one list request; a watcher pages with `limit` and `continue`. */
@@ -119,8 +120,7 @@ export function listerWatcher<T extends KubeObject = KubeObject>(
 }
 
 function describe(resource: Resource, scope: ListerWatcherOptions): string {
-  const group = resource.group ? `.${resource.group}` : "";
-  let text = `${resource.plural}${group}`;
+  let text = resourceName(resource);
   text += scope.namespace === undefined ? "" : ` in namespace "${scope.namespace}"`;
   if (scope.labelSelector) text += ` with labels ${scope.labelSelector}`;
   if (scope.fieldSelector) text += ` with fields ${scope.fieldSelector}`;

@@ -60,6 +60,7 @@
  */
 import {
   ApiError,
+  describeError,
   isForbidden,
   isGone,
   isTooManyRequests,
@@ -517,7 +518,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
       throw error;
     }
     this.#restarts++;
-    this.#lastError = errorText(error);
+    this.#lastError = describeError(error);
     const delayMs = Math.round(this.#backoff.next());
     const unreachable = error instanceof TransportError && error.server !== undefined &&
       error.reason !== undefined;
@@ -537,7 +538,7 @@ export class Watcher<T extends KubeObject = KubeObject> {
       : "warn";
     log[level]("Watcher of {resource} failed: {error}; {action} in {delayMs} ms", {
       resource: this.#what,
-      error: errorText(error),
+      error: describeError(error),
       action,
       delayMs,
     });
@@ -605,9 +606,5 @@ function rejectsStreamingList(error: unknown): error is ApiError {
  * e.g. right after its CRD is installed: expected, and over in a moment.
  */
 function isInitializing(error: unknown): boolean {
-  return isTooManyRequests(error) && /storage is \(re\)initializing/.test(errorText(error));
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return isTooManyRequests(error) && /storage is \(re\)initializing/.test(describeError(error));
 }
