@@ -10,7 +10,6 @@ import {
   CONFIG_MAPS,
   type KubeClient,
   type KubeObject,
-  objectKey,
   type Resource,
 } from "../../lib/kube/mod.ts";
 import { type ControllerSpec, type EventRecorder, finalizer } from "../../lib/runtime/mod.ts";
@@ -70,16 +69,14 @@ export function greetingController(
     // Server-side apply is idempotent: it sends the fields we own, every time.
     applyChild: (resource, desired, signal) =>
       client.apply(resource, desired, { fieldManager: MANAGER, force: true, signal }),
-    reconcile: (greeting, { signal, cache, children }) =>
+    reconcile: (greeting, { signal, children }) =>
       finalizer(client, GREETINGS, FINALIZER, greeting, {
         async apply(greeting) {
           const desired = renderConfigMap(greeting);
           const message = (desired.data as { message: string }).message;
-          const configMaps = cache<KubeObject & { data?: { message?: string } }>(CONFIG_MAPS);
-          const before = configMaps.get(objectKey(desired));
           // Skips the write when the cached ConfigMap is as this controller last applied it.
           await children.apply(CONFIG_MAPS, desired, signal);
-          if (before?.data?.message !== message) {
+          if (greeting.status?.message !== message) {
             events.publish(greeting, {
               type: "Normal",
               reason: "Rendered",

@@ -8,6 +8,7 @@ import {
   type ControllerSpec,
   fixedErrorPolicy,
   type ReconcileContext,
+  stripTransform,
   TerminalError,
 } from "../../lib/runtime/mod.ts";
 import { MemoryCluster } from "./_memory_cluster.ts";
@@ -250,6 +251,30 @@ Deno.test("a change of an owned child reconciles its controller owner", async ()
     },
   });
   assert.deepEqual(await calls.count(2, "the owner's reconcile"), ["ns/a", "ns/a"]);
+});
+
+Deno.test("an owned kind is cached lean by default, and whole with a transform of its own", async () => {
+  const seen = new Happenings<KubeObject | undefined>();
+  for (const transform of [undefined, stripTransform]) {
+    await using h = harness((_object, { cache }) => {
+      seen.push(cache(SECRETS).get("ns/a-secret"));
+      return Promise.resolve({});
+    }, { owns: [{ resource: SECRETS, ...(transform && { transform }) }] });
+    h.cluster.put(SECRETS, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "a-secret", namespace: "ns", labels: { app: "a" } },
+      data: { password: "c2VjcmV0" },
+    });
+    h.cluster.put(CONFIG_MAPS, configMap("a"));
+    h.start();
+    await seen.count(transform ? 2 : 1, "the reconcile");
+  }
+  const [lean, whole] = seen.items;
+  assert.equal(lean?.metadata?.name, "a-secret");
+  assert.equal(lean?.data, undefined, "the default cache keeps no data");
+  assert.equal(lean?.metadata?.labels, undefined);
+  assert.deepEqual(whole?.data, { password: "c2VjcmV0" });
 });
 
 Deno.test("context.children writes a child once and skips it while it is as last applied", async () => {

@@ -7,6 +7,7 @@ import { CONFIG_MAPS, SERVICES } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
 import { ChildApplier } from "../../lib/runtime/controller/child_applier.ts";
 import { Store } from "../../lib/runtime/cache/store.ts";
+import { projectOwned } from "../../lib/runtime/cache/projections.ts";
 
 const OWNER = {
   apiVersion: "kinglet.dev/v1alpha1",
@@ -111,4 +112,22 @@ Deno.test("children of two kinds under one name keep their own records, and a de
   assert.equal(applier.size, 1);
   await applier.apply(SERVICES, desired(), services, signal);
   assert.equal(applied.length, 2, "the Service's record survives the ConfigMap's deletion");
+});
+
+Deno.test("a child cached without its labels is still applied again when someone relabels it", async () => {
+  const { applied, applier } = harness();
+  const cache = new Store({ transform: projectOwned });
+  applier.track(SERVICES, cache);
+  const signal = new AbortController().signal;
+  const first = await applier.apply(SERVICES, desired(), cache, signal);
+  cache.apply({ type: "applied", object: first });
+  await applier.apply(SERVICES, desired(), cache, signal);
+  assert.equal(applied.length, 1, "as last applied: skipped");
+  cache.apply({
+    type: "applied",
+    object: { ...first, metadata: { ...first.metadata, labels: { edited: "yes" } } },
+  });
+  assert.equal(cache.get("shop/web")?.metadata?.labels, undefined, "the cache keeps no labels");
+  await applier.apply(SERVICES, desired(), cache, signal);
+  assert.equal(applied.length, 2);
 });

@@ -87,7 +87,11 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> extends Pacin
   resource: Resource;
   /** Drives the object toward its spec; called with the cached object, never with an event. */
   reconcile(object: T, context: ReconcileContext): Promise<Action>;
-  /** Children whose controller owner is a primary object. */
+  /**
+   * Children whose controller owner is a primary object. Cached lean unless
+   * an entry has a `transform`: Deployments and StatefulSets keep their
+   * replica counts, other kinds only identity, owners and revision.
+   */
   owns?: Watch[];
   /**
    * How a child is written, usually a server-side apply with the controller's
