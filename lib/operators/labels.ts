@@ -35,12 +35,6 @@ import type { KubeObject } from "../kube/mod.ts";
 export const FIELD_MANAGER = "kinglet";
 
 /**
- * The annotation on each of kinglet's CRDs that identifies its schema: a hash
- * of the CRD as generated, which `kinglet run` compares with its own.
- */
-export const SCHEMA_HASH_ANNOTATION = "kinglet.dev/schema-hash";
-
-/**
  * The annotation `kinglet install` puts on a namespace it created (never on
  * one that existed), so that `kinglet uninstall` deletes only that.
  */
