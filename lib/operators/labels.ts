@@ -28,7 +28,7 @@
  *
  * @module
  */
-import type { V1ObjectMeta, V1OwnerReference } from "@kubernetes/client-node";
+import type { V1ObjectMeta, V1OwnerReference } from "./models.ts";
 import type { KubeObject } from "../kube/mod.ts";
 
 /** The field manager of every server-side apply kinglet sends. */

@@ -7,7 +7,7 @@ import {
   metadataFingerprint,
   stripTransform,
 } from "../../lib/runtime/mod.ts";
-import type { V1Deployment } from "@kubernetes/client-node";
+import type { V1Deployment } from "../../lib/operators/models.ts";
 
 const OWNER = {
   apiVersion: "kinglet.dev/v1alpha1",
@@ -75,7 +75,7 @@ Deno.test("projectOwned keeps identity, revision, controller owners and a finger
       ...identity,
       labels: { a: "b" },
       annotations: { c: "d" },
-      creationTimestamp: "2026-11-23T10:00:00Z" as unknown as Date,
+      creationTimestamp: "2026-11-23T10:00:00Z",
       ownerReferences: [OWNER],
     },
   };
@@ -101,7 +101,7 @@ Deno.test("projectOwned keeps a deletion in progress and the generation", () => 
     metadata: {
       name: "s",
       generation: 4,
-      deletionTimestamp: "2026-11-23T10:00:00Z" as unknown as Date,
+      deletionTimestamp: "2026-11-23T10:00:00Z",
     },
   });
   assert.equal(projected.metadata?.generation, 4);
