@@ -113,10 +113,10 @@ async function main(args: string[]): Promise<number> {
       if (flags.help) return help("kinglet install [flags]", INSTALL_FLAGS);
       logging(flags.values);
       const config = await loadConfig(connection(flags.values));
-      const { installCrds } = await import("./lib/cli/install.ts");
+      const { install } = await import("./lib/cli/install.ts");
       const client = new KubeClient(config);
       try {
-        const names = await installCrds(client, {
+        const names = await install(client, {
           ...(flags.values["leader-election-namespace"] &&
             { namespace: flags.values["leader-election-namespace"] }),
         });

@@ -23,7 +23,7 @@
  * @module
  */
 import v8 from "node:v8";
-import type { V1Deployment } from "@kubernetes/client-node";
+import type { V1Deployment } from "../lib/operators/models.ts";
 import { DEPLOYMENTS } from "../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../lib/kube/types.ts";
 import { renderWebApp } from "../lib/operators/webapp/render.ts";
@@ -100,7 +100,7 @@ export function objectsJson(i: number): [webApp: string, deployment: string, ser
       uid: uid(1, i),
       resourceVersion: String(300_000 + 5 * i),
       generation: 1,
-      creationTimestamp: created as unknown as Date,
+      creationTimestamp: created,
       labels: { "app.kubernetes.io/part-of": "kinglet-bench" },
     },
     spec: { image: "registry.k8s.io/pause:3.10", replicas: 1, port: 8080 },

@@ -23,7 +23,7 @@
  *
  * @module
  */
-import { installCrds } from "../lib/cli/install.ts";
+import { install } from "../lib/cli/install.ts";
 import { KubeClient } from "../lib/kube/client.ts";
 import { loadConfig } from "../lib/kube/config.ts";
 import { EVENTS } from "../lib/kube/resources.ts";
@@ -58,7 +58,7 @@ async function main(args: string[]): Promise<number> {
   using client = closing(new KubeClient(await loadConfig({ kubeconfig: cluster.kubeconfig })));
   log(
     `CRDs Established: ${
-      (await installCrds(client.value, { namespace: "kinglet-system" })).join(", ")
+      (await install(client.value, { namespace: "kinglet-system" })).join(", ")
     }`,
   );
   const grants = grantsFromEnv({ ...Deno.env.toObject(), KINGLET_ALLOW_READ: cluster.kubeconfig });

@@ -19,12 +19,12 @@
  * @module
  */
 import { CRD_SCHEMA_HASHES } from "../../crds/schema_hashes.ts";
+import { SCHEMA_HASH_ANNOTATION } from "../crd/types.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { describeError, isForbidden, isNotFound } from "../kube/errors.ts";
 import { CUSTOM_RESOURCE_DEFINITIONS } from "../kube/resources.ts";
 import type { KubeObject } from "../kube/types.ts";
 import { logger } from "../log.ts";
-import { SCHEMA_HASH_ANNOTATION } from "../operators/labels.ts";
 
 /**
  * One line saying which of the CRDs `names` are missing or carry another

@@ -11,18 +11,17 @@
  * @module
  */
 import { stringify } from "yaml";
+import { type CustomResourceDefinition, withSchemaHash } from "../crd/mod.ts";
 import type { KubeClient } from "../kube/client.ts";
-import { CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES } from "../kube/resources.ts";
-import type { KubeObject } from "../kube/types.ts";
-import { buildCrd, type CustomResourceDefinition } from "../operators/crd.ts";
 import { isAlreadyExists, isNotFound } from "../kube/errors.ts";
+import { NAMESPACES } from "../kube/resources.ts";
 import { CREATED_BY_ANNOTATION, FIELD_MANAGER } from "../operators/labels.ts";
 import { KIND_DEFINITIONS } from "../operators/mod.ts";
-import { withSchemaHash } from "../operators/schema_hash.ts";
+import { installCrds } from "../runtime/crds/mod.ts";
 
 /** Every CRD kinglet serves, annotated with its schema hash. */
 export function crdDocuments(): CustomResourceDefinition[] {
-  return KIND_DEFINITIONS.map((definition) => withSchemaHash(buildCrd(definition)));
+  return KIND_DEFINITIONS.map((definition) => withSchemaHash(definition.crd()));
 }
 
 /** The CRDs as one multi-document YAML stream. */
@@ -32,44 +31,18 @@ export function crdsYaml(): string {
 
 /**
  * Applies the CRDs (and the leader-election namespace, if given) and waits
- * until the API server reports every CRD Established.
+ * until the API server reports every CRD Established; resolves to their names.
  *
- * @throws {Error} naming the CRD and its conditions when it is not Established within `timeoutMs`.
+ * @throws {CrdWaitError} naming the CRD and its conditions when it is not
+ * Established within `timeoutMs`.
  */
-export async function installCrds(
+export async function install(
   client: Pick<KubeClient, "apply" | "create" | "get">,
   options: { namespace?: string; timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<string[]> {
-  const signal = options.signal;
-  if (options.namespace) await ensureNamespace(client, options.namespace, signal);
-  const names: string[] = [];
-  for (const crd of crdDocuments()) {
-    await client.apply(CUSTOM_RESOURCE_DEFINITIONS, crd as unknown as KubeObject, {
-      fieldManager: FIELD_MANAGER,
-      force: true,
-      ...(signal && { signal }),
-    });
-    names.push(crd.metadata.name);
-  }
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-  for (const name of names) {
-    for (;;) {
-      const crd = await client.get<KubeObject>(CUSTOM_RESOURCE_DEFINITIONS, name, {
-        ...(signal && { signal }),
-      });
-      const conditions = (crd.status as { conditions?: { type: string; status: string }[] })
-        ?.conditions ?? [];
-      if (conditions.some((c) => c.type === "Established" && c.status === "True")) break;
-      if (Date.now() > deadline) {
-        throw new Error(
-          `CRD ${name} is not Established after ${(options.timeoutMs ?? 60_000) / 1000}s; ` +
-            `conditions: ${JSON.stringify(conditions)}. Check the API server log.`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-  return names;
+  const { namespace, ...wait } = options;
+  if (namespace) await ensureNamespace(client, namespace, options.signal);
+  return await installCrds(client, crdDocuments(), { fieldManager: FIELD_MANAGER, ...wait });
 }
 
 /**

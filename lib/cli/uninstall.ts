@@ -26,6 +26,7 @@ import { isNotFound } from "../kube/errors.ts";
 import { CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, PODS } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
 import { CREATED_BY_ANNOTATION } from "../operators/labels.ts";
+import { uninstallCrds } from "../runtime/crds/mod.ts";
 
 /** Options of {@link uninstall}. */
 export interface UninstallOptions {
@@ -56,7 +57,7 @@ type Crd = KubeObject & {
  * alone made it, the namespace; resolves to one line per thing deleted or kept.
  *
  * @throws {ResourcesExistError} naming the resources left, unless `force`.
- * @throws {Error} when a CRD is still there after `timeoutMs`, saying why.
+ * @throws {CrdWaitError} when a CRD is still there after `timeoutMs`, saying why.
  */
 export async function uninstall(
   client: Pick<KubeClient, "get" | "list" | "delete">,
@@ -89,12 +90,11 @@ export async function uninstall(
         "--all -A, with kinglet running to clean up), or pass --force",
     );
   }
-  const done: string[] = [];
-  for (const crd of crds) {
-    await deleteIfPresent(client, CUSTOM_RESOURCE_DEFINITIONS, crd.metadata!.name!, at);
-  }
-  await waitUntilGone(client, crds, options.timeoutMs ?? 60_000, signal);
-  for (const crd of crds) done.push(`deleted CRD ${crd.metadata!.name}`);
+  const deleted = await uninstallCrds(client, crds, {
+    ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+    ...at,
+  });
+  const done = deleted.map((name) => `deleted CRD ${name}`);
   if (options.namespace) done.push(await deleteNamespace(client, options.namespace, at));
   return done;
 }
@@ -123,34 +123,6 @@ async function deleteIfPresent(
   } catch (error) {
     if (isNotFound(error)) return false;
     throw error;
-  }
-}
-
-async function waitUntilGone(
-  client: Pick<KubeClient, "get">,
-  crds: Crd[],
-  timeoutMs: number,
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (const crd of crds) {
-    const name = crd.metadata!.name!;
-    for (;;) {
-      try {
-        await client.get(CUSTOM_RESOURCE_DEFINITIONS, name, signal ? { signal } : {});
-      } catch (error) {
-        if (isNotFound(error)) break;
-        throw error;
-      }
-      if (Date.now() > deadline) {
-        throw new Error(
-          `CRD ${name} is still terminating after ${timeoutMs / 1000}s: its ` +
-            `${crd.spec.names.kind}s wait for their finalizers, which a running kinglet removes ` +
-            "once it has cleaned up; start kinglet until they are gone",
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
   }
 }
 

@@ -247,7 +247,8 @@ function quote(v: unknown): string {
 }
 
 async function parseYaml(text: string, path: string): Promise<unknown> {
-  const { parse } = await import("yaml");
+  // A full specifier: lib/kube is imported by URL too, where kinglet's import map does not apply.
+  const { parse } = await import("npm:yaml@2.9.1");
   try {
     // Warnings (an unknown tag, say) would go to stderr around the log; the checks judge the values.
     return parse(text, { logLevel: "error" });

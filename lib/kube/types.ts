@@ -4,8 +4,11 @@
  * API endpoint.
  *
  * Model types come from `@kubernetes/client-node` by `import type` only, so
- * they cost nothing at run time; {@link ObjectMeta} mirrors its
- * `V1ObjectMeta`, so that this module's public types stand on their own.
+ * they cost nothing at run time. Its models declare timestamps as `Date`,
+ * which its own serializer makes of them; kinglet's client decodes plain
+ * JSON, so a timestamp is the RFC 3339 string the API server sent:
+ * {@link ObjectMeta} says so, and {@link Wire} turns any model into what
+ * the client really returns (`Wire<V1Deployment>`).
  *
  * @module
  */
@@ -40,25 +43,27 @@ export interface ManagedFieldsEntry {
   operation?: string;
   /** The subresource written, e.g. `status`. */
   subresource?: string;
-  /** When the fields were last set. */
-  time?: Date;
+  /** When the fields were last set, in RFC 3339, e.g. `2026-01-01T12:00:00Z`. */
+  time?: string;
 }
 
 /**
- * `metav1.ObjectMeta`, structurally the same as `V1ObjectMeta` of
- * `@kubernetes/client-node`, so its model types are {@link KubeObject}s.
- * Timestamps arrive from the API server as RFC 3339 strings, whatever the
- * declared type.
+ * `metav1.ObjectMeta` as the API server sends it: `V1ObjectMeta` of
+ * `@kubernetes/client-node` with its timestamps as the RFC 3339 strings they
+ * are (`Date.parse` reads them), so that `Wire<V1ObjectMeta>` is one.
  */
 export interface ObjectMeta {
   /** Unstructured key/value data for tools. */
   annotations?: { [key: string]: string };
-  /** When the object was created. */
-  creationTimestamp?: Date;
+  /** When the object was created, in RFC 3339, e.g. `2026-01-01T12:00:00Z`. */
+  creationTimestamp?: string;
   /** Seconds the object has to terminate once deleted. */
   deletionGracePeriodSeconds?: number;
-  /** Set when deletion was requested; the object goes once its finalizers are gone. */
-  deletionTimestamp?: Date;
+  /**
+   * Set, in RFC 3339, when deletion was requested; the object goes once its
+   * finalizers are gone.
+   */
+  deletionTimestamp?: string;
   /** What must happen before the object is removed. */
   finalizers?: Array<string>;
   /** Prefix of a name the server generates. */
@@ -94,6 +99,29 @@ export interface KubeObject {
   /** The kind's own fields: `spec`, `status`, `data`, ... */
   [field: string]: unknown;
 }
+
+/**
+ * A `@kubernetes/client-node` model as the API server sends it and the
+ * client returns it: every field its declaration types `Date` (a
+ * `creationTimestamp`, a condition's `lastTransitionTime`) is the RFC 3339
+ * string of the JSON, so that `.getTime()` on one does not compile.
+ *
+ * @example
+ * ```ts
+ * import type { V1Deployment } from "@kubernetes/client-node";
+ * import type { KubeObject, Wire } from "./types.ts";
+ * const deployment: Wire<V1Deployment> = {
+ *   metadata: { name: "web", creationTimestamp: "2026-01-01T12:00:00Z" },
+ *   status: { conditions: [{ type: "Available", status: "True", lastUpdateTime: "2026-01-01T12:00:05Z" }] },
+ * };
+ * const object: KubeObject = deployment; // a Wire model is a KubeObject
+ * const created = Date.parse(deployment.metadata?.creationTimestamp ?? ""); // ms since the epoch
+ * ```
+ */
+export type Wire<T> = T extends Date ? string
+  : T extends readonly (infer Item)[] ? Wire<Item>[]
+  : T extends object ? { [K in keyof T]: Wire<T[K]> }
+  : T;
 
 /** A list as the API server returns it. */
 export interface KubeList<T extends KubeObject = KubeObject> {

@@ -28,17 +28,11 @@
  *
  * @module
  */
-import type { V1ObjectMeta, V1OwnerReference } from "@kubernetes/client-node";
+import type { V1ObjectMeta, V1OwnerReference } from "./models.ts";
 import type { KubeObject } from "../kube/mod.ts";
 
 /** The field manager of every server-side apply kinglet sends. */
 export const FIELD_MANAGER = "kinglet";
-
-/**
- * The annotation on each of kinglet's CRDs that identifies its schema: a hash
- * of the CRD as generated, which `kinglet run` compares with its own.
- */
-export const SCHEMA_HASH_ANNOTATION = "kinglet.dev/schema-hash";
 
 /**
  * The annotation `kinglet install` puts on a namespace it created (never on

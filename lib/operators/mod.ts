@@ -32,7 +32,6 @@
  */
 export * from "./api_group.ts";
 export * from "./conditions.ts";
-export * from "./crd.ts";
 export * from "./labels.ts";
 export * from "./pod_fields.ts";
 export * from "./quantity.ts";
@@ -60,13 +59,14 @@ export * from "./inference/schema.ts";
 export * from "./inference/render.ts";
 export * from "./inference/status.ts";
 
-import type { KindDefinition } from "./crd.ts";
+import type { z } from "zod";
+import type { CustomKind } from "../crd/mod.ts";
 import { databaseClusterDefinition } from "./database/schema.ts";
 import { inferenceServiceDefinition } from "./inference/schema.ts";
 import { webAppDefinition } from "./webapp/schema.ts";
 
 /** The kinds kinglet serves, in the order their CRDs are listed. */
-export const KIND_DEFINITIONS: readonly KindDefinition[] = [
+export const KIND_DEFINITIONS: readonly CustomKind<z.ZodType, z.ZodType>[] = [
   webAppDefinition,
   databaseClusterDefinition,
   inferenceServiceDefinition,

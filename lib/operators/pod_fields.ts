@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { V1EnvVar, V1ResourceRequirements, V1Toleration } from "@kubernetes/client-node";
+import type { V1EnvVar, V1ResourceRequirements, V1Toleration } from "./models.ts";
 import type { EnvVar, Resources, Toleration } from "./schema/pod_fields.ts";
 
 export type { EnvVar, Resources, Toleration };

@@ -28,7 +28,7 @@
  *
  * @module
  */
-import type { V1Deployment, V1ObjectMeta, V1Service } from "@kubernetes/client-node";
+import type { V1Deployment, V1ObjectMeta, V1Service } from "./models.ts";
 import { DEPLOYMENTS, type KubeObject, type Resource, SERVICES } from "../kube/mod.ts";
 import { type ControllerSpec, type ErrorPolicy, projectPrimary } from "../runtime/mod.ts";
 import { guardChildren } from "./child_errors.ts";

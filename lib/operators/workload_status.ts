@@ -18,7 +18,7 @@
  *
  * @module
  */
-import type { V1Deployment } from "@kubernetes/client-node";
+import type { V1Deployment } from "./models.ts";
 import { type Health, setStandardConditions } from "./conditions.ts";
 import type { WorkloadPhase, WorkloadStatus } from "./schema/workload_status.ts";
 

@@ -76,6 +76,7 @@
 export type { Clock } from "../async/clock.ts";
 export * from "./cache/mod.ts";
 export * from "./controller/mod.ts";
+export * from "./crds/mod.ts";
 export * from "./events/mod.ts";
 export * from "./leader/mod.ts";
 export * from "./manager/mod.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { installCrds } from "../../lib/cli/install.ts";
+import { install } from "../../lib/cli/install.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { testKubeconfig } from "./cluster.ts";
 import { serviceAccountKubeconfig } from "./service_account.ts";
@@ -15,7 +15,7 @@ let kubeconfig: Promise<string> | undefined;
 
 /** Installs the CRDs (and the kinglet-system namespace) once per process. */
 export function installCrdsOnce(client: KubeClient): Promise<string[]> {
-  installed ??= installCrds(client, { namespace: "kinglet-system" });
+  installed ??= install(client, { namespace: "kinglet-system" });
   return installed;
 }
 

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { V1Deployment, V1Pod, V1Service } from "@kubernetes/client-node";
-import { crdDocuments, installCrds } from "../../lib/cli/install.ts";
+import { crdDocuments, install } from "../../lib/cli/install.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import {
   CUSTOM_RESOURCE_DEFINITIONS,
@@ -231,7 +231,7 @@ Deno.test("inferenceservice lifecycle: GPU and CPU placement, model change, scal
               ),
           );
         } finally {
-          await installCrds(client);
+          await install(client);
         }
         const isvc = await waitFor("InvalidSpec True", async () => {
           const isvc = await client.get(INFERENCE_SERVICES, "legacy", { namespace: ns });

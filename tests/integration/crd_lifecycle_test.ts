@@ -10,11 +10,11 @@ import assert from "node:assert/strict";
 import { CRD_SCHEMA_HASHES } from "../../crds/schema_hashes.ts";
 import { grantsFromEnv } from "../../hack/_permissions.ts";
 import { checkCrds } from "../../lib/cli/crd_check.ts";
-import { installCrds } from "../../lib/cli/install.ts";
+import { install } from "../../lib/cli/install.ts";
 import { ResourcesExistError, uninstall } from "../../lib/cli/uninstall.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, PODS } from "../../lib/kube/resources.ts";
-import { SCHEMA_HASH_ANNOTATION } from "../../lib/operators/labels.ts";
+import { SCHEMA_HASH_ANNOTATION } from "../../lib/crd/mod.ts";
 import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { kubectl, testKubeconfig } from "../_support/cluster.ts";
 import { operatorKubeconfig } from "../_support/crds.ts";
@@ -48,10 +48,10 @@ async function annotate(name: string, value: string | undefined): Promise<void> 
 async function withCrds(test: (client: KubeClient) => Promise<void>): Promise<void> {
   const client = await adminClient();
   try {
-    await installCrds(client);
+    await install(client);
     await test(client);
   } finally {
-    await installCrds(client);
+    await install(client);
     client.close();
   }
 }
@@ -108,7 +108,7 @@ Deno.test("uninstall refuses while custom resources exist, then --force removes 
     const namespace = await createNamespace(client, "uninstall");
     const leaseNamespace = `kinglet-uninstall-${crypto.randomUUID().slice(0, 6)}`;
     try {
-      await installCrds(client, { namespace: leaseNamespace });
+      await install(client, { namespace: leaseNamespace });
       await client.create(WEB_APPS, {
         apiVersion: "kinglet.dev/v1alpha1",
         kind: "WebApp",
@@ -161,8 +161,8 @@ Deno.test("uninstall keeps a namespace that existed before install, and one wher
     const existing = await createNamespace(client, "kinglet-existing");
     const busy = `kinglet-busy-${crypto.randomUUID().slice(0, 6)}`;
     try {
-      await installCrds(client, { namespace: existing });
-      await installCrds(client, { namespace: busy });
+      await install(client, { namespace: existing });
+      await install(client, { namespace: busy });
       await client.create(PODS, {
         apiVersion: "v1",
         kind: "Pod",
@@ -173,7 +173,7 @@ Deno.test("uninstall keeps a namespace that existed before install, and one wher
         (await uninstall(client, { namespace: existing })).at(-1),
         `kept namespace ${existing}: it existed before kinglet install`,
       );
-      await installCrds(client);
+      await install(client);
       assert.deepEqual(
         (await uninstall(client, { namespace: busy })).at(-1),
         `kept namespace ${busy}: pods run in it (kinglet, …)`,

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { startCluster } from "../../hack/cluster.ts";
-import { installCrds } from "../../lib/cli/install.ts";
+import { install } from "../../lib/cli/install.ts";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { loadConfig } from "../../lib/kube/config.ts";
 import { createNamespace, waitFor } from "../_support/kube.ts";
@@ -26,7 +26,7 @@ Deno.test("after kube-apiserver restarts mid-reconcile, every WebApp converges w
   await using cluster = await startCluster({ gpuNodes: false });
   const client = new KubeClient(await loadConfig({ kubeconfig: cluster.kubeconfig }));
   try {
-    await installCrds(client, { namespace: "kinglet-system" });
+    await install(client, { namespace: "kinglet-system" });
     const ns = await createNamespace(client, "fault-restart");
     const kubeconfig = await serviceAccountKubeconfig(
       cluster.kubeconfig,

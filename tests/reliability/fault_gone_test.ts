@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { startCluster } from "../../hack/cluster.ts";
-import { installCrds } from "../../lib/cli/install.ts";
+import { install } from "../../lib/cli/install.ts";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { loadConfig } from "../../lib/kube/config.ts";
 import { createNamespace, waitFor } from "../_support/kube.ts";
@@ -43,7 +43,7 @@ Deno.test("after etcd is compacted while the operator is cut off, it converges w
   });
   const client = new KubeClient(await loadConfig({ kubeconfig: cluster.kubeconfig }));
   try {
-    await installCrds(client, { namespace: "kinglet-system" });
+    await install(client, { namespace: "kinglet-system" });
     const ns = await createNamespace(client, "fault-gone");
     await using proxy = new TcpProxy(cluster.server);
     const kubeconfig = await kubeconfigVia(

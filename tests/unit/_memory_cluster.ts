@@ -212,7 +212,7 @@ export class MemoryCluster implements CacheClient {
     }
     if (!stored.metadata?.finalizers?.length) this.remove(resource, key);
     else {
-      const deletionTimestamp = new Date(0).toISOString() as unknown as Date;
+      const deletionTimestamp = new Date(0).toISOString();
       this.put(resource, { ...stored, metadata: { ...stored.metadata, deletionTimestamp } });
     }
     return Promise.resolve();

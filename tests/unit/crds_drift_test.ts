@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { compareCrds, crdFiles, CRDS_DIR, HASHES_FILE, hashesSource } from "../../hack/gen_crds.ts";
 import { CRD_SCHEMA_HASHES } from "../../crds/schema_hashes.ts";
-import { buildCrd, KIND_DEFINITIONS, SCHEMA_HASH_ANNOTATION } from "../../lib/operators/mod.ts";
-import { schemaHash, withSchemaHash } from "../../lib/operators/schema_hash.ts";
+import { SCHEMA_HASH_ANNOTATION, schemaHash, withSchemaHash } from "../../lib/crd/mod.ts";
+import { KIND_DEFINITIONS } from "../../lib/operators/mod.ts";
 
 Deno.test("the committed CRDs match the zod schemas (run `deno task crds` if this fails)", async () => {
   assert.deepEqual(await compareCrds(CRDS_DIR), []);
@@ -14,7 +14,7 @@ Deno.test("each generated CRD file parses back to the CRD built from its schema"
   const files = crdFiles();
   assert.equal(files.size, KIND_DEFINITIONS.length);
   for (const definition of KIND_DEFINITIONS) {
-    const crd = withSchemaHash(buildCrd(definition));
+    const crd = withSchemaHash(definition.crd());
     const content = files.get(`${crd.metadata.name}.yaml`);
     assert.ok(content, `no file for ${crd.metadata.name}`);
     assert.deepEqual(parse(content), crd);
@@ -23,12 +23,12 @@ Deno.test("each generated CRD file parses back to the CRD built from its schema"
 
 Deno.test("the schema hashes kinglet run compares with are those of the CRDs install applies", () => {
   const expected = Object.fromEntries(KIND_DEFINITIONS.map((definition) => {
-    const crd = buildCrd(definition);
+    const crd = definition.crd();
     return [crd.metadata.name, schemaHash(crd)];
   }));
   assert.deepEqual(CRD_SCHEMA_HASHES, expected);
   for (const definition of KIND_DEFINITIONS) {
-    const crd = withSchemaHash(buildCrd(definition));
+    const crd = withSchemaHash(definition.crd());
     assert.equal(crd.metadata.annotations?.[SCHEMA_HASH_ANNOTATION], expected[crd.metadata.name]);
   }
 });
@@ -50,7 +50,7 @@ Deno.test("drift detection reports schema hashes that no longer match the CRDs",
 });
 
 Deno.test("a schema hash changes with the schema and ignores its own annotation", () => {
-  const crd = buildCrd(KIND_DEFINITIONS[0]!);
+  const crd = KIND_DEFINITIONS[0]!.crd();
   const hash = schemaHash(crd);
   assert.match(hash, /^[0-9a-f]{16}$/);
   assert.equal(schemaHash(withSchemaHash(crd)), hash);

@@ -100,7 +100,7 @@ function cm(finalizers?: string[], deleting = false): KubeObject {
       namespace: "shop",
       resourceVersion: "10",
       ...(finalizers ? { finalizers } : {}),
-      ...(deleting ? { deletionTimestamp: new Date(0) } : {}),
+      ...(deleting ? { deletionTimestamp: new Date(0).toISOString() } : {}),
     },
   };
 }

@@ -29,10 +29,11 @@ async function imports(dir: string): Promise<{ file: string; target: string }[]>
   return found;
 }
 
-Deno.test("the operators reach the client and the runtime only through their mod.ts", async () => {
+const PUBLIC = ["lib/kube/mod.ts", "lib/runtime/mod.ts", "lib/async/mod.ts", "lib/crd/mod.ts"];
+
+Deno.test("the operators reach the client, the runtime and the CRD module only through their mod.ts", async () => {
   const reaching = (await imports("lib/operators")).filter(({ target }) =>
-    /^lib\/(kube|runtime|async)\//.test(target) &&
-    !["lib/kube/mod.ts", "lib/runtime/mod.ts", "lib/async/mod.ts"].includes(target)
+    /^lib\/(kube|runtime|async|crd)\//.test(target) && !PUBLIC.includes(target)
   );
   assert.deepEqual(reaching, []);
 });
@@ -52,10 +53,19 @@ Deno.test("the runtime does not reach into the operators or the CLI", async () =
   assert.deepEqual(upward, []);
 });
 
+Deno.test("the CRD module builds on the client alone, and the runtime never loads it", async () => {
+  const upward = (await imports("lib/crd")).filter(({ target }) =>
+    !/^lib\/(crd|kube)\//.test(target)
+  );
+  const runtime = (await imports("lib/runtime")).filter(({ target }) =>
+    target.startsWith("lib/crd/")
+  );
+  assert.deepEqual([...upward, ...runtime], []);
+});
+
 Deno.test("the example operator is written only against the public modules", async () => {
   const inside = (await imports("examples")).filter(({ target }) =>
-    !target.startsWith("examples/") &&
-    !["lib/kube/mod.ts", "lib/runtime/mod.ts", "lib/async/mod.ts"].includes(target)
+    !target.startsWith("examples/") && !PUBLIC.includes(target)
   );
   assert.deepEqual(inside, []);
 });

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import {
-  buildCrd,
+  defineKind,
   type JsonSchema,
-  KIND_DEFINITIONS,
   structuralProblems,
   toKubernetesSchema,
-} from "../../lib/operators/mod.ts";
+} from "../../lib/crd/mod.ts";
+import { KIND_DEFINITIONS } from "../../lib/operators/mod.ts";
 import { quantitySchema } from "../../lib/operators/schema/quantity.ts";
 
 /** Every schema node below `node`, with its path. */
@@ -24,7 +24,7 @@ function* nodes(node: JsonSchema, path = ""): Generator<[string, JsonSchema]> {
 
 function rootSchema(kind: string): JsonSchema {
   const definition = KIND_DEFINITIONS.find((d) => d.resource.kind === kind)!;
-  return buildCrd(definition).spec.versions[0]!.schema.openAPIV3Schema;
+  return definition.crd().spec.versions[0]!.schema.openAPIV3Schema;
 }
 
 for (const definition of KIND_DEFINITIONS) {
@@ -49,16 +49,16 @@ for (const definition of KIND_DEFINITIONS) {
   });
 
   Deno.test(`the ${kind} CRD has a status subresource, names and printer columns`, () => {
-    const crd = buildCrd(definition);
+    const crd = definition.crd();
     const version = crd.spec.versions[0]!;
     assert.equal(crd.metadata.name, `${definition.resource.plural}.kinglet.dev`);
     assert.equal(crd.spec.group, "kinglet.dev");
     assert.equal(version.name, "v1alpha1");
     assert.ok(version.served && version.storage);
-    assert.deepEqual(version.subresources.status, {});
+    assert.deepEqual(version.subresources?.status, {});
     assert.deepEqual(crd.spec.names.categories, ["kinglet"]);
     assert.equal(crd.spec.names.listKind, `${kind}List`);
-    const columns = version.additionalPrinterColumns.map((column) => column.name);
+    const columns = (version.additionalPrinterColumns ?? []).map((column) => column.name);
     for (const name of ["Ready", "Desired", "Phase", "Age"]) {
       assert.ok(columns.includes(name), name);
     }
@@ -68,8 +68,8 @@ for (const definition of KIND_DEFINITIONS) {
 
 Deno.test("WebApp and InferenceService have a scale subresource and DatabaseCluster does not", () => {
   const scaleOf = (kind: string) =>
-    buildCrd(KIND_DEFINITIONS.find((d) => d.resource.kind === kind)!).spec.versions[0]!
-      .subresources.scale;
+    KIND_DEFINITIONS.find((d) => d.resource.kind === kind)!.crd().spec.versions[0]!
+      .subresources?.scale;
   const expected = {
     specReplicasPath: ".spec.replicas",
     statusReplicasPath: ".status.replicas",
@@ -81,13 +81,13 @@ Deno.test("WebApp and InferenceService have a scale subresource and DatabaseClus
 });
 
 Deno.test("the CRDs' short names are wa, dbc and isvc", () => {
-  const shortNames = KIND_DEFINITIONS.map((d) => buildCrd(d).spec.names.shortNames);
+  const shortNames = KIND_DEFINITIONS.map((d) => d.crd().spec.names.shortNames);
   assert.deepEqual(shortNames, [["wa"], ["dbc"], ["isvc"]]);
 });
 
 Deno.test("InferenceService printer columns include Model and GPU from the spec", () => {
   const definition = KIND_DEFINITIONS.find((d) => d.resource.kind === "InferenceService")!;
-  const columns = buildCrd(definition).spec.versions[0]!.additionalPrinterColumns;
+  const columns = definition.crd().spec.versions[0]!.additionalPrinterColumns ?? [];
   assert.deepEqual(columns.find((c) => c.name === "Model")?.jsonPath, ".spec.model");
   assert.deepEqual(columns.find((c) => c.name === "GPU")?.jsonPath, ".spec.gpuType");
 });
@@ -201,10 +201,13 @@ Deno.test("structuralProblems names each node that breaks a structural rule", ()
   ]);
 });
 
-Deno.test("buildCrd refuses a kind whose schema is not structural", () => {
-  const definition = {
-    ...KIND_DEFINITIONS[0]!,
-    spec: z.object({ anything: z.unknown() }),
-  };
-  assert.throws(() => buildCrd(definition), /not structural:\n\.spec\.anything: has no type/);
+Deno.test("defineKind refuses a kind whose schema is not structural", () => {
+  const define = () =>
+    defineKind({
+      group: "kinglet.dev",
+      version: "v1alpha1",
+      kind: "WebApp",
+      spec: z.object({ anything: z.unknown() }),
+    });
+  assert.throws(define, /not structural:\n\.spec\.anything: has no type/);
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { V1StatefulSet } from "@kubernetes/client-node";
+import type { V1StatefulSet } from "../../lib/operators/models.ts";
 import { findCondition } from "../../lib/operators/conditions.ts";
 import { generatePassword } from "../../lib/operators/database/password.ts";
 import {
@@ -303,7 +303,7 @@ Deno.test("databaseStatus advances the state machine and returns the transition 
 
 Deno.test("databaseStatus moves to Terminating once the cluster is being deleted", () => {
   const deleting = cluster({}, { status: { phase: "Ready" } });
-  deleting.metadata.deletionTimestamp = new Date("2025-03-01T11:59:00Z");
+  deleting.metadata.deletionTimestamp = "2025-03-01T11:59:00Z";
   const { status, transition } = databaseStatus(deleting, statefulSet(1, 1), NOW);
   assert.equal(status.phase, "Terminating");
   assert.equal(transition?.reason, "DeletionRequested");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { V1Deployment } from "@kubernetes/client-node";
+import type { V1Deployment } from "../../lib/operators/models.ts";
 import { findCondition } from "../../lib/operators/conditions.ts";
 import {
   defaultServerImage,

@@ -83,7 +83,7 @@ Deno.test("projectOwned keeps identity, revision and controller owners, and its 
       ...identity,
       labels: { a: "b" },
       annotations: { c: "d" },
-      creationTimestamp: "2026-11-23T10:00:00Z" as unknown as Date,
+      creationTimestamp: "2026-11-23T10:00:00Z",
       ownerReferences: [OWNER],
     },
   };
@@ -111,7 +111,7 @@ Deno.test("projectOwned keeps a deletion in progress and the generation", () => 
     metadata: {
       name: "s",
       generation: 4,
-      deletionTimestamp: "2026-11-23T10:00:00Z" as unknown as Date,
+      deletionTimestamp: "2026-11-23T10:00:00Z",
     },
   });
   assert.equal(projected.metadata?.generation, 4);

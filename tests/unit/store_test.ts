@@ -481,7 +481,7 @@ Deno.test("store tells listeners about upserts and deletes with the previous ent
 Deno.test("store marks entries being deleted", () => {
   const store = new Store();
   const object = cm("a");
-  object.metadata!.deletionTimestamp = "2024-01-01T00:00:00Z" as unknown as Date;
+  object.metadata!.deletionTimestamp = "2024-01-01T00:00:00Z";
   store.apply({ type: "applied", object });
   assert.equal(store.entry("default/a")?.deleting, true);
 });

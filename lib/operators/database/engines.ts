@@ -17,7 +17,7 @@
  *
  * @module
  */
-import type { V1EnvVar, V1Probe } from "@kubernetes/client-node";
+import type { V1EnvVar, V1Probe } from "../models.ts";
 
 /** The engines kinglet runs. */
 export const ENGINE_NAMES = ["postgres", "mysql"] as const;

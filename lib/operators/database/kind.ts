@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { V1ObjectMeta } from "@kubernetes/client-node";
+import type { V1ObjectMeta } from "../models.ts";
 import type { KubeObject, Resource } from "../../kube/mod.ts";
 import { GROUP, VERSION } from "../api_group.ts";
 import { DATABASE_CLUSTER_SPEC } from "../_spec_schemas.ts";

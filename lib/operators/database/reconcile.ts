@@ -19,7 +19,7 @@
  *
  * @module
  */
-import type { V1StatefulSet } from "@kubernetes/client-node";
+import type { V1StatefulSet } from "../models.ts";
 import {
   isAlreadyExists,
   isNotFound,

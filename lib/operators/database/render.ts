@@ -35,7 +35,7 @@
  *
  * @module
  */
-import type { V1Secret, V1Service, V1StatefulSet } from "@kubernetes/client-node";
+import type { V1Secret, V1Service, V1StatefulSet } from "../models.ts";
 import { childMetadata, recommendedLabels, selectorLabels } from "../labels.ts";
 import { containerResources } from "../pod_fields.ts";
 import { quantityString } from "../quantity.ts";

@@ -23,7 +23,8 @@
  * @module
  */
 import { z } from "zod";
-import type { KindDefinition } from "../crd.ts";
+import { type CustomKind, defineKind } from "../../crd/mod.ts";
+import { kingletKindOptions } from "../schema/kind_options.ts";
 import { conditionsSchema } from "../schema/conditions.ts";
 import { resourcesSchema } from "../schema/pod_fields.ts";
 import { quantitySchema } from "../schema/quantity.ts";
@@ -94,19 +95,19 @@ export const databaseStatusSchema = z.object({
 export type DatabaseStatus = z.infer<typeof databaseStatusSchema>;
 
 /** The DatabaseCluster CRD's definition. */
-export const databaseClusterDefinition: KindDefinition = {
-  resource: DATABASE_CLUSTERS,
+export const databaseClusterDefinition: CustomKind<
+  typeof databaseSpecSchema,
+  typeof databaseStatusSchema
+> = defineKind({
+  // The StatefulSet's pods carry a controller-revision-hash label of the
+  // name plus 11 characters, and label values stop at 63.
+  ...kingletKindOptions(DATABASE_CLUSTERS, 52),
   singular: "databasecluster",
   shortNames: ["dbc"],
-  categories: ["kinglet"],
   description: "DatabaseCluster runs postgres or mysql as a StatefulSet with persistent volumes, " +
     "Services and a generated credentials Secret.",
   spec: databaseSpecSchema,
   status: databaseStatusSchema,
-  scale: false,
-  // The StatefulSet's pods carry a controller-revision-hash label of the
-  // name plus 11 characters, and label values stop at 63.
-  maxNameLength: 52,
   printerColumns: [
     { name: "Engine", type: "string", jsonPath: ".spec.engine" },
     { name: "Version", type: "string", jsonPath: ".spec.version" },
@@ -116,4 +117,4 @@ export const databaseClusterDefinition: KindDefinition = {
     { name: "Endpoint", type: "string", jsonPath: ".status.endpoint", priority: 1 },
     { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
   ],
-};
+});

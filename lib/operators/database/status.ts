@@ -24,7 +24,7 @@
  *
  * @module
  */
-import type { V1StatefulSet } from "@kubernetes/client-node";
+import type { V1StatefulSet } from "../models.ts";
 import type { KubeObject } from "../../kube/mod.ts";
 import { type Health, setStandardConditions } from "../conditions.ts";
 import { credentialsSecretName, databaseEndpoint } from "./render.ts";

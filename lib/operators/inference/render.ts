@@ -22,7 +22,7 @@
  *
  * @module
  */
-import type { V1Deployment, V1Service } from "@kubernetes/client-node";
+import type { V1Deployment, V1Service } from "../models.ts";
 import { GROUP } from "../api_group.ts";
 import { childMetadata, recommendedLabels, selectorLabels } from "../labels.ts";
 import { containerResources } from "../pod_fields.ts";

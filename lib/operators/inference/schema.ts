@@ -23,7 +23,8 @@
  * @module
  */
 import { z } from "zod";
-import type { KindDefinition } from "../crd.ts";
+import { type CustomKind, defineKind } from "../../crd/mod.ts";
+import { kingletKindOptions } from "../schema/kind_options.ts";
 import { resourcesSchema } from "../schema/pod_fields.ts";
 import { workloadStatusSchema } from "../schema/workload_status.ts";
 import { GPU_TYPES, INFERENCE_SERVICES, MAX_CPU_BATCH_SIZE } from "./kind.ts";
@@ -56,17 +57,18 @@ export const inferenceSpecSchema = z.object({
 export type InferenceSpec = z.output<typeof inferenceSpecSchema>;
 
 /** The InferenceService CRD's definition. */
-export const inferenceServiceDefinition: KindDefinition = {
-  resource: INFERENCE_SERVICES,
+export const inferenceServiceDefinition: CustomKind<
+  typeof inferenceSpecSchema,
+  typeof workloadStatusSchema
+> = defineKind({
+  ...kingletKindOptions(INFERENCE_SERVICES, 63),
   singular: "inferenceservice",
   shortNames: ["isvc"],
-  categories: ["kinglet"],
   description: "InferenceService serves a model from a Deployment on GPU or CPU nodes behind a " +
     "ClusterIP Service.",
   spec: inferenceSpecSchema,
   status: workloadStatusSchema,
-  scale: true,
-  maxNameLength: 63,
+  scale: { labelSelectorPath: ".status.selector" },
   printerColumns: [
     { name: "Model", type: "string", jsonPath: ".spec.model" },
     { name: "GPU", type: "string", jsonPath: ".spec.gpuType" },
@@ -76,4 +78,4 @@ export const inferenceServiceDefinition: KindDefinition = {
     { name: "URL", type: "string", jsonPath: ".status.url", priority: 1 },
     { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
   ],
-};
+});

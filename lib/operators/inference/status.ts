@@ -21,7 +21,7 @@
  *
  * @module
  */
-import type { V1Deployment } from "@kubernetes/client-node";
+import type { V1Deployment } from "../models.ts";
 import type { KubeObject } from "../../kube/mod.ts";
 import { labelSelector, selectorLabels } from "../labels.ts";
 import { invalidWorkloadStatus, type WorkloadStatus, workloadStatus } from "../workload_status.ts";

@@ -21,7 +21,7 @@
  *
  * @module
  */
-import type { V1Deployment, V1Service } from "@kubernetes/client-node";
+import type { V1Deployment, V1Service } from "../models.ts";
 import { childMetadata, recommendedLabels, selectorLabels } from "../labels.ts";
 import { containerEnv, containerResources, podTolerations } from "../pod_fields.ts";
 import type { WebApp } from "./kind.ts";

@@ -17,7 +17,8 @@
  * @module
  */
 import { z } from "zod";
-import type { KindDefinition } from "../crd.ts";
+import { type CustomKind, defineKind } from "../../crd/mod.ts";
+import { kingletKindOptions } from "../schema/kind_options.ts";
 import {
   envSchema,
   nodeSelectorSchema,
@@ -49,16 +50,17 @@ export const webAppSpecSchema = z.object({
 export type WebAppSpec = z.output<typeof webAppSpecSchema>;
 
 /** The WebApp CRD's definition. */
-export const webAppDefinition: KindDefinition = {
-  resource: WEB_APPS,
+export const webAppDefinition: CustomKind<
+  typeof webAppSpecSchema,
+  typeof workloadStatusSchema
+> = defineKind({
+  ...kingletKindOptions(WEB_APPS, 63),
   singular: "webapp",
   shortNames: ["wa"],
-  categories: ["kinglet"],
   description: "WebApp runs a container image as a Deployment behind a ClusterIP Service.",
   spec: webAppSpecSchema,
   status: workloadStatusSchema,
-  scale: true,
-  maxNameLength: 63,
+  scale: { labelSelectorPath: ".status.selector" },
   printerColumns: [
     { name: "Ready", type: "integer", jsonPath: ".status.readyReplicas" },
     { name: "Desired", type: "integer", jsonPath: ".spec.replicas" },
@@ -67,4 +69,4 @@ export const webAppDefinition: KindDefinition = {
     { name: "URL", type: "string", jsonPath: ".status.url", priority: 1 },
     { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
   ],
-};
+});

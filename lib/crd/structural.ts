@@ -1,6 +1,6 @@
 /**
- * CustomResourceDefinitions from zod schemas: one schema is the TypeScript
- * type, the runtime validation and the CRD's `openAPIV3Schema`.
+ * A zod schema as a Kubernetes structural schema, the `openAPIV3Schema` of a
+ * CRD: one schema is the TypeScript type, the validation and the CRD.
  *
  * `z.toJSONSchema` (OpenAPI 3.0 target, input side so defaulted fields are
  * optional) gets close; {@link toKubernetesSchema} then makes the result a
@@ -9,7 +9,7 @@
  * no `propertyNames`, `const` as a one-value `enum`, int-or-string nodes in
  * the exact `anyOf` shape Kubernetes permits, and integer bounds that merely
  * restate the number type turned into `format`. {@link structuralProblems}
- * checks the outcome, and {@link buildCrd} refuses a schema that fails it.
+ * checks the outcome, and `defineKind` refuses a schema that fails it.
  *
  * Kubernetes extensions are written on the zod schema with `.meta()`, e.g.
  * `.meta({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] })`.
@@ -17,94 +17,15 @@
  * @example
  * ```ts
  * import { z } from "zod";
- * import { toKubernetesSchema } from "./crd.ts";
+ * import { toKubernetesSchema } from "./structural.ts";
  * toKubernetesSchema(z.object({ replicas: z.int32().min(0).default(1) }));
  * // { type: "object", properties: { replicas: { default: 1, type: "integer", minimum: 0, format: "int32" } } }
  * ```
  *
  * @module
  */
-import { z } from "zod";
-import type { Resource } from "../kube/mod.ts";
-
-export { API_VERSION, GROUP, VERSION } from "./api_group.ts";
-
-/** A JSON Schema node as the API server reads it (extensions keep their `x-` names). */
-export type JsonSchema = { [keyword: string]: unknown };
-
-/** A column of `kubectl get`. */
-export interface PrinterColumn {
-  name: string;
-  type: "string" | "integer" | "number" | "boolean" | "date";
-  jsonPath: string;
-  description?: string;
-  /** 0 shows in `kubectl get`, 1 and more only with `-o wide`. Defaults to 0. */
-  priority?: number;
-}
-
-/** A CEL validation rule (`x-kubernetes-validations`). */
-export interface CelRule {
-  rule: string;
-  message: string;
-  /**
-   * The field a refusal names, relative to the schema holding the rule, e.g.
-   * `.metadata.name`; without it a rule on the root is reported as `<nil>`.
-   */
-  fieldPath?: string;
-}
-
-/** Everything that defines one kind's CRD. */
-export interface KindDefinition {
-  /** Group, version, plural and kind; must be namespaced. */
-  resource: Resource;
-  singular: string;
-  shortNames: string[];
-  categories: string[];
-  /** What the kind is for, shown by `kubectl explain`. */
-  description: string;
-  spec: z.ZodType;
-  status: z.ZodType;
-  printerColumns: PrinterColumn[];
-  /** Adds the scale subresource on `.spec.replicas`, `.status.replicas`, `.status.selector`. */
-  scale: boolean;
-  /**
-   * Longest `metadata.name` the kind accepts, enforced by CEL at admission:
-   * children's names derive from it and some have tighter limits than the
-   * primary (a Service name is a 63-character DNS label).
-   */
-  maxNameLength: number;
-}
-
-/** The CustomResourceDefinition object, with schema extensions spelled as in YAML. */
-export interface CustomResourceDefinition {
-  apiVersion: "apiextensions.k8s.io/v1";
-  kind: "CustomResourceDefinition";
-  metadata: {
-    name: string;
-    labels: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  spec: {
-    group: string;
-    scope: "Namespaced";
-    names: {
-      kind: string;
-      listKind: string;
-      plural: string;
-      singular: string;
-      shortNames: string[];
-      categories: string[];
-    };
-    versions: {
-      name: string;
-      served: boolean;
-      storage: boolean;
-      subresources: { status: Record<string, never>; scale?: Record<string, string> };
-      additionalPrinterColumns: PrinterColumn[];
-      schema: { openAPIV3Schema: JsonSchema };
-    }[];
-  };
-}
+import { z } from "npm:zod@4.6.7";
+import type { JsonSchema, ZodSchema } from "./types.ts";
 
 const INT32_MAX = 2 ** 31 - 1;
 const INT32_MIN = -(2 ** 31);
@@ -134,14 +55,14 @@ const TYPES = new Set(["object", "array", "string", "integer", "number", "boolea
  * @example
  * ```ts
  * import { z } from "zod";
- * import { toKubernetesSchema } from "./crd.ts";
+ * import { toKubernetesSchema } from "./structural.ts";
  * toKubernetesSchema(z.enum(["Retain", "Delete"]).default("Retain"));
  * // { default: "Retain", type: "string", enum: ["Retain", "Delete"] }
  * ```
  */
-export function toKubernetesSchema(schema: z.ZodType): JsonSchema {
-  const json = z.toJSONSchema(schema, { target: "openapi-3.0", io: "input" }) as JsonSchema;
-  return adjust(json, "");
+export function toKubernetesSchema(schema: ZodSchema): JsonSchema {
+  const json = z.toJSONSchema(schema as z.ZodType, { target: "openapi-3.0", io: "input" });
+  return adjust(json as JsonSchema, "");
 }
 
 function adjust(node: JsonSchema, path: string): JsonSchema {
@@ -251,7 +172,7 @@ function isSchema(value: unknown): value is JsonSchema {
  *
  * @example
  * ```ts
- * import { structuralProblems } from "./crd.ts";
+ * import { structuralProblems } from "./structural.ts";
  * structuralProblems({ type: "object", properties: { x: {} } });
  * // [".x: has no type (set one, or x-kubernetes-preserve-unknown-fields)"]
  * ```
@@ -326,101 +247,4 @@ function arrayProblems(schema: JsonSchema, path: string, at: string): string[] {
     }
   }
   return problems;
-}
-
-/**
- * The scale subresource makes the API server refuse a negative
- * `.spec.replicas` itself; a schema minimum of 0 beside it would report the
- * same value a second time.
- */
-function withoutReplicasMinimum(root: JsonSchema): void {
-  const spec = (root.properties as Record<string, JsonSchema>).spec;
-  const replicas = (spec?.properties as Record<string, JsonSchema> | undefined)?.replicas;
-  if (replicas?.minimum === 0) delete replicas.minimum;
-}
-
-/**
- * The CRD of one kind: the spec and status schemas under a root with
- * `apiVersion`, `kind` and `metadata`, the status subresource (and scale,
- * when asked), printer columns and names.
- *
- * @throws {TypeError} when the resulting schema is not structural, listing
- * every problem.
- * @example
- * ```ts
- * import { buildCrd } from "./crd.ts";
- * import { webAppDefinition } from "./webapp/schema.ts";
- * buildCrd(webAppDefinition).metadata.name; // "webapps.kinglet.dev"
- * ```
- */
-export function buildCrd(definition: KindDefinition): CustomResourceDefinition {
-  const { resource, maxNameLength } = definition;
-  if (!resource.namespaced) {
-    throw new TypeError(`Cannot build the CRD of ${resource.kind}: kinglet's kinds are namespaced`);
-  }
-  const root: JsonSchema = {
-    description: definition.description,
-    type: "object",
-    properties: {
-      apiVersion: { type: "string", description: "Versioned schema of this object." },
-      kind: { type: "string", description: "REST resource this object represents." },
-      // Declaring name (all a CRD may say of metadata) lets the name rule below point at it.
-      metadata: { type: "object", properties: { name: { type: "string" } } },
-      spec: toKubernetesSchema(definition.spec),
-      status: toKubernetesSchema(definition.status),
-    },
-    required: ["spec"],
-    "x-kubernetes-validations": [
-      {
-        rule: `self.metadata.name.size() <= ${maxNameLength} && ` +
-          `self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')`,
-        message: `must be a DNS label of at most ${maxNameLength} characters starting with a ` +
-          "letter, because it names the Services kinglet creates",
-        fieldPath: ".metadata.name",
-      } satisfies CelRule,
-    ],
-  };
-  if (definition.scale) withoutReplicasMinimum(root);
-  const problems = structuralProblems(root);
-  if (problems.length > 0) {
-    throw new TypeError(
-      `Cannot build the CRD of ${resource.kind}: its schema is not structural:\n` +
-        problems.join("\n"),
-    );
-  }
-  const scale = definition.scale
-    ? {
-      specReplicasPath: ".spec.replicas",
-      statusReplicasPath: ".status.replicas",
-      labelSelectorPath: ".status.selector",
-    }
-    : undefined;
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: {
-      name: `${resource.plural}.${resource.group}`,
-      labels: { "app.kubernetes.io/part-of": "kinglet" },
-    },
-    spec: {
-      group: resource.group,
-      scope: "Namespaced",
-      names: {
-        kind: resource.kind,
-        listKind: `${resource.kind}List`,
-        plural: resource.plural,
-        singular: definition.singular,
-        shortNames: definition.shortNames,
-        categories: definition.categories,
-      },
-      versions: [{
-        name: resource.version,
-        served: true,
-        storage: true,
-        subresources: { status: {}, ...(scale ? { scale } : {}) },
-        additionalPrinterColumns: definition.printerColumns,
-        schema: { openAPIV3Schema: root },
-      }],
-    },
-  };
 }

@@ -1,0 +1,304 @@
+/**
+ * A custom kind from one declaration, as `#[derive(CustomResource)]` makes it
+ * in kube-rs: {@link defineKind} takes the names and the zod schemas of spec
+ * and status, and gives the CRD (a structural schema, printer columns, CEL
+ * rules, the status and scale subresources), the {@link Resource} the client
+ * and the controller address the kind by, and, through
+ * {@link CustomObject}, the TypeScript type of its objects.
+ *
+ * What the caller must know:
+ *
+ * - Every option is checked at once: a bad name, column or scale path
+ *   throws a `RangeError`, and a schema the API server would refuse as not
+ *   structural a `TypeError` listing every problem, before any cluster sees it.
+ * - The spec type is zod's output: defaults applied, as the API server
+ *   applies the CRD's defaults before anything reads the object.
+ * - This module loads zod. An operator that only runs needs the kind's
+ *   `resource` and types, not zod: keep the `defineKind` call in a module of
+ *   its own, import its type with `import type`, and spell the resource out
+ *   beside it (or install the CRD at build time), as kinglet's own kinds do.
+ *
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * import { type CustomObject, defineKind } from "./kind.ts";
+ *
+ * const backups = defineKind({
+ *   group: "example.com",
+ *   version: "v1",
+ *   kind: "Backup",
+ *   shortNames: ["bk"],
+ *   spec: z.object({ schedule: z.string(), keep: z.int32().min(1).default(7) }),
+ *   status: z.object({ lastRun: z.string().optional() }),
+ *   printerColumns: [{ name: "Schedule", type: "string", jsonPath: ".spec.schedule" }],
+ * });
+ * type Backup = CustomObject<typeof backups>;
+ * const backup: Backup = {
+ *   metadata: { name: "nightly", namespace: "default" },
+ *   spec: { schedule: "0 3 * * *", keep: 7 },
+ * };
+ * backups.resource.plural; // "backups"
+ * backups.crd().metadata.name; // "backups.example.com"
+ * ```
+ *
+ * @module
+ */
+import type { KubeObject, ObjectMeta, Resource } from "../kube/mod.ts";
+import { checkNames, defaultPlural, refuse } from "./_names.ts";
+import { structuralProblems, toKubernetesSchema } from "./structural.ts";
+import type {
+  CelRule,
+  CustomResourceDefinition,
+  JsonSchema,
+  PrinterColumn,
+  ScaleSubresource,
+  ZodSchema,
+} from "./types.ts";
+
+/** What {@link defineKind} takes. */
+export interface KindOptions<Spec extends ZodSchema, Status extends ZodSchema | undefined> {
+  /** The API group, a DNS subdomain with at least one dot, e.g. `example.com`. */
+  group: string;
+  /** The one version served and stored, e.g. `v1alpha1`. */
+  version: string;
+  /** The kind, in UpperCamelCase, e.g. `Backup`. */
+  kind: string;
+  /** The resource name in URLs. Defaults to the kind in lower case, pluralised (`backups`). */
+  plural?: string;
+  /** Defaults to the kind in lower case. */
+  singular?: string;
+  /** Short names for `kubectl get`, e.g. `["bk"]`. Defaults to none. */
+  shortNames?: readonly string[];
+  /** Groups for `kubectl get <category>`, e.g. `["all"]`. Defaults to none. */
+  categories?: readonly string[];
+  /** Whether objects live in namespaces. Defaults to `Namespaced`. */
+  scope?: "Namespaced" | "Cluster";
+  /** What the kind is for, shown by `kubectl explain`. */
+  description?: string;
+  /** The desired state; `.describe()` texts become the CRD's descriptions. */
+  spec: Spec;
+  /** The observed state; when given, the CRD has the status subresource. */
+  status?: Status;
+  /** Columns of `kubectl get`. Defaults to none (name and age). */
+  printerColumns?: readonly PrinterColumn[];
+  /**
+   * CEL rules on the whole object (rules on one field go on its zod schema
+   * with `.meta()`). A rule whose `fieldPath` is `.metadata.name` makes the
+   * schema declare `metadata.name`, all a CRD may say of metadata, so that
+   * the path resolves.
+   */
+  validations?: readonly CelRule[];
+  /**
+   * The scale subresource; `specReplicasPath` defaults to `.spec.replicas`
+   * and `statusReplicasPath` to `.status.replicas`. The API server then
+   * refuses a negative spec replicas itself, so a `minimum: 0` on that field
+   * is left out of the schema rather than reported twice. Defaults to none.
+   */
+  scale?: Partial<ScaleSubresource>;
+  /** Labels on the CRD object itself. Defaults to none. */
+  labels?: Readonly<Record<string, string>>;
+}
+
+/** A kind made by {@link defineKind}: its schemas, its resource and its CRD. */
+export interface CustomKind<
+  Spec extends ZodSchema = ZodSchema,
+  Status extends ZodSchema | undefined = ZodSchema | undefined,
+> {
+  /** What the client, caches and `ControllerSpec.resource` address the kind by. */
+  readonly resource: Resource;
+  /** `group/version`, the `apiVersion` of the kind's objects. */
+  readonly apiVersion: string;
+  /** The spec schema. */
+  readonly spec: Spec;
+  /** The status schema, if any. */
+  readonly status: Status;
+  /** A fresh copy of the CRD, ready for server-side apply. */
+  crd(): CustomResourceDefinition;
+}
+
+/**
+ * The type of a kind's objects as the API server returns them: metadata, the
+ * spec with defaults applied, and the status once something wrote it.
+ */
+export type CustomObject<K extends CustomKind> =
+  & KubeObject
+  & {
+    metadata: ObjectMeta;
+    spec: K["spec"]["_zod"]["output"];
+    status?: K["status"] extends ZodSchema<infer Status> ? Status : never;
+  };
+
+const COLUMN_TYPES = new Set(["string", "integer", "number", "boolean", "date"]);
+
+/**
+ * Defines a custom kind: checks the options and builds its CRD once.
+ *
+ * @throws {RangeError} when a name, printer column, CEL rule or scale path is
+ * malformed, naming the option and the value.
+ * @throws {TypeError} when a schema is not structural, listing every problem.
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * import { defineKind } from "./kind.ts";
+ * const policies = defineKind({
+ *   group: "example.com",
+ *   version: "v1",
+ *   kind: "Policy",
+ *   scope: "Cluster",
+ *   spec: z.object({ rules: z.array(z.string()) }),
+ * });
+ * policies.resource; // { group: "example.com", version: "v1", plural: "policies", kind: "Policy", namespaced: false }
+ * ```
+ */
+export function defineKind<
+  Spec extends ZodSchema,
+  Status extends ZodSchema | undefined = undefined,
+>(
+  options: KindOptions<Spec, Status>,
+): CustomKind<Spec, Status> {
+  const { group, version, kind } = options;
+  const plural = options.plural ?? (typeof kind === "string" ? defaultPlural(kind) : "");
+  const singular = options.singular ?? (typeof kind === "string" ? kind.toLowerCase() : "");
+  const shortNames = [...options.shortNames ?? []];
+  const categories = [...options.categories ?? []];
+  checkNames({ group, version, kind, plural, singular, shortNames, categories });
+  const scope = options.scope ?? "Namespaced";
+  if (scope !== "Namespaced" && scope !== "Cluster") {
+    refuse(kind, "scope", scope, "Namespaced or Cluster");
+  }
+  const resource: Resource = { group, version, plural, kind, namespaced: scope === "Namespaced" };
+  const root = rootSchema(options);
+  const scale = options.scale && scaleSubresource(kind, options.scale, root);
+  const problems = structuralProblems(root);
+  if (problems.length > 0) {
+    throw new TypeError(
+      `Cannot define the kind ${kind}: its schema is not structural:\n${problems.join("\n")}`,
+    );
+  }
+  const subresources = {
+    ...(options.status && { status: {} }),
+    ...(scale && { scale }),
+  };
+  const printerColumns = (options.printerColumns ?? []).map((column, i) =>
+    printerColumn(kind, column, i)
+  );
+  const crd: CustomResourceDefinition = {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: {
+      name: `${plural}.${group}`,
+      ...(options.labels && { labels: { ...options.labels } }),
+    },
+    spec: {
+      group,
+      scope,
+      names: {
+        kind,
+        listKind: `${kind}List`,
+        plural,
+        singular,
+        ...(shortNames.length > 0 ? { shortNames } : {}),
+        ...(categories.length > 0 ? { categories } : {}),
+      },
+      versions: [{
+        name: version,
+        served: true,
+        storage: true,
+        ...(Object.keys(subresources).length > 0 ? { subresources } : {}),
+        ...(printerColumns.length > 0 ? { additionalPrinterColumns: printerColumns } : {}),
+        schema: { openAPIV3Schema: root },
+      }],
+    },
+  };
+  return {
+    resource,
+    apiVersion: `${group}/${version}`,
+    spec: options.spec,
+    status: options.status as Status,
+    crd: () => structuredClone(crd),
+  };
+}
+
+/** The object's schema: apiVersion, kind, metadata where a rule names it, spec and status. */
+function rootSchema(options: KindOptions<ZodSchema, ZodSchema | undefined>): JsonSchema {
+  const rules = (options.validations ?? []).map((rule, i) => celRule(options.kind, rule, i));
+  const namesMetadata = rules.some((rule) => rule.fieldPath?.startsWith(".metadata.name"));
+  return {
+    ...(options.description !== undefined && { description: options.description }),
+    type: "object",
+    properties: {
+      apiVersion: { type: "string", description: "Versioned schema of this object." },
+      kind: { type: "string", description: "REST resource this object represents." },
+      ...(namesMetadata &&
+        { metadata: { type: "object", properties: { name: { type: "string" } } } }),
+      spec: toKubernetesSchema(options.spec),
+      ...(options.status && { status: toKubernetesSchema(options.status) }),
+    },
+    required: ["spec"],
+    ...(rules.length > 0 && { "x-kubernetes-validations": rules }),
+  };
+}
+
+function celRule(kind: string, rule: CelRule, i: number): CelRule {
+  if (typeof rule?.rule !== "string" || rule.rule.trim() === "") {
+    refuse(kind, `validations[${i}].rule`, rule?.rule, "a CEL expression");
+  }
+  if (typeof rule.message !== "string" || rule.message === "") {
+    refuse(kind, `validations[${i}].message`, rule.message, "the text of a refusal");
+  }
+  if (rule.fieldPath !== undefined && !rule.fieldPath.startsWith(".")) {
+    refuse(kind, `validations[${i}].fieldPath`, rule.fieldPath, "a path starting with '.'");
+  }
+  return { ...rule };
+}
+
+function printerColumn(kind: string, column: PrinterColumn, i: number): PrinterColumn {
+  if (typeof column?.name !== "string" || column.name === "") {
+    refuse(kind, `printerColumns[${i}].name`, column?.name, "a heading");
+  }
+  if (!COLUMN_TYPES.has(column.type)) {
+    refuse(kind, `printerColumns[${i}].type`, column.type, [...COLUMN_TYPES].join(", "));
+  }
+  if (typeof column.jsonPath !== "string" || !column.jsonPath.startsWith(".")) {
+    refuse(kind, `printerColumns[${i}].jsonPath`, column.jsonPath, "a path starting with '.'");
+  }
+  if (
+    column.priority !== undefined && (!Number.isInteger(column.priority) || column.priority < 0)
+  ) {
+    refuse(kind, `printerColumns[${i}].priority`, column.priority, "a non-negative integer");
+  }
+  return { ...column };
+}
+
+/**
+ * The scale subresource with its defaults; takes `minimum: 0` off the spec
+ * replicas, which the API server checks itself for a kind that scales.
+ */
+function scaleSubresource(
+  kind: string,
+  scale: Partial<ScaleSubresource>,
+  root: JsonSchema,
+): ScaleSubresource {
+  const specReplicasPath = scale.specReplicasPath ?? ".spec.replicas";
+  const statusReplicasPath = scale.statusReplicasPath ?? ".status.replicas";
+  const { labelSelectorPath } = scale;
+  if (!specReplicasPath.startsWith(".spec.")) {
+    refuse(kind, "scale.specReplicasPath", specReplicasPath, "a path under .spec");
+  }
+  if (!statusReplicasPath.startsWith(".status.")) {
+    refuse(kind, "scale.statusReplicasPath", statusReplicasPath, "a path under .status");
+  }
+  if (labelSelectorPath !== undefined && !/^\.(spec|status)\./.test(labelSelectorPath)) {
+    refuse(kind, "scale.labelSelectorPath", labelSelectorPath, "a path under .status or .spec");
+  }
+  let node: JsonSchema | undefined = root;
+  for (const name of specReplicasPath.slice(1).split(".")) {
+    node = (node?.properties as Record<string, JsonSchema> | undefined)?.[name];
+  }
+  if (node?.minimum === 0) delete node.minimum;
+  return {
+    specReplicasPath,
+    statusReplicasPath,
+    ...(labelSelectorPath !== undefined && { labelSelectorPath }),
+  };
+}
