@@ -24,16 +24,20 @@
  * - A requeue the reconcile asks for, or the optional resync, is jittered;
  *   an optional token bucket paces reconcile starts. See pacing.ts.
  * - Each reconcile gets an `AbortSignal` that fires on its timeout and when
- *   a shutdown's drain deadline passes.
+ *   a shutdown's drain deadline passes, and the rest of its
+ *   `ReconcileContext`: the client, the caches, the children, Events
+ *   bound to the object and a status write.
+ * - A spec with a `finalizer` has it added before its first reconcile of an
+ *   object, and its `cleanup` run (then the finalizer removed) instead of
+ *   `reconcile` once the object is being deleted.
  *
  * @example
  * ```ts
- * import { Controller } from "./controller.ts";
+ * import { Controller, type ControllerClient } from "./controller.ts";
  * import { Semaphore } from "../../async/semaphore.ts";
- * import type { CacheClient } from "../cache/caches.ts";
  * import { CONFIG_MAPS } from "../../kube/resources.ts";
  * // Needs a cluster: `client` is usually a `KubeClient`.
- * async function example(client: CacheClient): Promise<void> {
+ * async function example(client: ControllerClient): Promise<void> {
  *   const controller = new Controller({
  *     name: "configmaps",
  *     resource: CONFIG_MAPS,
@@ -65,7 +69,9 @@ import {
 import type { Reflector } from "../cache/reflector.ts";
 import { Semaphore } from "../../async/semaphore.ts";
 import type { CacheReader, Store, StoreBudget, StoreChange } from "../cache/store.ts";
+import { type EventPublisher, EventRecorder, eventSink } from "../events/events.ts";
 import { ChildApplier, type Children } from "./child_applier.ts";
+import { applyAs, fieldManagerOf, Reconciler } from "./_reconciler.ts";
 import { Pacing } from "./pacing.ts";
 import {
   changedRelated,
@@ -74,12 +80,22 @@ import {
   type Revision,
   revision,
 } from "./relations.ts";
-import { type Action, type ControllerSpec, TerminalError } from "./spec.ts";
+import { type Action, type ControllerSpec, type ReconcileClient, TerminalError } from "./spec.ts";
+
+/** What a controller needs of the client: its caches' list and watch, and a reconcile's writes. */
+export type ControllerClient = CacheClient & ReconcileClient;
 
 /** What the manager lends a controller. */
 export interface ControllerDeps {
-  /** Lists, watches and reads the cached resources. */
-  client: CacheClient;
+  /** Lists, watches and reads the cached resources; every reconcile gets it as its `client`. */
+  client: ControllerClient;
+  /**
+   * Where the Events of reconciles go; the manager lends its recorder.
+   * Defaults to an {@link EventRecorder} of the controller's own, writing
+   * through `client` with the recorder's defaults; flush it yourself by
+   * passing one instead.
+   */
+  events?: EventPublisher;
   /** Caps concurrent reconciles across all controllers. */
   semaphore: Semaphore;
   /**
@@ -146,11 +162,16 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #abort = new AbortController();
   /** The children of every reconcile, tracked from the owned caches from the start. */
   readonly #children: Children;
+  /** Builds each reconcile's context and runs the spec's finalizer protocol. */
+  readonly #reconciler: Reconciler<T>;
 
   /**
    * Wires the pipeline; nothing runs before {@link Controller.run}.
    *
-   * @throws {RangeError} when `reconcileTimeoutMs` or a {@link PacingOptions} field is out of range.
+   * @throws {RangeError} when `reconcileTimeoutMs`, `fieldManager` or a
+   * {@link PacingOptions} field is out of range.
+   * @throws {TypeError} when the spec's finalizer has no qualified name, or a
+   * watch has no `map`.
    */
   constructor(spec: ControllerSpec<T>, deps: ControllerDeps) {
     const timeout = spec.reconcileTimeoutMs ?? DEFAULT_RECONCILE_TIMEOUT_MS;
@@ -190,20 +211,18 @@ export class Controller<T extends KubeObject = KubeObject> {
       ...(deps.budget && { budget: deps.budget }),
     }) as unknown as Reflector<T>;
     this.#primary.store.subscribe((change) => this.#onPrimary(change));
-    const applier = spec.applyChild && new ChildApplier(spec.applyChild);
+    const applier = new ChildApplier(
+      spec.applyChild ??
+        applyAs(deps.client, fieldManagerOf(spec as unknown as ControllerSpec<KubeObject>)),
+    );
     for (const owned of spec.owns ?? []) {
       const map = owned.map ?? controllerOwnerKeys(spec.resource);
       const { store } = this.#reflector(owned.resource, owned);
       store.subscribe((c) => this.#onRelated(c, map));
-      applier?.track(owned.resource, store);
+      applier.track(owned.resource, store);
     }
     this.#children = {
       apply: (resource, desired, signal) => {
-        if (!applier) {
-          throw new TypeError(
-            `Controller '${spec.name}' cannot apply children: its spec declares no 'applyChild'`,
-          );
-        }
         if (!spec.owns?.some((o) => resourceId(o.resource) === resourceId(resource))) {
           throw new TypeError(
             `Controller '${spec.name}' cannot apply ${resource.plural}: add it to 'owns'`,
@@ -221,6 +240,12 @@ export class Controller<T extends KubeObject = KubeObject> {
       const map = watched.map;
       this.#reflector(watched.resource, watched).store.subscribe((c) => this.#onRelated(c, map));
     }
+    this.#reconciler = new Reconciler(spec, {
+      client: deps.client,
+      events: deps.events ?? new EventRecorder(eventSink(deps.client)),
+      cache: (resource) => this.#cache(resource),
+      children: this.#children,
+    });
   }
 
   /** The children component every reconcile of this controller gets. */
@@ -348,12 +373,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const current = revision(object.metadata);
     if (this.#terminal.has(key) && this.#terminal.get(key) === current) return { kind: "skipped" };
     try {
-      const action = await this.spec.reconcile(object, {
-        signal,
-        key,
-        cache: (resource) => this.#cache(resource),
-        children: this.#children,
-      });
+      const action = await this.#reconciler.run(object, key, signal);
       return { kind: "success", action };
     } catch (error) {
       if (error instanceof TerminalError) return { kind: "terminal", error, revision: current };
