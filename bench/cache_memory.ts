@@ -28,13 +28,15 @@ import { DEPLOYMENTS } from "../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../lib/kube/types.ts";
 import { renderWebApp } from "../lib/operators/webapp/render.ts";
 import { webAppController } from "../lib/operators/webapp/reconcile.ts";
-import type { WebApp } from "../lib/operators/webapp/kind.ts";
+import { WEB_APPS, type WebApp } from "../lib/operators/webapp/kind.ts";
 import { webAppStatus } from "../lib/operators/webapp/status.ts";
 import type { CacheClient } from "../lib/runtime/cache/caches.ts";
 import { Caches } from "../lib/runtime/cache/caches.ts";
 import { systemClock } from "../lib/async/clock.ts";
-import { Controller } from "../lib/runtime/controller/controller.ts";
+import { Controller, type ControllerClient } from "../lib/runtime/controller/controller.ts";
+import type { ReconcileContext } from "../lib/runtime/controller/spec.ts";
 import { EventRecorder } from "../lib/runtime/events/events.ts";
+import { sameJson } from "../lib/runtime/objects/same_json.ts";
 import { Semaphore } from "../lib/async/semaphore.ts";
 import type { Store } from "../lib/runtime/cache/store.ts";
 import { summarizeSnapshots } from "./_heap_snapshot.ts";
@@ -304,24 +306,40 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
   const caches = new Caches({ client: {} as CacheClient });
   // The primary's cache first, then the owned Deployments and Services, as the spec declares them.
   const stores = () => controller.reflectors.map((r) => r.store);
-  const deps = {
-    // Answers an apply with the child's revision as cached, so a second reconcile skips it.
-    client: {
-      apply: (resource: Resource, child: KubeObject) => {
-        const store = resource === DEPLOYMENTS ? stores()[1]! : stores()[2]!;
-        const entry = store.entry(`${child.metadata?.namespace}/${child.metadata?.name}`);
-        return Promise.resolve({
-          metadata: { generation: entry?.generation, resourceVersion: entry?.resourceVersion },
-        });
-      },
-    } as unknown as Parameters<typeof webAppController>[0]["client"],
+  // Answers an apply with the child's revision as cached, so a second reconcile skips it.
+  const client = {
+    apply: (resource: Resource, child: KubeObject) => {
+      const store = resource === DEPLOYMENTS ? stores()[1]! : stores()[2]!;
+      const entry = store.entry(`${child.metadata?.namespace}/${child.metadata?.name}`);
+      return Promise.resolve({
+        metadata: { generation: entry?.generation, resourceVersion: entry?.resourceVersion },
+      });
+    },
+  } as unknown as ControllerClient;
+  const controller = new Controller(webAppController({ now: () => new Date(now) }), {
+    client,
     events: recorder,
-    now: () => new Date(now),
-  };
-  const controller = new Controller(webAppController(deps), {
-    client: {} as CacheClient,
     semaphore: new Semaphore(4),
     caches,
+  });
+  const cache = <C extends KubeObject>(r: Resource) =>
+    (r === DEPLOYMENTS ? deployments : services) as unknown as Store<C>;
+  /** What the controller's context holds, for a reconcile called directly. */
+  const context = (object: KubeObject, key: string, signal: AbortSignal): ReconcileContext => ({
+    signal,
+    key,
+    cache,
+    children: controller.children,
+    client,
+    events: { publish: (init) => recorder.publish(object, init) },
+    async status(status) {
+      if (sameJson(object.status, status)) return false;
+      await client.apply(WEB_APPS, { ...object, status }, {
+        fieldManager: "kinglet",
+        subresource: "status",
+      });
+      return true;
+    },
   });
   if (upTo < CASES.indexOf("queue")) controller.queue.shutDown();
   const [webApps, deployments, services] = stores();
@@ -340,15 +358,9 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
   let applied = 0;
   if (upTo >= CASES.indexOf("applier")) {
     const signal = new AbortController().signal;
-    const cache = <C extends KubeObject>(r: Resource) =>
-      (r === DEPLOYMENTS ? deployments : services) as unknown as Store<C>;
     for (const key of webApps!.keys()) {
-      await controller.spec.reconcile(webApps!.get(key)!, {
-        signal,
-        key,
-        cache,
-        children: controller.children,
-      });
+      const webApp = webApps!.get(key)!;
+      await controller.spec.reconcile(webApp, context(webApp, key, signal));
       applied++;
     }
   }
@@ -370,8 +382,6 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
   let churn: Measurement["churn"];
   if (upTo >= CASES.indexOf("churn")) {
     const signal = new AbortController().signal;
-    const cache = <C extends KubeObject>(r: Resource) =>
-      (r === DEPLOYMENTS ? deployments : services) as unknown as Store<C>;
     let sum = 0;
     churn = { meanUsed: 0, maxUsed: 0, maxTotal: 0, samples: 0 };
     for (let round = 1; round <= CHURN_ROUNDS; round++) {
@@ -382,12 +392,8 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
           store.apply({ type: "applied", object });
         }
         const key = `${NAMESPACE}/${webApp.metadata.name}`;
-        await controller.spec.reconcile(webApps!.get(key)!, {
-          signal,
-          key,
-          cache,
-          children: controller.children,
-        });
+        const cached = webApps!.get(key)!;
+        await controller.spec.reconcile(cached, context(cached, key, signal));
         if (i % 50 === 0) {
           const usage = Deno.memoryUsage();
           sum += usage.heapUsed;

@@ -1,5 +1,7 @@
 /**
- * Structured logging for kinglet, silent until {@link setupLogging} is called:
+ * Structured logging for kinglet and the operators built on it, silent until
+ * {@link setupLogging} is called (an operator calls it once at start; the
+ * runtime's `./runtime` export re-exports it):
  * JSON lines when standard error is not a terminal, text lines that read like sentences when it is (or as
  * `--log-format` says). Every module logs through {@link logger} with its own
  * category under `kinglet`, a message template and its properties:
@@ -26,11 +28,18 @@
 /** Output format of the log sink. */
 export type LogFormat = "json" | "text";
 
-/** The log levels accepted by `--log-level`, lowest first. */
-export const LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "fatal"] as const;
+/** How severe a log line is; a sink writes its level and those above. */
+export type LogLevel = "trace" | "debug" | "info" | "warning" | "error" | "fatal";
 
-/** One of {@link LOG_LEVELS}. */
-export type LogLevel = typeof LOG_LEVELS[number];
+/** The log levels accepted by `--log-level`, lowest first. */
+export const LOG_LEVELS: readonly LogLevel[] = [
+  "trace",
+  "debug",
+  "info",
+  "warning",
+  "error",
+  "fatal",
+];
 
 /** Options of {@link setupLogging}. */
 export interface LoggingOptions {

@@ -19,12 +19,9 @@ import { loadConfig } from "../kube/config.ts";
 import { logger } from "../log.ts";
 import { databaseClusterController } from "../operators/database/reconcile.ts";
 import { inferenceServiceController } from "../operators/inference/reconcile.ts";
-import type { OperatorDeps } from "../operators/operator_deps.ts";
 import { webAppController } from "../operators/webapp/reconcile.ts";
 import type { ControllerSpec } from "../runtime/controller/spec.ts";
-import { EventRecorder, eventSink } from "../runtime/events/events.ts";
-import { LeaderElector, leaseApi } from "../runtime/leader/leader.ts";
-import { leaseElection, Manager } from "../runtime/manager/manager.ts";
+import { Manager } from "../runtime/manager/manager.ts";
 import { tokenReviewAuth } from "../runtime/manager/endpoint_auth.ts";
 import { RuntimeMetrics } from "../runtime/metrics/metrics.ts";
 import { ConfigError } from "../kube/errors.ts";
@@ -36,10 +33,10 @@ import { explainPermissionError } from "./permissions.ts";
 import { VERSION } from "./version.ts";
 import type { ControllerName, RunOptions } from "./run_flags.ts";
 
-const CONTROLLERS: Record<ControllerName, (deps: OperatorDeps) => ControllerSpec<KubeObject>> = {
-  webapp: webAppController,
-  databasecluster: databaseClusterController,
-  inferenceservice: inferenceServiceController,
+const CONTROLLERS: Record<ControllerName, () => ControllerSpec<KubeObject>> = {
+  webapp: () => webAppController(),
+  databasecluster: () => databaseClusterController(),
+  inferenceservice: () => inferenceServiceController(),
 };
 
 /**
@@ -62,13 +59,6 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
   });
   const identity = options.leaderElectionId ??
     `${Deno.hostname()}_${crypto.randomUUID().slice(0, 8)}`;
-  // Ends after the final flush, not at SIGTERM, so Events of the drain are still written.
-  const recorderLife = new AbortController();
-  const recorder = new EventRecorder(eventSink(client), {
-    reportingInstance: identity,
-    signal: recorderLife.signal,
-  });
-  const deps: OperatorDeps = { client, events: recorder };
   const budget = options.cacheMaxObjects || options.cacheMaxBytes
     ? {
       ...(options.cacheMaxObjects && { maxObjects: options.cacheMaxObjects }),
@@ -80,6 +70,8 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     client,
     metrics,
     maxConcurrentReconciles: options.maxConcurrentReconciles,
+    // The manager's Events say "kinglet" from this identity, and are flushed as it stops.
+    reportingInstance: identity,
     metricsAddress: endpoints.metricsAddress,
     healthAddress: endpoints.healthAddress,
     ...(endpoints.metricsAuth === "tokenreview" && { metricsAuth: tokenReviewAuth(client) }),
@@ -93,18 +85,16 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     ...(options.namespace && { namespace: options.namespace }),
     ...(budget && { budget }),
     ...(options.leaderElect && {
-      leaderElection: leaseElection(
-        new LeaderElector(leaseApi(client), {
-          namespace: options.leaderElectionNamespace,
-          name: options.leaseName,
-          identity,
-        }),
-      ),
+      leaderElection: {
+        namespace: options.leaderElectionNamespace,
+        name: options.leaseName,
+        identity,
+      },
     }),
   });
   const specs = options.controllers.map((name): ControllerSpec<KubeObject> => {
     const limit = options.controllerConcurrency[name];
-    return { ...CONTROLLERS[name](deps), ...(limit && { maxConcurrentReconciles: limit }) };
+    return { ...CONTROLLERS[name](), ...(limit && { maxConcurrentReconciles: limit }) };
   });
   for (const spec of specs) manager.add(spec);
   log.info("kinglet {version} starting: {controllers} against {server} ({source}) as {identity}", {
@@ -118,10 +108,8 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     await preflight(client, specs[0]!.resource, options.namespace, signal);
     await warnAboutCrds(client, specs.map((s) => s.resource), options, signal);
     const outcome = await manager.run(signal);
-    await recorder.flush(AbortSignal.timeout(2_000)).catch(() => {});
     return outcome === "leadership-lost" ? 1 : 0;
   } finally {
-    recorderLife.abort();
     client.close();
   }
 }

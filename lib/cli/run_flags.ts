@@ -13,7 +13,7 @@
  * @module
  */
 import { DEFAULT_BURST, DEFAULT_QPS } from "../kube/client.ts";
-import { LOG_LEVELS, type LogFormat } from "../log.ts";
+import { LOG_LEVELS, type LogFormat, type LogLevel } from "../log.ts";
 import { type FlagSpec, parseDuration, UsageError } from "./flags.ts";
 
 /** The controllers `--controllers` can name. */
@@ -188,7 +188,7 @@ export interface RunOptions {
   kubeApiBurst: number;
   /** Unset: text when standard error is a terminal, JSON otherwise. */
   logFormat: LogFormat | undefined;
-  logLevel: typeof LOG_LEVELS[number];
+  logLevel: LogLevel;
 }
 
 /**

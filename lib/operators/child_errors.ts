@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { ApiError, isForbidden, isInvalid, type KubeObject, type Resource } from "../kube/mod.ts";
-import { type Condition, findCondition, setStandardConditions } from "./conditions.ts";
-import type { OperatorDeps } from "./operator_deps.ts";
-import { rejectSpec, writeStatus } from "./status_writes.ts";
+import { ApiError, isForbidden, isInvalid, type KubeObject } from "../kube/mod.ts";
+import { type Condition, findCondition, type ReconcileContext } from "../runtime/mod.ts";
+import { setStandardConditions } from "./conditions.ts";
+import { rejectSpec } from "./status_writes.ts";
 
 /**
  * Runs `write` (the server-side applies of a primary's children) and turns
@@ -28,21 +28,20 @@ import { rejectSpec, writeStatus } from "./status_writes.ts";
  * @example
  * ```ts
  * import { guardChildren } from "./child_errors.ts";
- * import { applyChildAsKinglet, type OperatorDeps } from "./operator_deps.ts";
  * import { type KubeObject, SERVICES } from "../kube/mod.ts";
- * import { WEB_APPS } from "./webapp/kind.ts";
- * declare const deps: OperatorDeps, app: KubeObject, service: KubeObject, signal: AbortSignal;
- * const applied = await guardChildren(deps, WEB_APPS, app, () =>
- *   applyChildAsKinglet(deps)(SERVICES, service, signal), (message) => ({ phase: "Invalid", message }), signal);
+ * import type { ReconcileContext } from "../runtime/mod.ts";
+ * declare const context: ReconcileContext, app: KubeObject, service: KubeObject;
+ * const applied = await guardChildren(context, app, () =>
+ *   context.children.apply(SERVICES, service, context.signal),
+ *   (message) => ({ phase: "Invalid", message }), () => new Date());
  * ```
  */
 export async function guardChildren<R>(
-  deps: OperatorDeps,
-  resource: Resource,
+  context: ReconcileContext,
   primary: KubeObject & { status?: { conditions?: Condition[] } },
   write: () => Promise<R>,
   invalidStatus: (message: string) => unknown,
-  signal: AbortSignal,
+  now: () => Date,
 ): Promise<R> {
   try {
     return await write();
@@ -50,19 +49,18 @@ export async function guardChildren<R>(
     if (!(error instanceof ApiError)) throw error;
     if (isInvalid(error)) {
       const message = `the API server rejected a child object: ${error.message}`;
-      return await rejectSpec(deps, resource, primary, message, invalidStatus(message), signal);
+      return await rejectSpec(context, primary, message, invalidStatus(message));
     }
-    if (isForbidden(error)) await reportForbidden(deps, resource, primary, error, signal);
+    if (isForbidden(error)) await reportForbidden(context, primary, error, now());
     throw error;
   }
 }
 
 async function reportForbidden(
-  deps: OperatorDeps,
-  resource: Resource,
+  context: ReconcileContext,
   primary: KubeObject & { status?: { conditions?: Condition[] } },
   error: ApiError,
-  signal: AbortSignal,
+  now: Date,
 ): Promise<void> {
   const before = findCondition(primary.status?.conditions, "Degraded");
   const conditions = setStandardConditions(primary.status?.conditions, {
@@ -70,12 +68,11 @@ async function reportForbidden(
     reason: "Forbidden",
     message: error.message,
     observedGeneration: primary.metadata?.generation,
-  }, deps.now?.() ?? new Date());
+  }, now);
   // Best effort: the status write may be denied too, and the caller rethrows the denial anyway.
-  await writeStatus(deps, resource, primary, { ...primary.status, conditions }, signal)
-    .catch(() => {});
+  await context.status({ ...primary.status, conditions }).catch(() => {});
   if (before?.reason !== "Forbidden" || before.message !== error.message) {
-    deps.events.publish(primary, {
+    context.events.publish({
       type: "Warning",
       reason: "Forbidden",
       action: "Apply",

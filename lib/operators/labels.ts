@@ -1,7 +1,8 @@
 /**
  * How kinglet marks what it manages: the recommended labels on every child,
- * the label selectors that find a primary's pods, owner references, the field
- * manager for server-side apply and the finalizer.
+ * the label selectors that find a primary's pods, the metadata of a child
+ * (with the runtime's `controllerReference`), the field manager for
+ * server-side apply and the finalizer.
  *
  * Labels, after the Kubernetes recommended labels:
  *
@@ -28,8 +29,9 @@
  *
  * @module
  */
-import type { V1ObjectMeta, V1OwnerReference } from "./models.ts";
+import type { V1ObjectMeta } from "./models.ts";
 import type { KubeObject } from "../kube/mod.ts";
+import { controllerReference } from "../runtime/mod.ts";
 
 /** The field manager of every server-side apply kinglet sends. */
 export const FIELD_MANAGER = "kinglet";
@@ -107,47 +109,10 @@ export function labelSelector(labels: Record<string, string>): string {
 }
 
 /**
- * The owner reference a child carries to its primary: `controller: true` so
- * watches of the child map back to the primary, and `blockOwnerDeletion: true`
- * so foreground deletion of the primary waits for the child.
- *
- * @throws {TypeError} when the owner lacks `apiVersion`, `kind`,
- * `metadata.name` or `metadata.uid`: render only objects read from the API
- * server.
- * @example
- * ```ts
- * import { ownerReference } from "./labels.ts";
- * ownerReference({
- *   apiVersion: "kinglet.dev/v1alpha1",
- *   kind: "WebApp",
- *   metadata: { name: "shop", uid: "6f1c…" },
- * }).controller; // true
- * ```
- */
-export function ownerReference(owner: KubeObject): V1OwnerReference {
-  const { apiVersion, kind } = owner;
-  const name = owner.metadata?.name;
-  const uid = owner.metadata?.uid;
-  if (!apiVersion || !kind || !name || !uid) {
-    const missing = [
-      !apiVersion && "apiVersion",
-      !kind && "kind",
-      !name && "metadata.name",
-      !uid && "metadata.uid",
-    ].filter(Boolean).join(", ");
-    throw new TypeError(
-      `Cannot reference the owner ${kind ?? "object"} ${name ?? ""}: it has no ${missing}; ` +
-        "render children only from objects read from the API server",
-    );
-  }
-  return { apiVersion, kind, name, uid, controller: true, blockOwnerDeletion: true };
-}
-
-/**
  * Metadata of a child: named after the owner plus `suffix`, in the owner's
  * namespace, with the recommended labels and the controller owner reference.
  *
- * @throws {TypeError} as {@link ownerReference}, or when the owner has no
+ * @throws {TypeError} as `controllerReference`, or when the owner has no
  * namespace.
  * @example
  * ```ts
@@ -161,7 +126,7 @@ export function ownerReference(owner: KubeObject): V1OwnerReference {
  * ```
  */
 export function childMetadata(owner: KubeObject, suffix = ""): V1ObjectMeta & { name: string } {
-  const reference = ownerReference(owner);
+  const reference = controllerReference(owner);
   const namespace = owner.metadata?.namespace;
   if (!namespace) {
     throw new TypeError(

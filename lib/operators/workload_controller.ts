@@ -11,9 +11,7 @@
  * import { renderWebApp } from "./webapp/render.ts";
  * import { validateWebApp, WEB_APPS } from "./webapp/kind.ts";
  * import { invalidWebAppStatus, webAppStatus } from "./webapp/status.ts";
- * import type { OperatorDeps } from "./operator_deps.ts";
- * declare const deps: OperatorDeps;
- * const spec = workloadController(deps, {
+ * const spec = workloadController({
  *   name: "webapp",
  *   resource: WEB_APPS,
  *   validate: validateWebApp,
@@ -32,9 +30,8 @@ import type { V1Deployment, V1ObjectMeta, V1Service } from "./models.ts";
 import { DEPLOYMENTS, type KubeObject, type Resource, SERVICES } from "../kube/mod.ts";
 import { type ControllerSpec, type ErrorPolicy, projectPrimary } from "../runtime/mod.ts";
 import { guardChildren } from "./child_errors.ts";
-import { MANAGED_SELECTOR } from "./labels.ts";
-import { applyChildAsKinglet, type OperatorDeps } from "./operator_deps.ts";
-import { announcePhase, rejectSpec, writeStatus } from "./status_writes.ts";
+import { FIELD_MANAGER, MANAGED_SELECTOR } from "./labels.ts";
+import { announcePhase, rejectSpec } from "./status_writes.ts";
 import type { Validation } from "./validation.ts";
 import type { WorkloadStatus } from "./workload_status.ts";
 
@@ -63,12 +60,15 @@ export interface WorkloadKind<S, P extends Workload<S>> {
   errorPolicy: ErrorPolicy;
 }
 
-/** A controller for one workload kind over `deps`. */
+/**
+ * A controller for one workload kind: its children and status are written by
+ * server-side apply as kinglet. `now` stamps the conditions; it defaults to
+ * `new Date()`.
+ */
 export function workloadController<S, P extends Workload<S>>(
-  deps: OperatorDeps,
   kind: WorkloadKind<S, P>,
+  now: () => Date = () => new Date(),
 ): ControllerSpec<KubeObject> {
-  const now = deps.now ?? (() => new Date());
   return {
     name: kind.name,
     resource: kind.resource,
@@ -78,20 +78,20 @@ export function workloadController<S, P extends Workload<S>>(
       { resource: DEPLOYMENTS, labelSelector: MANAGED_SELECTOR },
       { resource: SERVICES, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
     ],
-    applyChild: applyChildAsKinglet(deps),
-    async reconcile(object, { signal, children }) {
+    fieldManager: FIELD_MANAGER,
+    async reconcile(object, context) {
+      const { signal, children } = context;
       if (object.metadata?.deletionTimestamp) return {};
       const stored = object as P;
       const valid = kind.validate(object.spec);
       if (!valid.ok) {
         const status = kind.invalidStatus(stored, valid.message, now());
-        return await rejectSpec(deps, kind.resource, stored, valid.message, status, signal);
+        return await rejectSpec(context, stored, valid.message, status);
       }
       const primary = { ...stored, spec: valid.spec } as P;
       const desired = kind.render(primary);
       const [deployment] = await guardChildren(
-        deps,
-        kind.resource,
+        context,
         stored,
         () =>
           Promise.all([
@@ -99,11 +99,11 @@ export function workloadController<S, P extends Workload<S>>(
             children.apply(SERVICES, desired.service as KubeObject, signal),
           ]),
         (message) => kind.invalidStatus(stored, message, now()),
-        signal,
+        now,
       );
       const status = kind.status(primary, deployment as V1Deployment, now());
-      announcePhase(deps, stored, status.phase, `${object.kind} is ${status.phase}`);
-      await writeStatus(deps, kind.resource, stored, status, signal);
+      announcePhase(context.events, stored, status.phase, `${object.kind} is ${status.phase}`);
+      await context.status(status);
       return { requeueAfterMs: kind.requeueAfterMs };
     },
   };

@@ -4,20 +4,23 @@
  *
  * A complete controller: it keeps a `replicas` label on every Deployment in
  * step with its spec, re-reading nothing (the object comes from the cache)
- * and writing with server-side apply, which is idempotent.
+ * and writing with server-side apply, which is idempotent. Everything the
+ * reconcile needs comes through its context: the client, the caches, the
+ * children, Events bound to the object, and a status write.
  *
  * ```ts
- * import { Manager } from "./mod.ts";
+ * import { Manager, setupLogging } from "./mod.ts";
  * import { DEPLOYMENTS, KubeClient, type KubeObject, loadConfig } from "../kube/mod.ts";
  * import type { V1Deployment } from "@kubernetes/client-node";
  *
  * async function main(signal: AbortSignal): Promise<void> {
+ *   setupLogging({ level: "info" }); // the runtime logs nothing until told where
  *   const client = new KubeClient(await loadConfig());
- *   const manager = new Manager({ client, metricsAddress: "0", healthAddress: "127.0.0.1:8081" });
+ *   const manager = new Manager({ client, reportingController: "example.com/replica-labels" });
  *   manager.add<V1Deployment & KubeObject>({
  *     name: "replica-labels",
  *     resource: DEPLOYMENTS,
- *     async reconcile(deployment, { signal }) {
+ *     async reconcile(deployment, { client, events, signal }) {
  *       const replicas = String(deployment.spec?.replicas ?? 1);
  *       if (deployment.metadata?.labels?.replicas === replicas) return {};
  *       const { name, namespace } = deployment.metadata ?? {};
@@ -26,11 +29,12 @@
  *         kind: "Deployment",
  *         metadata: { name, namespace, labels: { replicas } },
  *       }, { fieldManager: "replica-labels", signal });
+ *       events.publish({ type: "Normal", reason: "Labelled", action: "Reconcile", note: replicas });
  *       return {}; // done until the Deployment changes
  *     },
  *   });
  *   try {
- *     await manager.run(signal); // until the signal aborts: drains, then resolves
+ *     await manager.run(signal); // until the signal aborts: drains, flushes Events, resolves
  *   } finally {
  *     client.close();
  *   }
@@ -55,9 +59,13 @@
  * - Every stage takes a {@link Clock} from the async layer, so tests step a
  *   `FakeClock` instead of sleeping.
  *
+ * - The manager's endpoints listen on loopback by default
+ *   (`127.0.0.1:8080`, `127.0.0.1:8081`).
+ *
  * The stages are usable on their own, each from its folder: `watcher/`,
  * `cache/`, `queue/`, `controller/`, `events/`, `leader/`, `metrics/` and
- * `manager/`.
+ * `manager/`; `objects/` holds the helpers a reconcile uses on the objects
+ * it writes (conditions, owner references, order-insensitive equality).
  *
  * @example A work queue on a fake clock, the way the runtime's tests drive it
  * ```ts
@@ -74,6 +82,7 @@
  * @module
  */
 export type { Clock } from "../async/clock.ts";
+export { type LogFormat, type LoggingOptions, type LogLevel, setupLogging } from "../log.ts";
 export * from "./cache/mod.ts";
 export * from "./controller/mod.ts";
 export * from "./crds/mod.ts";
@@ -81,5 +90,6 @@ export * from "./events/mod.ts";
 export * from "./leader/mod.ts";
 export * from "./manager/mod.ts";
 export * from "./metrics/mod.ts";
+export * from "./objects/mod.ts";
 export * from "./queue/mod.ts";
 export * from "./watcher/mod.ts";

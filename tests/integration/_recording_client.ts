@@ -1,15 +1,15 @@
 /**
- * A {@link CacheClient} over a real {@link KubeClient} that records every
+ * A client for a manager over a real {@link KubeClient} that records every
  * list, watch and get request a cache makes, and every error a watch stream
  * ended with, so a test can tell a resumed watch from a relist and a cache
- * hit from a live GET.
+ * hit from a live GET. Writes go through unrecorded.
  *
  * @module
  */
 import type { GetOptions, KubeClient, ListOptions, WatchOptions } from "../../lib/kube/client.ts";
 import { ApiError } from "../../lib/kube/errors.ts";
 import type { KubeList, KubeObject, Resource, WatchEvent } from "../../lib/kube/types.ts";
-import type { CacheClient } from "../../lib/runtime/cache/caches.ts";
+import type { ManagerClient } from "../../lib/runtime/manager/manager.ts";
 
 /** One recorded request. */
 export interface Recorded<O> {
@@ -29,15 +29,26 @@ export interface WatchFailure {
 }
 
 /** Records and forwards; see the module documentation. */
-export class RecordingClient implements CacheClient {
+export class RecordingClient implements ManagerClient {
   readonly lists: Recorded<ListOptions>[] = [];
   readonly watches: Recorded<WatchOptions>[] = [];
   readonly gets: Recorded<GetOptions & { name: string }>[] = [];
   readonly watchFailures: WatchFailure[] = [];
   readonly #inner: KubeClient;
 
+  readonly create: KubeClient["create"];
+  readonly apply: KubeClient["apply"];
+  readonly patch: KubeClient["patch"];
+  readonly replace: KubeClient["replace"];
+  readonly delete: KubeClient["delete"];
+
   constructor(inner: KubeClient) {
     this.#inner = inner;
+    this.create = inner.create.bind(inner);
+    this.apply = inner.apply.bind(inner);
+    this.patch = inner.patch.bind(inner);
+    this.replace = inner.replace.bind(inner);
+    this.delete = inner.delete.bind(inner);
   }
 
   list<T extends KubeObject>(res: Resource, opts: ListOptions = {}): Promise<KubeList<T>> {

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { CONFIG_MAPS } from "../../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../../lib/kube/types.ts";
-import { type CacheClient, Caches } from "../../lib/runtime/cache/caches.ts";
+import { Caches } from "../../lib/runtime/cache/caches.ts";
 import { systemClock } from "../../lib/async/clock.ts";
 import {
   type Action,
@@ -20,7 +20,7 @@ import {
   type ReconcileContext,
   TerminalError,
 } from "../../lib/runtime/controller/spec.ts";
-import { Controller } from "../../lib/runtime/controller/controller.ts";
+import { Controller, type ControllerClient } from "../../lib/runtime/controller/controller.ts";
 import {
   type ControllerMetrics,
   type ReconcileResult,
@@ -59,7 +59,7 @@ class Outcomes implements ControllerMetrics {
 }
 
 interface Options {
-  client: CacheClient;
+  client: ControllerClient;
   namespace: string;
   rateLimiter?: RateLimiter<string>;
   outcomes?: Outcomes;

@@ -79,22 +79,25 @@ Deno.test("finalizer holds a deleted object until cleanup succeeded, then lets i
   const { client, namespace, create } = s;
   const log: string[] = [];
   const handlers = {
-    apply: (obj: KubeObject) => Promise.resolve(log.push(`apply ${obj.metadata?.finalizers}`)),
+    apply: (obj: KubeObject) => {
+      log.push(`apply ${obj.metadata?.finalizers}`);
+      return Promise.resolve({});
+    },
     cleanup: () => {
       log.push("cleanup");
-      return log.length < 3 ? Promise.reject(new Error("not yet")) : Promise.resolve(0);
+      return log.length < 3 ? Promise.reject(new Error("not yet")) : Promise.resolve({});
     },
   };
-  await finalizer(client, CONFIG_MAPS, OURS, await create("db"), handlers);
+  await finalizer(client, CONFIG_MAPS, await create("db"), OURS, handlers);
   await client.delete(CONFIG_MAPS, "db", { namespace });
   const deleting = await client.get(CONFIG_MAPS, "db", { namespace });
   assert.ok(deleting.metadata?.deletionTimestamp, "the finalizer did not hold the object");
 
-  await assert.rejects(finalizer(client, CONFIG_MAPS, OURS, deleting, handlers), /not yet/);
+  await assert.rejects(finalizer(client, CONFIG_MAPS, deleting, OURS, handlers), /not yet/);
   const stillThere = await client.get(CONFIG_MAPS, "db", { namespace });
   assert.deepEqual(stillThere.metadata?.finalizers, [OURS]);
 
-  await finalizer(client, CONFIG_MAPS, OURS, stillThere, handlers);
+  await finalizer(client, CONFIG_MAPS, stillThere, OURS, handlers);
   assert.deepEqual(log, [`apply ${OURS}`, "cleanup", "cleanup"]);
   const gone = await client.get(CONFIG_MAPS, "db", { namespace }).catch((e) => e);
   assert.ok(isNotFound(gone), `the object outlived its finalizer: ${JSON.stringify(gone)}`);

@@ -218,7 +218,7 @@ async function withRequeuedWebApp(
     metricsAddress: "0",
     healthAddress: "0",
   });
-  manager.add(webAppController({ client: s.client, events: { publish() {} } }, {
+  manager.add(webAppController({
     requeueAfterMs: 2_000,
   }));
   const stop = new AbortController();

@@ -11,7 +11,7 @@ import {
   stripTransform,
   TerminalError,
 } from "../../lib/runtime/mod.ts";
-import { MemoryCluster } from "./_memory_cluster.ts";
+import { MemoryCluster } from "../../lib/testing/mod.ts";
 import { Happenings } from "./_until.ts";
 
 /** A controller of ConfigMaps over an in-memory cluster, on a fake clock. */
@@ -299,7 +299,7 @@ Deno.test("context.children writes a child once and skips it while it is as last
     return {};
   }, {
     owns: [{ resource: SECRETS }],
-    applyChild: (resource, desired) => h.cluster.apply(resource, desired),
+    applyChild: (resource, desired) => h.cluster.apply(resource, desired, { fieldManager: "test" }),
   });
   h.cluster.put(CONFIG_MAPS, configMap("a"));
   h.start();
@@ -324,9 +324,9 @@ Deno.test("context.children and context.cache refuse what the controller does no
   });
   h.cluster.put(CONFIG_MAPS, configMap("a"));
   h.start();
-  const [noCache, noApplier] = await errors.count(2, "the refusals");
+  const [noCache, notOwned] = await errors.count(2, "the refusals");
   assert.match(noCache!, /has no cache of deployments: add it to 'owns' or 'watches'/);
-  assert.match(noApplier!, /declares no 'applyChild'/);
+  assert.match(notOwned!, /cannot apply secrets: add it to 'owns'/);
 });
 
 Deno.test("a controller stops taking keys when its signal aborts and drains what runs", async () => {

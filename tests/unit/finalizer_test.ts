@@ -228,17 +228,21 @@ Deno.test("unusable names and objects are refused before any request", async () 
   assert.equal(fake.patches.length, 0);
 });
 
+/** What the handlers resolve to, told apart. */
+const APPLIED = { requeueAfterMs: 60_000 };
+const CLEANED = { requeueAfterMs: 1_000 };
+
 function handlers(log: string[], cleanupFails = false) {
   return {
     apply: (obj: KubeObject) => {
       log.push(`apply with ${JSON.stringify(obj.metadata?.finalizers)}`);
-      return Promise.resolve("applied");
+      return Promise.resolve(APPLIED);
     },
     cleanup: (obj: KubeObject) => {
       log.push(`cleanup with ${JSON.stringify(obj.metadata?.finalizers)}`);
       return cleanupFails
         ? Promise.reject(new Error("volume still attached"))
-        : Promise.resolve("cleaned");
+        : Promise.resolve(CLEANED);
     },
   };
 }
@@ -246,7 +250,10 @@ function handlers(log: string[], cleanupFails = false) {
 Deno.test("finalizer adds itself before the first apply, which sees the updated object", async () => {
   const fake = new FakeClient(cm());
   const log: string[] = [];
-  assert.equal(await finalizer(asClient(fake), CONFIG_MAPS, ours, cm(), handlers(log)), "applied");
+  assert.deepEqual(
+    await finalizer(asClient(fake), CONFIG_MAPS, cm(), ours, handlers(log)),
+    APPLIED,
+  );
   assert.deepEqual(log, [`apply with ["${ours}"]`]);
   assert.deepEqual(fake.finalizers(), [ours]);
 });
@@ -254,7 +261,7 @@ Deno.test("finalizer adds itself before the first apply, which sees the updated 
 Deno.test("finalizer only applies when its finalizer is already there", async () => {
   const fake = new FakeClient(cm([ours]));
   const log: string[] = [];
-  await finalizer(asClient(fake), CONFIG_MAPS, ours, cm([ours]), handlers(log));
+  await finalizer(asClient(fake), CONFIG_MAPS, cm([ours]), ours, handlers(log));
   assert.deepEqual(log, [`apply with ["${ours}"]`]);
   assert.equal(fake.patches.length, 0);
 });
@@ -265,11 +272,11 @@ Deno.test("on deletion finalizer cleans up, then removes its finalizer", async (
   const result = await finalizer(
     asClient(fake),
     CONFIG_MAPS,
-    ours,
     cm([ours, "b.io/y"], true),
+    ours,
     handlers(log),
   );
-  assert.equal(result, "cleaned");
+  assert.deepEqual(result, CLEANED);
   assert.deepEqual(log, [`cleanup with ["${ours}","b.io/y"]`]);
   assert.deepEqual(fake.finalizers(), ["b.io/y"]);
 });
@@ -278,19 +285,19 @@ Deno.test("a failed cleanup keeps the finalizer and surfaces the error", async (
   const fake = new FakeClient(cm([ours], true));
   const log: string[] = [];
   await assert.rejects(
-    finalizer(asClient(fake), CONFIG_MAPS, ours, cm([ours], true), handlers(log, true)),
+    finalizer(asClient(fake), CONFIG_MAPS, cm([ours], true), ours, handlers(log, true)),
     /volume still attached/,
   );
   assert.deepEqual(fake.finalizers(), [ours]);
   assert.equal(fake.patches.length, 0);
 });
 
-Deno.test("on deletion without our finalizer, finalizer does nothing", async () => {
+Deno.test("on deletion without our finalizer, finalizer does nothing and asks for nothing", async () => {
   const fake = new FakeClient(cm(["b.io/y"], true));
   const log: string[] = [];
-  assert.equal(
-    await finalizer(asClient(fake), CONFIG_MAPS, ours, cm(["b.io/y"], true), handlers(log)),
-    undefined,
+  assert.deepEqual(
+    await finalizer(asClient(fake), CONFIG_MAPS, cm(["b.io/y"], true), ours, handlers(log)),
+    {},
   );
   assert.deepEqual(log, []);
   assert.equal(fake.patches.length, 0);
@@ -300,8 +307,8 @@ Deno.test("an object already gone when its finalizer is removed counts as done",
   const fake = new FakeClient(cm([ours], true));
   fake.stored = undefined;
   const log: string[] = [];
-  assert.equal(
-    await finalizer(asClient(fake), CONFIG_MAPS, ours, cm([ours], true), handlers(log)),
-    "cleaned",
+  assert.deepEqual(
+    await finalizer(asClient(fake), CONFIG_MAPS, cm([ours], true), ours, handlers(log)),
+    CLEANED,
   );
 });

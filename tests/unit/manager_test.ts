@@ -1,8 +1,15 @@
 import assert from "node:assert/strict";
 import { FakeClock, flushMicrotasks } from "../../lib/async/mod.ts";
-import { CONFIG_MAPS, type KubeObject } from "../../lib/kube/mod.ts";
-import { type LeaderElection, Manager } from "../../lib/runtime/mod.ts";
-import { MemoryCluster } from "./_memory_cluster.ts";
+import { CONFIG_MAPS, EVENTS, type KubeObject, LEASES } from "../../lib/kube/mod.ts";
+import {
+  type KubeEvent,
+  type LeaderElection,
+  type Lease,
+  type LeaseElectionOptions,
+  Manager,
+} from "../../lib/runtime/mod.ts";
+import { managerRoutes } from "../../lib/runtime/manager/_routes.ts";
+import { MemoryCluster } from "../../lib/testing/mod.ts";
 import { Happenings } from "./_until.ts";
 
 const configMap = (name: string): KubeObject => ({
@@ -11,7 +18,10 @@ const configMap = (name: string): KubeObject => ({
   metadata: { name, namespace: "ns" },
 });
 
-function manager(cluster: MemoryCluster, leaderElection?: LeaderElection) {
+function manager(
+  cluster: MemoryCluster,
+  leaderElection?: LeaderElection | LeaseElectionOptions,
+) {
   const reconciled = new Happenings<string>();
   const m = new Manager({
     client: cluster,
@@ -112,4 +122,76 @@ Deno.test("each controller's max_concurrent_reconciles is what it may really run
         .exec(text)?.[1],
     );
   assert.deepEqual([limit("slow"), limit("wide"), limit("shared")], [1, 4, 4]);
+});
+
+Deno.test("the manager records every reconcile's Events and flushes them when it stops", async () => {
+  const cluster = new MemoryCluster();
+  cluster.put(CONFIG_MAPS, configMap("a"));
+  const m = new Manager({
+    client: cluster,
+    clock: new FakeClock(),
+    metricsAddress: "0",
+    healthAddress: "0",
+    reportingController: "example.com/notes",
+    reportingInstance: "node-a",
+  });
+  const published = new Happenings<string>();
+  m.add({
+    name: "notes",
+    resource: CONFIG_MAPS,
+    reconcile: (_object, { key, events }) => {
+      events.publish({ type: "Normal", reason: "Noted", action: "Reconcile", note: key });
+      published.push(key);
+      return Promise.resolve({});
+    },
+  });
+  const stop = new AbortController();
+  const outcome = m.run(stop.signal);
+  await published.count(1, "the Event's publication");
+  stop.abort();
+  assert.equal(await outcome, "stopped");
+  const events = cluster.objects<KubeEvent>(EVENTS);
+  assert.deepEqual(
+    events.map((e) => [e.reason, e.regarding?.name, e.reportingController, e.reportingInstance]),
+    [["Noted", "a", "example.com/notes", "node-a"]],
+  );
+  assert.equal(m.events.stats.created, 1);
+});
+
+Deno.test("the manager campaigns for a Lease named by plain options, and releases it when it stops", async () => {
+  const cluster = new MemoryCluster();
+  cluster.put(CONFIG_MAPS, configMap("a"));
+  const { manager: m, reconciled } = manager(cluster, {
+    namespace: "kube-system",
+    name: "notes",
+    identity: "node-a",
+  });
+  const stop = new AbortController();
+  const outcome = m.run(stop.signal);
+  await reconciled.count(1, "the reconcile while leading");
+  const held = cluster.object<Lease>(LEASES, "kube-system/notes");
+  assert.equal(held?.spec?.holderIdentity, "node-a");
+  stop.abort();
+  assert.equal(await outcome, "stopped");
+  assert.equal(cluster.object<Lease>(LEASES, "kube-system/notes")?.spec?.holderIdentity, "");
+});
+
+Deno.test("a manager refuses plain leader election options without a Lease name, at once", () => {
+  assert.throws(
+    () =>
+      new Manager({
+        client: new MemoryCluster(),
+        reportingInstance: "node-a",
+        leaderElection: { namespace: "kube-system", name: "", identity: "node-a" },
+      }),
+    { name: "RangeError", message: /'name' must not be empty, got ""/ },
+  );
+});
+
+Deno.test("the manager's endpoints default to loopback addresses", () => {
+  const m = new Manager({ client: new MemoryCluster(), reportingInstance: "node-a" });
+  assert.deepEqual(managerRoutes(m, {}).map((l) => l.address), [
+    "127.0.0.1:8080",
+    "127.0.0.1:8081",
+  ]);
 });

@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
+import type { z } from "zod";
+import { setStandardConditions } from "../../lib/operators/conditions.ts";
+import { conditionSchema } from "../../lib/operators/schema/conditions.ts";
 import {
   type Condition,
   findCondition,
   isConditionTrue,
   setCondition,
-  setStandardConditions,
-} from "../../lib/operators/conditions.ts";
+} from "../../lib/runtime/mod.ts";
 
 const T0 = new Date("2025-03-01T10:00:00.123Z");
 const T1 = new Date("2025-03-01T10:05:00Z");
@@ -168,4 +170,17 @@ Deno.test("setStandardConditions keeps transition times of conditions whose stat
   assert.equal(findCondition(after, "Degraded")!.lastTransitionTime, "2025-03-01T10:05:00Z");
   assert.equal(findCondition(after, "Progressing")!.lastTransitionTime, "2025-03-01T10:00:00Z");
   assert.equal(findCondition(after, "InvalidSpec")!.lastTransitionTime, "2025-03-01T10:00:00Z");
+});
+
+Deno.test("the CRDs' condition schema describes the runtime's Condition, both ways", () => {
+  const set = setCondition(undefined, {
+    type: "Ready",
+    status: "True",
+    reason: "Available",
+    message: "",
+    observedGeneration: 3,
+  }, T0);
+  const parsed: Condition[] = set.map((c) => conditionSchema.parse(c));
+  const back: z.infer<typeof conditionSchema>[] = parsed;
+  assert.deepEqual(back, set);
 });

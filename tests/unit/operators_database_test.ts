@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { V1StatefulSet } from "../../lib/operators/models.ts";
-import { findCondition } from "../../lib/operators/conditions.ts";
+import { findCondition } from "../../lib/runtime/mod.ts";
 import { generatePassword } from "../../lib/operators/database/password.ts";
 import {
   credentialsSecretName,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { V1Deployment } from "../../lib/operators/models.ts";
-import { findCondition } from "../../lib/operators/conditions.ts";
+import { findCondition } from "../../lib/runtime/mod.ts";
 import {
   defaultServerImage,
   GPU_TYPE_LABEL,

@@ -4,10 +4,10 @@ import {
   FIELD_MANAGER,
   FINALIZER,
   labelSelector,
-  ownerReference,
   recommendedLabels,
   selectorLabels,
 } from "../../lib/operators/labels.ts";
+import { controllerReference } from "../../lib/runtime/mod.ts";
 
 const shop = {
   apiVersion: "kinglet.dev/v1alpha1",
@@ -44,8 +44,8 @@ Deno.test("labelSelector sorts keys into the k=v,k=v form", () => {
   );
 });
 
-Deno.test("ownerReference points at the primary as its blocking controller", () => {
-  assert.deepEqual(ownerReference(shop), {
+Deno.test("controllerReference points at the primary as its blocking controller", () => {
+  assert.deepEqual(controllerReference(shop), {
     apiVersion: "kinglet.dev/v1alpha1",
     kind: "WebApp",
     name: "shop",
@@ -55,9 +55,9 @@ Deno.test("ownerReference points at the primary as its blocking controller", () 
   });
 });
 
-Deno.test("ownerReference refuses an object never stored by the API server", () => {
+Deno.test("controllerReference refuses an object never stored by the API server", () => {
   assert.throws(
-    () => ownerReference({ ...shop, metadata: { name: "shop" } }),
+    () => controllerReference({ ...shop, metadata: { name: "shop" } }),
     { name: "TypeError", message: /WebApp shop: it has no metadata\.uid; render children only/ },
   );
 });

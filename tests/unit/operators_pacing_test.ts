@@ -9,13 +9,18 @@ import type { KubeObject, Resource } from "../../lib/kube/types.ts";
 import { databaseClusterController } from "../../lib/operators/database/reconcile.ts";
 import { inferenceServiceController } from "../../lib/operators/inference/reconcile.ts";
 import { FINALIZER } from "../../lib/operators/labels.ts";
-import type { OperatorDeps } from "../../lib/operators/operator_deps.ts";
 import { webAppController } from "../../lib/operators/webapp/reconcile.ts";
-import type { ControllerSpec } from "../../lib/runtime/controller/spec.ts";
+import type { ControllerSpec, ReconcileClient } from "../../lib/runtime/controller/spec.ts";
 import { Store } from "../../lib/runtime/cache/store.ts";
 import { ChildApplier } from "../../lib/runtime/controller/child_applier.ts";
 
-function deps(ready: boolean): OperatorDeps {
+/** The client of one reconcile, and the clock of its conditions. */
+interface Deps {
+  client: ReconcileClient;
+  now: () => Date;
+}
+
+function deps(ready: boolean): Deps {
   const echo = <T extends KubeObject>(resource: Resource, object: T) => {
     const replicas = (object.spec as { replicas?: number } | undefined)?.replicas ?? 1;
     const workload = resource.kind === "StatefulSet" || resource.kind === "Deployment";
@@ -42,8 +47,7 @@ function deps(ready: boolean): OperatorDeps {
       delete: () => Promise.reject(new Error("no delete expected")),
       list: () => Promise.reject(new Error("no list expected")),
       get: () => Promise.reject(new Error("no get expected")),
-    } as unknown as OperatorDeps["client"],
-    events: { publish() {} },
+    } as unknown as ReconcileClient,
     now: () => new Date("2025-03-01T12:00:00Z"),
   };
 }
@@ -65,17 +69,27 @@ function primary(kind: string, spec: Record<string, unknown>, status?: unknown):
   };
 }
 
-async function reconcileOnce(spec: ControllerSpec<KubeObject>, object: KubeObject) {
+async function reconcileOnce(
+  build: (options: { now: () => Date }) => ControllerSpec<KubeObject>,
+  { client, now }: Deps,
+  object: KubeObject,
+) {
+  const spec = build({ now });
   const caches = new Map<string, Store>();
   const cache = <C extends KubeObject>(resource: Resource) => {
     if (!caches.has(resource.plural)) caches.set(resource.plural, new Store());
     return caches.get(resource.plural) as unknown as Store<C>;
   };
-  const applier = new ChildApplier(spec.applyChild!);
+  const applier = new ChildApplier((resource, desired, signal) =>
+    client.apply(resource, desired, { fieldManager: spec.fieldManager!, force: true, signal })
+  );
   for (const owned of spec.owns ?? []) applier.track(owned.resource, cache(owned.resource));
   return await spec.reconcile(object, {
     signal: new AbortController().signal,
     key: "shop/one",
+    client,
+    events: { publish() {} },
+    status: () => Promise.resolve(true),
     cache,
     children: {
       apply: (resource, desired, signal) =>
@@ -90,43 +104,47 @@ const DATABASE = { engine: "postgres", version: "17", replicas: 1, storage: { si
 
 Deno.test("a WebApp comes back after 300 s, or what its option says, and retries after 10 s", async () => {
   const app = primary("WebApp", WEB_APP);
-  assert.deepEqual(await reconcileOnce(webAppController(deps(true)), app), {
+  assert.deepEqual(await reconcileOnce(webAppController, deps(true), app), {
     requeueAfterMs: 300_000,
   });
-  const short = webAppController(deps(true), { requeueAfterMs: 2_000 });
-  assert.deepEqual(await reconcileOnce(short, app), { requeueAfterMs: 2_000 });
-  const policy = webAppController(deps(true)).errorPolicy!;
+  const short = (o: { now: () => Date }) => webAppController({ ...o, requeueAfterMs: 2_000 });
+  assert.deepEqual(await reconcileOnce(short, deps(true), app), { requeueAfterMs: 2_000 });
+  const policy = webAppController().errorPolicy!;
   assert.deepEqual([1, 2, 8].map((n) => policy(new Error("x"), n)), [10_000, 10_000, 10_000]);
 });
 
 Deno.test("an InferenceService comes back after 30 s and retries after 60 s", async () => {
-  const spec = inferenceServiceController(deps(true));
-  assert.deepEqual(await reconcileOnce(spec, primary("InferenceService", MODEL)), {
+  const model = primary("InferenceService", MODEL);
+  assert.deepEqual(await reconcileOnce(inferenceServiceController, deps(true), model), {
     requeueAfterMs: 30_000,
   });
-  assert.deepEqual([1, 5].map((n) => spec.errorPolicy!(new Error("x"), n)), [60_000, 60_000]);
+  const policy = inferenceServiceController().errorPolicy!;
+  assert.deepEqual([1, 5].map((n) => policy(new Error("x"), n)), [60_000, 60_000]);
 });
 
 Deno.test("a DatabaseCluster comes back after 300 s when Ready and 60 s when not", async () => {
   const creating = await reconcileOnce(
-    databaseClusterController(deps(false)),
+    databaseClusterController,
+    deps(false),
     primary("DatabaseCluster", DATABASE),
   );
   assert.deepEqual(creating, { requeueAfterMs: 60_000 });
   const ready = await reconcileOnce(
-    databaseClusterController(deps(true)),
+    databaseClusterController,
+    deps(true),
     primary("DatabaseCluster", DATABASE, { phase: "Creating" }),
   );
   assert.deepEqual(ready, { requeueAfterMs: 300_000 });
   const tuned = await reconcileOnce(
-    databaseClusterController(deps(false), { notReadyRequeueAfterMs: 1_000 }),
+    (o) => databaseClusterController({ ...o, notReadyRequeueAfterMs: 1_000 }),
+    deps(false),
     primary("DatabaseCluster", DATABASE),
   );
   assert.deepEqual(tuned, { requeueAfterMs: 1_000 });
 });
 
 Deno.test("a DatabaseCluster retries on the tiered policy and starts at most 100 reconciles a minute", () => {
-  const spec = databaseClusterController(deps(true));
+  const spec = databaseClusterController();
   assert.deepEqual(
     [1, 2, 3, 4, 5].map((n) => spec.errorPolicy!(new Error("x"), n)),
     [30_000, 120_000, 300_000, 600_000, 600_000],

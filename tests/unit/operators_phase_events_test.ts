@@ -1,15 +1,11 @@
 import assert from "node:assert/strict";
-import type { KubeObject } from "../../lib/kube/types.ts";
-import type { OperatorDeps } from "../../lib/operators/operator_deps.ts";
 import { announcePhase } from "../../lib/operators/status_writes.ts";
+import type { ReconcileEvents } from "../../lib/runtime/controller/spec.ts";
 import type { EventInit } from "../../lib/runtime/events/events.ts";
 
-function recordingDeps(): { deps: OperatorDeps; published: EventInit[] } {
+function recordingDeps(): { deps: ReconcileEvents; published: EventInit[] } {
   const published: EventInit[] = [];
-  const deps = {
-    client: {} as OperatorDeps["client"],
-    events: { publish: (_regarding: KubeObject, init: EventInit) => published.push(init) },
-  };
+  const deps = { publish: (init: EventInit) => void published.push(init) };
   return { deps, published };
 }
 

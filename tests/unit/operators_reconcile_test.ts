@@ -11,14 +11,13 @@ import { DATABASE_CLUSTERS, type DatabaseCluster } from "../../lib/operators/dat
 import { databaseClusterController } from "../../lib/operators/database/reconcile.ts";
 import { credentialsSecretName } from "../../lib/operators/database/render.ts";
 import { FINALIZER } from "../../lib/operators/labels.ts";
-import type { OperatorDeps } from "../../lib/operators/operator_deps.ts";
 import { INFERENCE_SERVICES } from "../../lib/operators/inference/kind.ts";
 import { inferenceServiceController } from "../../lib/operators/inference/reconcile.ts";
 import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { webAppController } from "../../lib/operators/webapp/reconcile.ts";
 import type { EventInit } from "../../lib/runtime/mod.ts";
 import { Caches, Controller, type ControllerSpec } from "../../lib/runtime/mod.ts";
-import { MemoryCluster } from "./_memory_cluster.ts";
+import { MemoryCluster, waitFor } from "../../lib/testing/mod.ts";
 import { Happenings, until } from "./_until.ts";
 
 interface Workload extends KubeObject {
@@ -30,15 +29,10 @@ interface Workload extends KubeObject {
 }
 
 /** Runs one of kinglet's controllers over an in-memory cluster on a fake clock. */
-function run(build: (deps: OperatorDeps) => ControllerSpec<KubeObject>) {
+function run(build: (options: { now: () => Date }) => ControllerSpec<KubeObject>) {
   const clock = new FakeClock();
-  const cluster = new MemoryCluster();
+  const cluster = new MemoryCluster({ clock });
   const events = new Happenings<string>();
-  const deps: OperatorDeps = {
-    client: cluster as unknown as OperatorDeps["client"],
-    events: { publish: (_regarding, e: EventInit) => events.push(`${e.type} ${e.reason}`) },
-    now: () => new Date(clock.now()),
-  };
   const caches = new Caches({ client: cluster, clock, watcherOptions: { streamingList: "off" } });
   const statusWrites = new Happenings<string>();
   const apply = cluster.apply.bind(cluster);
@@ -47,8 +41,9 @@ function run(build: (deps: OperatorDeps) => ControllerSpec<KubeObject>) {
     if (options?.subresource) done.then(() => statusWrites.push(object.metadata!.name!));
     return done;
   };
-  const controller = new Controller(build(deps), {
+  const controller = new Controller(build({ now: () => new Date(clock.now()) }), {
     client: cluster,
+    events: { publish: (_regarding, e: EventInit) => events.push(`${e.type} ${e.reason}`) },
     semaphore: new Semaphore(4),
     caches,
     clock,
@@ -147,7 +142,7 @@ Deno.test("the DatabaseCluster reconciler adds its finalizer, creates credential
     spec: { engine: "postgres", version: "17", storage: { size: "10Gi" } },
   });
   const orders = () => r.cluster.object<Workload>(DATABASE_CLUSTERS, key);
-  await until(r.cluster.changes, "the first status", () => phase(orders()) === "Creating");
+  await waitFor("the first status", () => phase(orders()) === "Creating");
   assert.deepEqual(orders()?.metadata?.finalizers, [FINALIZER]);
   const secret = r.cluster.object<KubeObject>(
     SECRETS,
@@ -160,9 +155,10 @@ Deno.test("the DatabaseCluster reconciler adds its finalizer, creates credential
   ]);
 
   await r.cluster.delete(DATABASE_CLUSTERS, "orders", { namespace: "shop" });
-  await until(r.cluster.changes, "the cluster to be gone", () => orders() === undefined);
+  await waitFor("the cluster to be gone", () => orders() === undefined);
   const kept = r.cluster.object<KubeObject>(SECRETS, `shop/${secret.metadata!.name}`);
-  assert.equal(kept?.metadata?.ownerReferences, null, "released, so the collector keeps it");
+  assert.ok(kept, "the credentials Secret outlives the cluster");
+  assert.equal(kept.metadata?.ownerReferences, undefined, "released, so the collector keeps it");
   assert.deepEqual(r.events.items.filter((e) => e.includes("Credentials")), [
     "Normal CredentialsCreated",
   ]);

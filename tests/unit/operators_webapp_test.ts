@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { V1Deployment } from "../../lib/operators/models.ts";
-import { findCondition } from "../../lib/operators/conditions.ts";
+import { findCondition } from "../../lib/runtime/mod.ts";
 import { renderWebApp, webAppUrl } from "../../lib/operators/webapp/render.ts";
 import { validateWebApp, type WebApp } from "../../lib/operators/webapp/kind.ts";
 import { invalidWebAppStatus, webAppStatus } from "../../lib/operators/webapp/status.ts";

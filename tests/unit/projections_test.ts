@@ -15,7 +15,7 @@ import {
   SERVICES,
   STATEFUL_SETS,
 } from "../../lib/kube/mod.ts";
-import type { V1Deployment } from "@kubernetes/client-node";
+import type { V1Deployment } from "../../lib/operators/models.ts";
 
 const OWNER = {
   apiVersion: "kinglet.dev/v1alpha1",

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { FakeClock } from "../../lib/async/mod.ts";
 import { CONFIG_MAPS, type KubeObject } from "../../lib/kube/mod.ts";
 import { listerWatcher, Reflector, Store, watcher } from "../../lib/runtime/mod.ts";
-import { MemoryCluster } from "./_memory_cluster.ts";
+import { MemoryCluster } from "../../lib/testing/mod.ts";
 import { Happenings } from "./_until.ts";
 
 const configMap = (name: string, value = "1"): KubeObject => ({

@@ -12,9 +12,7 @@
  * @example
  * ```ts
  * import { databaseClusterController } from "./reconcile.ts";
- * import type { OperatorDeps } from "../operator_deps.ts";
- * declare const deps: OperatorDeps;
- * databaseClusterController(deps).name; // "databasecluster"
+ * databaseClusterController().finalizer?.name; // "kinglet.dev/cleanup"
  * ```
  *
  * @module
@@ -33,15 +31,19 @@ import {
 } from "../../kube/mod.ts";
 import {
   type ControllerSpec,
-  finalizer,
   projectPrimary,
   type ReconcileContext,
   tieredErrorPolicy,
 } from "../../runtime/mod.ts";
 import { guardChildren } from "../child_errors.ts";
-import { FINALIZER, labelSelector, MANAGED_SELECTOR, selectorLabels } from "../labels.ts";
-import { applyChildAsKinglet, type OperatorDeps } from "../operator_deps.ts";
-import { rejectSpec, writeStatus } from "../status_writes.ts";
+import {
+  FIELD_MANAGER,
+  FINALIZER,
+  labelSelector,
+  MANAGED_SELECTOR,
+  selectorLabels,
+} from "../labels.ts";
+import { rejectSpec } from "../status_writes.ts";
 import { generatePassword } from "./password.ts";
 import { credentialsSecretName, renderCredentialsSecret, renderDatabaseCluster } from "./render.ts";
 import { DATABASE_CLUSTERS, type DatabaseCluster, validateDatabaseCluster } from "./kind.ts";
@@ -53,18 +55,19 @@ export interface DatabaseClusterControllerOptions {
   readyRequeueAfterMs?: number;
   /** How long after a reconcile a cluster not Ready is looked at again. Defaults to 60 s. */
   notReadyRequeueAfterMs?: number;
+  /** The clock of the conditions' transition times. Defaults to `new Date()`. */
+  now?: () => Date;
 }
 
 /**
- * The DatabaseCluster controller over `deps`. A failed reconcile is retried
- * after 30 s, 2 min, 5 min, then every 10 min until it succeeds; at most 100
- * reconciles start per minute (a burst of 100, refilled over 60 s).
+ * The DatabaseCluster controller. A failed reconcile is retried after 30 s,
+ * 2 min, 5 min, then every 10 min until it succeeds; at most 100 reconciles
+ * start per minute (a burst of 100, refilled over 60 s).
  */
 export function databaseClusterController(
-  deps: OperatorDeps,
   options: DatabaseClusterControllerOptions = {},
 ): ControllerSpec<KubeObject> {
-  const now = deps.now ?? (() => new Date());
+  const now = options.now ?? (() => new Date());
 
   /** Resolves to the phase written to status. */
   async function apply(
@@ -75,14 +78,13 @@ export function databaseClusterController(
     const valid = validateDatabaseCluster(stored.spec);
     if (!valid.ok) {
       const status = invalidDatabaseStatus(stored, valid.message, now());
-      return await rejectSpec(deps, DATABASE_CLUSTERS, stored, valid.message, status, signal);
+      return await rejectSpec(ctx, stored, valid.message, status);
     }
     const cluster: DatabaseCluster = { ...stored, spec: valid.spec };
     const desired = renderDatabaseCluster(cluster);
     const { children } = ctx;
     const [statefulSet] = await guardChildren(
-      deps,
-      DATABASE_CLUSTERS,
+      ctx,
       stored,
       async () => {
         await ensureCredentials(cluster, ctx);
@@ -93,9 +95,9 @@ export function databaseClusterController(
         ]);
       },
       (message) => invalidDatabaseStatus(stored, message, now()),
-      signal,
+      now,
     );
-    return await record(stored, cluster, statefulSet as V1StatefulSet, signal);
+    return await record(ctx, cluster, statefulSet as V1StatefulSet);
   }
 
   /** Creates the Secret if it does not exist; never updates it, so the password is stable. */
@@ -104,8 +106,8 @@ export function databaseClusterController(
     if (ctx.cache(SECRETS).has(key)) return;
     const secret = renderCredentialsSecret(cluster, generatePassword());
     try {
-      await deps.client.create(SECRETS, secret as KubeObject, { signal: ctx.signal });
-      deps.events.publish(cluster, {
+      await ctx.client.create(SECRETS, secret as KubeObject, { signal: ctx.signal });
+      ctx.events.publish({
         type: "Normal",
         reason: "CredentialsCreated",
         action: "Create",
@@ -118,16 +120,15 @@ export function databaseClusterController(
 
   /** Writes status and publishes the lifecycle transition, if one happened; resolves to the phase. */
   async function record(
-    stored: DatabaseCluster,
+    ctx: ReconcileContext,
     cluster: DatabaseCluster,
     statefulSet: V1StatefulSet | undefined,
-    signal: AbortSignal,
   ): Promise<string | undefined> {
     const update = databaseStatus(cluster, statefulSet, now());
-    await writeStatus(deps, DATABASE_CLUSTERS, stored, update.status, signal);
+    await ctx.status(update.status);
     const t = update.transition;
     if (t) {
-      deps.events.publish(stored, {
+      ctx.events.publish({
         type: t.to === "Degraded" ? "Warning" : "Normal",
         reason: t.reason,
         action: "Reconcile",
@@ -142,9 +143,10 @@ export function databaseClusterController(
    * leaves it with the volumes it unlocks: a cluster recreated under the same
    * name finds both, and the password still matches its data.
    */
-  async function keepCredentials(stored: DatabaseCluster, signal: AbortSignal) {
+  async function keepCredentials(stored: DatabaseCluster, ctx: ReconcileContext) {
+    const { signal } = ctx;
     try {
-      await deps.client.patch(SECRETS, credentialsSecretName(stored), {
+      await ctx.client.patch(SECRETS, credentialsSecretName(stored), {
         metadata: { ownerReferences: null },
       }, { type: "merge", namespace: stored.metadata.namespace, signal });
     } catch (error) {
@@ -156,19 +158,19 @@ export function databaseClusterController(
     const { signal } = ctx;
     const statefulSet = ctx.cache<V1StatefulSet & KubeObject>(STATEFUL_SETS).get(objectKey(stored));
     const valid = validateDatabaseCluster(stored.spec);
-    if (valid.ok) await record(stored, { ...stored, spec: valid.spec }, statefulSet, signal);
+    if (valid.ok) await record(ctx, { ...stored, spec: valid.spec }, statefulSet);
     if (stored.spec?.deletionPolicy !== "Delete") {
-      await keepCredentials(stored, signal);
+      await keepCredentials(stored, ctx);
       return;
     }
-    const claims = await deps.client.list(PERSISTENT_VOLUME_CLAIMS, {
+    const claims = await ctx.client.list(PERSISTENT_VOLUME_CLAIMS, {
       namespace: stored.metadata.namespace,
       labelSelector: labelSelector(selectorLabels(stored)),
       signal,
     });
     for (const claim of claims.items) {
       try {
-        await deps.client.delete(PERSISTENT_VOLUME_CLAIMS, claim.metadata?.name ?? "", {
+        await ctx.client.delete(PERSISTENT_VOLUME_CLAIMS, claim.metadata?.name ?? "", {
           namespace: stored.metadata.namespace,
           signal,
         });
@@ -176,7 +178,7 @@ export function databaseClusterController(
         if (!isNotFound(error)) throw error;
       }
     }
-    deps.events.publish(stored, {
+    ctx.events.publish({
       type: "Normal",
       reason: "VolumesDeleted",
       action: "Cleanup",
@@ -195,13 +197,13 @@ export function databaseClusterController(
       { resource: SERVICES, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
       { resource: SECRETS, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
     ],
-    applyChild: applyChildAsKinglet(deps),
+    fieldManager: FIELD_MANAGER,
+    finalizer: {
+      name: FINALIZER,
+      cleanup: (object, ctx) => cleanup(object as DatabaseCluster, ctx).then(() => ({})),
+    },
     async reconcile(object, ctx) {
-      const phase = await finalizer(deps.client, DATABASE_CLUSTERS, FINALIZER, object, {
-        apply: (o) => apply(o as DatabaseCluster, ctx),
-        cleanup: (o) => cleanup(o as DatabaseCluster, ctx).then(() => undefined),
-      }, ctx.signal);
-      if (object.metadata?.deletionTimestamp) return {};
+      const phase = await apply(object as DatabaseCluster, ctx);
       return {
         requeueAfterMs: phase === "Ready"
           ? options.readyRequeueAfterMs ?? 300_000

@@ -5,16 +5,13 @@
  * @example
  * ```ts
  * import { inferenceServiceController } from "./reconcile.ts";
- * import type { OperatorDeps } from "../operator_deps.ts";
- * declare const deps: OperatorDeps;
- * inferenceServiceController(deps).name; // "inferenceservice"
+ * inferenceServiceController().name; // "inferenceservice"
  * ```
  *
  * @module
  */
 import type { KubeObject } from "../../kube/mod.ts";
 import { type ControllerSpec, fixedErrorPolicy } from "../../runtime/mod.ts";
-import type { OperatorDeps } from "../operator_deps.ts";
 import { workloadController } from "../workload_controller.ts";
 import { renderInferenceService } from "./render.ts";
 import { INFERENCE_SERVICES, validateInferenceService } from "./kind.ts";
@@ -24,14 +21,15 @@ import { inferenceServiceStatus, invalidInferenceServiceStatus } from "./status.
 export interface InferenceServiceControllerOptions {
   /** How long after it converged a InferenceService is reconciled again, to repair drift. Defaults to 30 s. */
   requeueAfterMs?: number;
+  /** The clock of the conditions' transition times. Defaults to `new Date()`. */
+  now?: () => Date;
 }
 
-/** The InferenceService controller over `deps`; a failed reconcile is retried after 60 s. */
+/** The InferenceService controller; a failed reconcile is retried after 60 s. */
 export function inferenceServiceController(
-  deps: OperatorDeps,
   options: InferenceServiceControllerOptions = {},
 ): ControllerSpec<KubeObject> {
-  return workloadController(deps, {
+  return workloadController({
     name: "inferenceservice",
     resource: INFERENCE_SERVICES,
     validate: validateInferenceService,
@@ -40,5 +38,5 @@ export function inferenceServiceController(
     requeueAfterMs: options.requeueAfterMs ?? 30_000,
     errorPolicy: fixedErrorPolicy(60_000),
     invalidStatus: invalidInferenceServiceStatus,
-  });
+  }, options.now);
 }

@@ -11,9 +11,9 @@
  * @module
  */
 import { z } from "zod";
-import { MAX_MESSAGE, REASON_PATTERN, TYPE_PATTERN } from "../conditions.ts";
+import { MAX_MESSAGE, REASON_PATTERN, TYPE_PATTERN } from "../../runtime/mod.ts";
 
-/** One condition, as `metav1.Condition` defines it. */
+/** One condition, as `metav1.Condition` defines it: the runtime's `Condition`. */
 export const conditionSchema = z.object({
   type: z.string().max(316).regex(TYPE_PATTERN).describe(
     "Type of condition in CamelCase: Ready, Progressing, Degraded or InvalidSpec.",
@@ -35,6 +35,3 @@ export const conditionSchema = z.object({
 export const conditionsSchema = z.array(conditionSchema)
   .meta({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] })
   .describe("Latest observations of the object's state.");
-
-/** A status condition. */
-export type Condition = z.infer<typeof conditionSchema>;

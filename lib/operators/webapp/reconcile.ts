@@ -5,16 +5,13 @@
  * @example
  * ```ts
  * import { webAppController } from "./reconcile.ts";
- * import type { OperatorDeps } from "../operator_deps.ts";
- * declare const deps: OperatorDeps;
- * webAppController(deps).name; // "webapp"
+ * webAppController().name; // "webapp"
  * ```
  *
  * @module
  */
 import type { KubeObject } from "../../kube/mod.ts";
 import { type ControllerSpec, fixedErrorPolicy } from "../../runtime/mod.ts";
-import type { OperatorDeps } from "../operator_deps.ts";
 import { workloadController } from "../workload_controller.ts";
 import { renderWebApp } from "./render.ts";
 import { validateWebApp, WEB_APPS } from "./kind.ts";
@@ -24,14 +21,15 @@ import { invalidWebAppStatus, webAppStatus } from "./status.ts";
 export interface WebAppControllerOptions {
   /** How long after it converged a WebApp is reconciled again, to repair drift. Defaults to 300 s. */
   requeueAfterMs?: number;
+  /** The clock of the conditions' transition times. Defaults to `new Date()`. */
+  now?: () => Date;
 }
 
-/** The WebApp controller over `deps`; a failed reconcile is retried after 10 s. */
+/** The WebApp controller; a failed reconcile is retried after 10 s. */
 export function webAppController(
-  deps: OperatorDeps,
   options: WebAppControllerOptions = {},
 ): ControllerSpec<KubeObject> {
-  return workloadController(deps, {
+  return workloadController({
     name: "webapp",
     resource: WEB_APPS,
     validate: validateWebApp,
@@ -40,5 +38,5 @@ export function webAppController(
     requeueAfterMs: options.requeueAfterMs ?? 300_000,
     errorPolicy: fixedErrorPolicy(10_000),
     invalidStatus: invalidWebAppStatus,
-  });
+  }, options.now);
 }

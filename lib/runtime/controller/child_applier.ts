@@ -61,29 +61,24 @@ export interface Children {
    * already in place; resolves to the child as applied, or as cached when the
    * write was skipped.
    *
-   * @throws {TypeError} when the controller does not own `resource` or declares no `applyChild`.
+   * @throws {TypeError} when the controller does not own `resource`.
    */
   apply<C extends KubeObject>(resource: Resource, desired: C, signal: AbortSignal): Promise<C>;
 }
 
 /**
  * The {@link Children} of a controller named `name` that owns `owned` and
- * writes with `applier` (none when it declares no `applyChild`); `cache`
+ * writes with `applier`; `cache`
  * gives the cache of an owned resource.
  */
 export function controllerChildren(
   name: string,
   owned: readonly Resource[],
-  applier: ChildApplier | undefined,
+  applier: ChildApplier,
   cache: (resource: Resource) => CacheReader,
 ): Children {
   return {
     apply(resource, desired, signal) {
-      if (!applier) {
-        throw new TypeError(
-          `Controller '${name}' cannot apply children: its spec declares no 'applyChild'`,
-        );
-      }
       if (!owned.some((o) => resourceId(o) === resourceId(resource))) {
         throw new TypeError(
           `Controller '${name}' cannot apply ${resource.plural}: add it to 'owns'`,

@@ -25,7 +25,12 @@
  *   an optional token bucket paces reconcile starts. See pacing.ts, and
  *   retries.ts for what each outcome does to its key.
  * - Each reconcile gets an `AbortSignal` that fires on its timeout and when
- *   a shutdown's drain deadline passes.
+ *   a shutdown's drain deadline passes, and the rest of its
+ *   `ReconcileContext`: the client, the caches, the children, Events
+ *   bound to the object and a status write.
+ * - A spec with a `finalizer` has it added before its first reconcile of an
+ *   object, and its `cleanup` run (then the finalizer removed) instead of
+ *   `reconcile` once the object is being deleted.
  * - Owned children are cached lean by default: Deployments and StatefulSets
  *   with their replica counts, other kinds with identity, owners and
  *   revision only (see projections.ts); an `owns` entry's own `transform`
@@ -33,12 +38,11 @@
  *
  * @example
  * ```ts
- * import { Controller } from "./controller.ts";
+ * import { Controller, type ControllerClient } from "./controller.ts";
  * import { Semaphore } from "../../async/semaphore.ts";
- * import type { CacheClient } from "../cache/caches.ts";
  * import { CONFIG_MAPS } from "../../kube/resources.ts";
  * // Needs a cluster: `client` is usually a `KubeClient`.
- * async function example(client: CacheClient): Promise<void> {
+ * async function example(client: ControllerClient): Promise<void> {
  *   const controller = new Controller({
  *     name: "configmaps",
  *     resource: CONFIG_MAPS,
@@ -66,17 +70,29 @@ import type { Reflector } from "../cache/reflector.ts";
 import type { Semaphore } from "../../async/semaphore.ts";
 import type { CacheReader, Store, StoreBudget } from "../cache/store.ts";
 import { ownedTransform } from "../cache/projections.ts";
+import { type EventPublisher, EventRecorder, eventSink } from "../events/events.ts";
 import { ChildApplier, type Children, controllerChildren } from "./child_applier.ts";
+import { applyAs, fieldManagerOf, Reconciler } from "./_reconciler.ts";
 import { Pacing } from "./pacing.ts";
 import { controllerOwnerKeys, primaryTrigger, relatedTrigger, revision } from "./relations.ts";
 import { type Outcome, Retries } from "./retries.ts";
 import { Runner } from "./runner.ts";
-import { type ControllerSpec, TerminalError } from "./spec.ts";
+import { type ControllerSpec, type ReconcileClient, TerminalError } from "./spec.ts";
+
+/** What a controller needs of the client: its caches' list and watch, and a reconcile's writes. */
+export type ControllerClient = CacheClient & ReconcileClient;
 
 /** What the manager lends a controller. */
 export interface ControllerDeps {
-  /** Lists, watches and reads the cached resources. */
-  client: CacheClient;
+  /** Lists, watches and reads the cached resources; every reconcile gets it as its `client`. */
+  client: ControllerClient;
+  /**
+   * Where the Events of reconciles go; the manager lends its recorder.
+   * Defaults to an {@link EventRecorder} of the controller's own, writing
+   * through `client` with the recorder's defaults; flush it yourself by
+   * passing one instead.
+   */
+  events?: EventPublisher;
   /** Caps concurrent reconciles across all controllers. */
   semaphore: Semaphore;
   /**
@@ -121,11 +137,14 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #byResource = new Map<string, Reflector>();
   /** The children of every reconcile, tracked from the owned caches from the start. */
   readonly #children: Children;
+  /** Builds each reconcile's context and runs the spec's finalizer protocol. */
+  readonly #reconciler: Reconciler<T>;
 
   /**
    * Wires the pipeline; nothing runs before {@link Controller.run}.
    *
-   * @throws {RangeError} when `reconcileTimeoutMs`, `maxConcurrentReconciles`
+   * @throws {RangeError} when `reconcileTimeoutMs`, `maxConcurrentReconciles`,
+   * `fieldManager`
    * or a {@link PacingOptions} field is out of range.
    * @throws {TypeError} when a watch has no `map`.
    */
@@ -168,13 +187,16 @@ export class Controller<T extends KubeObject = KubeObject> {
       ...(deps.budget && { budget: deps.budget }),
     }) as unknown as Reflector<T>;
     this.#primary.store.subscribe(primaryTrigger(add, (key) => this.#retries.deleted(key)));
-    const applier = spec.applyChild && new ChildApplier(spec.applyChild);
+    const applier = new ChildApplier(
+      spec.applyChild ??
+        applyAs(deps.client, fieldManagerOf(spec as unknown as ControllerSpec<KubeObject>)),
+    );
     for (const owned of spec.owns ?? []) {
       const transform = owned.transform ?? ownedTransform(owned.resource);
       const { store } = this.#reflector(owned.resource, { ...owned, transform });
       const map = owned.map ?? controllerOwnerKeys(spec.resource);
       store.subscribe(relatedTrigger(map, add, this.#log));
-      applier?.track(owned.resource, store);
+      applier.track(owned.resource, store);
     }
     const owned = (spec.owns ?? []).map((o) => o.resource);
     this.#children = controllerChildren(spec.name, owned, applier, (r) => this.#cache(r));
@@ -187,6 +209,12 @@ export class Controller<T extends KubeObject = KubeObject> {
       const { store } = this.#reflector(watched.resource, watched);
       store.subscribe(relatedTrigger(watched.map, add, this.#log));
     }
+    this.#reconciler = new Reconciler(spec, {
+      client: deps.client,
+      events: deps.events ?? new EventRecorder(eventSink(deps.client)),
+      cache: (resource) => this.#cache(resource),
+      children: this.#children,
+    });
   }
 
   /** The children component every reconcile of this controller gets. */
@@ -266,12 +294,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const current = revision(object.metadata);
     if (this.#retries.isTerminal(key, current)) return { kind: "skipped" };
     try {
-      const action = await this.spec.reconcile(object, {
-        signal,
-        key,
-        cache: (resource) => this.#cache(resource),
-        children: this.#children,
-      });
+      const action = await this.#reconciler.run(object, key, signal);
       return { kind: "success", action };
     } catch (error) {
       if (error instanceof TerminalError) return { kind: "terminal", error, revision: current };

@@ -11,18 +11,21 @@
  *
  * {@link finalizer} is the whole protocol in one call, after kube-rs: it adds
  * the finalizer before the first `apply`, and on deletion runs `cleanup` and
- * removes the finalizer only once cleanup succeeded.
+ * removes the finalizer only once cleanup succeeded. A controller whose spec
+ * declares a `finalizer` runs this protocol itself; the helper is for
+ * reconciles that decide on their own.
  *
  * @example
  * ```ts
  * import { finalizer } from "./finalizer.ts";
+ * import type { Action } from "./spec.ts";
  * import { CONFIG_MAPS, type KubeClient } from "../../kube/mod.ts";
  * // Needs a cluster: `client` is usually a `KubeClient`.
- * async function reconcile(client: KubeClient, signal: AbortSignal): Promise<void> {
+ * async function reconcile(client: KubeClient, signal: AbortSignal): Promise<Action> {
  *   const obj = await client.get(CONFIG_MAPS, "settings", { namespace: "shop", signal });
- *   await finalizer(client, CONFIG_MAPS, "kinglet.dev/cleanup", obj, {
- *     apply: (current) => Promise.resolve(current.metadata?.name),
- *     cleanup: (current) => Promise.resolve(current.metadata?.name),
+ *   return await finalizer(client, CONFIG_MAPS, obj, "kinglet.dev/cleanup", {
+ *     apply: () => Promise.resolve({ requeueAfterMs: 60_000 }),
+ *     cleanup: () => Promise.resolve({}),
  *   }, signal);
  * }
  * ```
@@ -32,16 +35,18 @@
 import type { KubeClient } from "../../kube/client.ts";
 import { ApiError, isNotFound } from "../../kube/errors.ts";
 import type { KubeObject, Resource } from "../../kube/types.ts";
+import { checkFinalizerName as checkName } from "./_finalizer_name.ts";
+import type { Action } from "./spec.ts";
 
 /** The part of {@link KubeClient} finalizers use. */
 export type FinalizerClient = Pick<KubeClient, "patch">;
 
 /** What {@link finalizer} runs; both may run again for the same object, so make them idempotent. */
-export interface FinalizerHandlers<T extends KubeObject, R> {
+export interface FinalizerHandlers<T extends KubeObject> {
   /** Reconciles an object that is not being deleted; it carries the finalizer. */
-  apply(obj: T): Promise<R>;
+  apply(obj: T): Promise<Action>;
   /** Releases what the object held; the finalizer is removed only if this resolves. */
-  cleanup(obj: T): Promise<R>;
+  cleanup(obj: T): Promise<Action>;
 }
 
 /** A JSON patch operation (RFC 6902), the ones used here. */
@@ -145,28 +150,45 @@ export async function removeFinalizer<T extends KubeObject>(
  * - not being deleted, finalizer present: `apply`;
  * - being deleted, finalizer present: `cleanup`, then removes the finalizer
  *   (only if cleanup resolved; an object already gone counts as removed);
- * - being deleted, finalizer absent: nothing, resolves to undefined.
+ * - being deleted, finalizer absent: nothing, resolves to `{}`.
  *
- * Resolves to what the handler returned.
+ * Resolves to the {@link Action} the handler returned. The arguments come in
+ * {@link addFinalizer}'s order.
  *
  * @throws what the handlers throw, and the errors of {@link addFinalizer} and
  * {@link removeFinalizer}.
+ * @throws {TypeError} when `name` is not a qualified name.
+ * @example
+ * ```ts
+ * import { finalizer } from "./finalizer.ts";
+ * import { CONFIG_MAPS } from "../../kube/mod.ts";
+ * const gone = {
+ *   apiVersion: "v1", kind: "ConfigMap",
+ *   metadata: { name: "settings", namespace: "shop", deletionTimestamp: "2025-01-01T00:00:00Z" },
+ * };
+ * const client = { patch: () => Promise.reject(new Error("nothing to patch")) };
+ * // Being deleted without the finalizer: neither handler runs.
+ * await finalizer(client, CONFIG_MAPS, gone as never, "example.com/cleanup", {
+ *   apply: () => Promise.reject(new Error("not called")),
+ *   cleanup: () => Promise.reject(new Error("not called")),
+ * }); // {}
+ * ```
  */
-export async function finalizer<T extends KubeObject, R>(
+export async function finalizer<T extends KubeObject>(
   client: FinalizerClient,
   resource: Resource,
-  name: string,
   obj: T,
-  handlers: FinalizerHandlers<T, R>,
+  name: string,
+  handlers: FinalizerHandlers<T>,
   signal?: AbortSignal,
-): Promise<R | undefined> {
+): Promise<Action> {
   checkName(name);
   const present = obj.metadata?.finalizers?.includes(name) ?? false;
   if (!obj.metadata?.deletionTimestamp) {
     const current = present ? obj : await addFinalizer(client, resource, obj, name, signal);
     return await handlers.apply(current);
   }
-  if (!present) return undefined;
+  if (!present) return {};
   const result = await handlers.cleanup(obj);
   try {
     await removeFinalizer(client, resource, obj, name, signal);
@@ -212,21 +234,6 @@ async function send<T extends KubeObject>(
  */
 function failedTest(error: unknown): error is ApiError {
   return error instanceof ApiError && error.status === 422 && !error.causes.some((c) => c.field);
-}
-
-/** Kubernetes' qualified name: an optional DNS subdomain prefix and "/", then up to 63 characters. */
-const QUALIFIED_NAME =
-  /^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9](?:[-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-
-function checkName(name: string): void {
-  const [prefix, local] = name.includes("/") ? name.split("/", 2) : ["", name];
-  if (!QUALIFIED_NAME.test(name) || (local ?? "").length > 63 || (prefix ?? "").length > 253) {
-    throw new TypeError(
-      `Cannot use finalizer ${JSON.stringify(name)}: it must be a qualified name such as ` +
-        `"kinglet.dev/cleanup" (an optional DNS subdomain and "/", then at most 63 letters, ` +
-        `digits, "-", "_" or ".")`,
-    );
-  }
 }
 
 function describe(resource: Resource, obj: KubeObject): string {

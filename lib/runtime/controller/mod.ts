@@ -24,7 +24,7 @@
  * @module
  */
 export type { ApplyChild, Children } from "./child_applier.ts";
-export { Controller, type ControllerDeps } from "./controller.ts";
+export { Controller, type ControllerClient, type ControllerDeps } from "./controller.ts";
 export {
   DEFAULT_TIERS_MS,
   type ErrorPolicy,

@@ -4,6 +4,10 @@
  * {@link ReconcileContext} it receives, and {@link TerminalError} for
  * failures retrying cannot fix. `Controller` (controller.ts) runs a spec.
  *
+ * Everything a reconcile needs arrives through its context, as kube-rs'
+ * `Context`: the client, the caches, the children, an event recorder bound to
+ * the object, and a status write that skips an unchanged status.
+ *
  * @example
  * ```ts
  * import { type ControllerSpec, TerminalError } from "./spec.ts";
@@ -11,8 +15,9 @@
  * const spec: ControllerSpec<KubeObject> = {
  *   name: "configmaps",
  *   resource: CONFIG_MAPS,
- *   reconcile(object) {
+ *   reconcile(object, ctx) {
  *     if (!object.metadata?.name) throw new TerminalError("an object without a name");
+ *     ctx.events.publish({ type: "Normal", reason: "Seen", action: "Reconcile", note: "seen" });
  *     return Promise.resolve({ requeueAfterMs: 60_000 });
  *   },
  * };
@@ -20,9 +25,11 @@
  *
  * @module
  */
+import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import type { CacheOptions } from "../cache/caches.ts";
 import type { CacheReader } from "../cache/store.ts";
+import type { EventInit } from "../events/events.ts";
 import type { ApplyChild, Children } from "./child_applier.ts";
 import type { PacingOptions } from "./pacing.ts";
 
@@ -48,12 +55,50 @@ export class TerminalError extends Error {
   }
 }
 
+/**
+ * The part of the client a reconcile uses: reads, creates, server-side
+ * apply, patches and deletes. A `KubeClient` is one; so is the test kit's
+ * in-memory API server.
+ */
+export type ReconcileClient = Pick<
+  KubeClient,
+  "get" | "list" | "create" | "apply" | "patch" | "delete"
+>;
+
+/** Events about the object being reconciled; see {@link ReconcileContext.events}. */
+export interface ReconcileEvents {
+  /**
+   * Records that something happened to the object being reconciled. Returns
+   * at once and never throws: Events are written in the background, folded
+   * into series and rate-limited, and a lost Event is counted, not raised.
+   */
+  publish(init: EventInit): void;
+}
+
 /** What a reconcile function receives besides the object. */
-export interface ReconcileContext {
+export interface ReconcileContext<T extends KubeObject = KubeObject> {
   /** Fires on the reconcile timeout and on shutdown; pass it to every request. */
   signal: AbortSignal;
   /** `namespace/name` of the object. */
   key: ObjectKey;
+  /** The controller's client, for what the caches and children do not cover. */
+  client: ReconcileClient;
+  /**
+   * Events about the object being reconciled, written by the manager's
+   * event recorder (flushed when the manager stops).
+   */
+  events: ReconcileEvents;
+  /**
+   * Writes `status` to the object's status subresource by server-side apply
+   * with the controller's field manager (forced), unless the object already
+   * has that status, whatever the key order (the API server sorts keys).
+   * Resolves to whether it wrote; an object deleted meanwhile resolves to
+   * false. A later call in the same reconcile compares with what the earlier
+   * one wrote.
+   *
+   * @throws {ApiError} when the API server refuses the write (other than 404).
+   */
+  status(status: T["status"], signal?: AbortSignal): Promise<boolean>;
   /**
    * The cache of the primary or of an owned or watched resource, read-only,
    * to read children without a request.
@@ -63,6 +108,22 @@ export interface ReconcileContext {
   cache<C extends KubeObject = KubeObject>(resource: Resource): CacheReader<C>;
   /** Writes the children the controller owns; see {@link ControllerSpec.applyChild}. */
   children: Children;
+}
+
+/**
+ * A finalizer the controller keeps on every object it reconciles, so that
+ * `cleanup` runs before the object goes; see {@link ControllerSpec.finalizer}.
+ */
+export interface FinalizerSpec<T extends KubeObject = KubeObject> {
+  /** A qualified name, e.g. `example.com/cleanup`. */
+  name: string;
+  /**
+   * Releases what the object held (what the garbage collector cannot do for
+   * its children). The finalizer is removed only once this resolves; a
+   * throw is retried as a failed reconcile. May run again for the same
+   * object: make it idempotent.
+   */
+  cleanup(object: T, context: ReconcileContext<T>): Promise<Action>;
 }
 
 /** A resource the controller caches and maps to primary keys. */
@@ -86,19 +147,38 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> extends Pacin
   /** The primary resource. */
   resource: Resource;
   /** Drives the object toward its spec; called with the cached object, never with an event. */
-  reconcile(object: T, context: ReconcileContext): Promise<Action>;
+  reconcile(object: T, context: ReconcileContext<T>): Promise<Action>;
   /**
    * Children whose controller owner is a primary object. Cached lean unless
    * an entry has a `transform`: Deployments and StatefulSets keep their
-   * replica counts, other kinds only identity, owners and revision.
+   * replica counts, other kinds only identity, owners and revision. Give each
+   * a `labelSelector` that only your children match, or its cache holds
+   * every object of the kind in the cluster.
    */
   owns?: Watch[];
   /**
-   * How a child is written, usually a server-side apply with the controller's
-   * field manager. Needed to use {@link ReconcileContext.children}, which
-   * skips writes of children already in place.
+   * The field manager of the controller's server-side applies: of its
+   * children (unless {@link ControllerSpec.applyChild} says otherwise) and of
+   * {@link ReconcileContext.status}.
+   *
+   * @default the controller's {@link ControllerSpec.name}
+   */
+  fieldManager?: string;
+  /**
+   * How {@link ReconcileContext.children} writes a child. Defaults to a
+   * server-side apply with {@link ControllerSpec.fieldManager}, forced (the
+   * controller takes over fields someone else set).
    */
   applyChild?: ApplyChild;
+  /**
+   * A finalizer the controller runs itself, after kube-rs' `finalizer()`:
+   * it adds the finalizer (with a precondition-safe patch) before the first
+   * reconcile of an object; when the object is being deleted, it calls
+   * `cleanup` instead of `reconcile`, then removes the finalizer. An object
+   * being deleted without the finalizer is not reconciled. Defaults to none:
+   * `reconcile` also sees objects being deleted.
+   */
+  finalizer?: FinalizerSpec<T>;
   /** Other resources, each with a `map` to primary keys. */
   watches?: Watch[];
   /** Shapes cached primaries; defaults to the store's strip transform. */

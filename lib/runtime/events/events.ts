@@ -58,6 +58,7 @@ import {
 } from "./_event_object.ts";
 import type { EventSink } from "./_event_sink.ts";
 import { microTime } from "../../kube/micro_time.ts";
+import { hostName } from "../_host_name.ts";
 
 export { type EventClient, type EventSink, eventSink } from "./_event_sink.ts";
 
@@ -65,12 +66,26 @@ export type { EventInit, EventSeries, KubeEvent, ObjectReference } from "./_even
 
 const log = logger("events");
 
+/**
+ * Where Events about objects go: an {@link EventRecorder}, or a stand-in
+ * in a test.
+ */
+export interface EventPublisher {
+  /** Records that something happened to `regarding`; returns at once, never throws. */
+  publish(regarding: KubeObject, init: EventInit): void;
+}
+
 /** Options of {@link EventRecorder}. */
 export interface EventRecorderOptions {
-  /** Which instance of the controller reports, e.g. the leader identity; at most 128 bytes. */
-  reportingInstance: string;
   /**
-   * Names the reporting controller. Defaults to `kinglet.dev/operator`.
+   * Which instance of the controller reports, e.g. the leader identity or
+   * the pod's name; at most 128 bytes. Defaults to the host's name
+   * (`Deno.hostname()`, which needs `--allow-sys=hostname`).
+   */
+  reportingInstance?: string;
+  /**
+   * Names the reporting controller, e.g. `example.com/backup-operator`; at
+   * most 128 bytes.
    *
    * @default "kinglet"
    */
@@ -135,7 +150,7 @@ const MAX_TRACKED = 4096;
  * Publishes Events in the background, folding repeats into series and
  * rate-limiting per object; see the module documentation.
  */
-export class EventRecorder {
+export class EventRecorder implements EventPublisher {
   readonly #sink: EventSink;
   readonly #controller: string;
   readonly #instance: string;
@@ -161,11 +176,14 @@ export class EventRecorder {
    * Starts the background worker that writes to `sink`; it stops when `options.signal` aborts.
    *
    * @throws {RangeError} when the reporting instance is empty or an option is out of range.
+   * @throws {TypeError} when `reportingInstance` is left to its default and
+   * the host's name may not be read.
    */
-  constructor(sink: EventSink, options: EventRecorderOptions) {
+  constructor(sink: EventSink, options: EventRecorderOptions = {}) {
     this.#sink = sink;
     this.#controller = options.reportingController ?? "kinglet";
-    this.#instance = options.reportingInstance;
+    this.#instance = options.reportingInstance ??
+      hostName("the event recorder", "reportingInstance");
     this.#windowMs = options.seriesWindowMs ?? 360_000;
     this.#maxQueued = options.maxQueued ?? 1_000;
     this.#perObjectBurst = options.perObjectBurst ?? 25;

@@ -1,11 +1,20 @@
 /**
  * The manager owns lifecycles: it serves the HTTP endpoints, takes the
  * leader Lease when asked to, starts the shared caches, waits for them to
- * sync, runs the controllers, and on shutdown drains reconciles in flight
- * within a deadline and releases the Lease.
+ * sync, runs the controllers, records their Events, and on shutdown drains
+ * reconciles in flight, flushes the Events within a deadline and releases
+ * the Lease.
  *
  * What the caller must know:
  *
+ * - The endpoints listen on loopback by default (`127.0.0.1:8080` for
+ *   `/metrics` and `/debug/cache`, `127.0.0.1:8081` for the probes): a pod
+ *   must listen wider to be probed, and should then protect `/metrics` with
+ *   {@link ManagerOptions.metricsAuth}, since `/debug/cache` names every
+ *   cached object.
+ * - Every reconcile's `events` go to one {@link EventRecorder} the manager
+ *   owns ({@link Manager.events}); shutdown flushes it within what is left of
+ *   the drain deadline, so nobody else has to.
  * - `/healthz` answers 200 while the process runs; `/readyz` answers 200
  *   only when every cache has synced and every watch showed life recently
  *   (a standby answers 200 too: it is healthy, just waiting), and 503 with
@@ -34,16 +43,17 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { logger } from "../../log.ts";
-import { cacheKeysPage } from "../cache/cache_debug.ts";
-import { type CacheClient, Caches } from "../cache/caches.ts";
-import { type Clock, systemClock } from "../../async/clock.ts";
-import { Controller } from "../controller/controller.ts";
+import { Caches } from "../cache/caches.ts";
+import { type Clock, deadline, systemClock } from "../../async/clock.ts";
+import { Controller, type ControllerClient } from "../controller/controller.ts";
 import type { ControllerSpec } from "../controller/spec.ts";
+import { EventRecorder, eventSink } from "../events/events.ts";
 import { HeapRelease } from "./_heap_release.ts";
 import type { EndpointAuth } from "./endpoint_auth.ts";
-import { type Listener, type Route, type RunningListener, serveEndpoints } from "./http.ts";
-import type { LeaderElector } from "../leader/leader.ts";
-import { CONTENT_TYPE } from "../metrics/prometheus.ts";
+import { type RunningListener, serveEndpoints } from "./http.ts";
+import type { LeaseClient } from "../leader/leader.ts";
+import { electionOf, type LeaderElection, type LeaseElectionOptions } from "./leader_election.ts";
+import { managerRoutes } from "./_routes.ts";
 import { RuntimeMetrics } from "../metrics/metrics.ts";
 import { Semaphore } from "../../async/semaphore.ts";
 import type { StoreBudget } from "../cache/store.ts";
@@ -52,36 +62,18 @@ import type { WatcherOptions } from "../watcher/watcher.ts";
 /** How often the manager checks whether a finished burst left garbage to collect. */
 const HEAP_RELEASE_CHECK_MS = 5_000;
 
-/** What the manager needs of the client. */
-export type ManagerClient = CacheClient;
-
-/** Runs `lead` while holding leadership; see lib/runtime/leader.ts. */
-export interface LeaderElection {
-  /**
-   * Campaigns until `signal` aborts, calling `lead` with a signal that aborts
-   * when leadership is lost. Resolves after releasing the Lease.
-   */
-  run(signal: AbortSignal, lead: (leading: AbortSignal) => Promise<void>): Promise<void>;
-}
+export {
+  type LeaderElection,
+  leaseElection,
+  type LeaseElectionOptions,
+} from "./leader_election.ts";
 
 /**
- * Adapts a {@link LeaderElector} to the manager: the work runs while we lead,
- * and the Lease is released only after the work has drained.
+ * What the manager needs of the client: what its controllers need, and
+ * Lease writes for leader election. A `KubeClient` is one; so is the test
+ * kit's in-memory API server.
  */
-export function leaseElection(elector: LeaderElector): LeaderElection {
-  return {
-    async run(signal, lead) {
-      let work: Promise<void> = Promise.resolve();
-      await elector.run(signal, {
-        onStartedLeading: (leading) => {
-          work = lead(leading);
-          return work;
-        },
-        onStoppedLeading: () => work.catch(() => {}),
-      });
-    },
-  };
-}
+export type ManagerClient = ControllerClient & LeaseClient;
 
 /** Options of {@link Manager}; defaults follow controller-runtime where it has one. */
 export interface ManagerOptions {
@@ -93,8 +85,25 @@ export interface ManagerOptions {
   maxConcurrentReconciles?: number;
   /** Caps on each primary cache. Defaults to none. */
   budget?: StoreBudget;
-  /** Defaults to none (this process always leads). */
-  leaderElection?: LeaderElection;
+  /**
+   * Campaign for a Lease and run the controllers only while leading: the
+   * Lease's namespace and name (and optionally this candidate's identity),
+   * or an election of your own. Defaults to none (this process always leads).
+   */
+  leaderElection?: LeaseElectionOptions | LeaderElection;
+  /**
+   * Names the controller in the Events of every reconcile, e.g.
+   * `example.com/backup-operator`.
+   *
+   * @default "kinglet"
+   */
+  reportingController?: string;
+  /**
+   * Names this instance in the Events of every reconcile, e.g. the pod's
+   * name. Defaults to the host's name (`Deno.hostname()`, which needs
+   * `--allow-sys=hostname`).
+   */
+  reportingInstance?: string;
   /**
    * `host:port` for `/metrics` and `/debug/cache`; `0` disables. Defaults to
    * `127.0.0.1:8080`: loopback, since `/debug/cache` names every cached
@@ -108,13 +117,15 @@ export interface ManagerOptions {
   metricsAuth?: EndpointAuth;
   /**
    * `host:port` for `/healthz` and `/readyz` (never protected: kubelets probe
-   * them); `0` disables. Defaults to `127.0.0.1:8081`.
+   * them); `0` disables. Defaults to `127.0.0.1:8081`: loopback, so a pod
+   * must set `0.0.0.0:8081` (or its own port) for the kubelet to reach it.
    */
   healthAddress?: string;
   /**
-   * How long shutdown waits for reconciles in flight. Defaults to 10 000 ms,
-   * client-go's renew deadline: with leader election the Lease is no longer
-   * renewed while draining, so a longer drain could overlap the next leader.
+   * How long shutdown waits for reconciles in flight and then for the
+   * Events they published. Defaults to 10 000 ms, client-go's renew
+   * deadline: with leader election the Lease is no longer renewed while
+   * draining, so a longer drain could overlap the next leader.
    */
   drainTimeoutMs?: number;
   /**
@@ -142,7 +153,15 @@ export class Manager {
   readonly metrics: RuntimeMetrics;
   /** The caches shared by the controllers. */
   readonly caches: Caches;
+  /**
+   * Where every reconcile's `events` go; publish here what happens outside a
+   * reconcile. Flushed when {@link Manager.run} ends, and closed then.
+   */
+  readonly events: EventRecorder;
+  /** Ends the recorder after the last flush. */
+  readonly #eventsLife = new AbortController();
   readonly #options: ManagerOptions;
+  readonly #election: LeaderElection | undefined;
   readonly #clock: Clock;
   readonly #semaphore: Semaphore;
   readonly #controllers: Controller<KubeObject>[] = [];
@@ -152,7 +171,11 @@ export class Manager {
   /**
    * Creates a manager; add controllers with {@link Manager.add}, then {@link Manager.run} it.
    *
-   * @throws {RangeError} when `maxConcurrentReconciles` is not a positive integer.
+   * @throws {RangeError} when `maxConcurrentReconciles` is not a positive
+   * integer, a reporting name is empty or longer than 128 bytes, or the
+   * Lease's namespace, name or identity is empty.
+   * @throws {TypeError} when `reportingInstance` or the Lease identity is
+   * left to its default and the host's name may not be read.
    */
   constructor(options: ManagerOptions) {
     const max = options.maxConcurrentReconciles ?? 8;
@@ -165,6 +188,16 @@ export class Manager {
     this.#clock = options.clock ?? systemClock;
     this.#semaphore = new Semaphore(max);
     this.metrics = options.metrics ?? new RuntimeMetrics();
+    this.events = new EventRecorder(eventSink(options.client), {
+      ...(options.reportingController !== undefined &&
+        { reportingController: options.reportingController }),
+      ...(options.reportingInstance !== undefined &&
+        { reportingInstance: options.reportingInstance }),
+      clock: this.#clock,
+      signal: this.#eventsLife.signal,
+    });
+    this.#election = options.leaderElection &&
+      electionOf(options.leaderElection, options.client, this.#clock);
     this.caches = new Caches({
       client: options.client,
       clock: this.#clock,
@@ -178,6 +211,7 @@ export class Manager {
     const max = this.#options.maxConcurrentReconciles ?? 8;
     const controller = new Controller(spec, {
       client: this.#options.client,
+      events: this.events,
       semaphore: this.#semaphore,
       caches: this.caches,
       clock: this.#clock,
@@ -207,20 +241,29 @@ export class Manager {
   async run(signal: AbortSignal): Promise<ManagerOutcome> {
     const log = logger("manager");
     const serving = new AbortController();
-    this.#listeners = serveEndpoints(this.#endpoints(), serving.signal);
+    this.#listeners = serveEndpoints(managerRoutes(this, this.#options), serving.signal);
     let lost = false;
+    // The drain deadline counts from the shutdown: the Events' flush gets what is left of it.
+    let stopping: ReturnType<typeof deadline> | undefined;
+    const onStop = () => stopping = deadline(this.#clock, this.#drainMs());
+    signal.addEventListener("abort", onStop, { once: true });
     try {
-      if (!this.#options.leaderElection) {
+      if (!this.#election) {
         await this.#lead(signal, signal);
       } else {
         this.#phase = "standby";
-        await this.#options.leaderElection.run(signal, async (leading) => {
+        await this.#election.run(signal, async (leading) => {
           await this.#lead(leading, signal);
           if (!signal.aborted) lost = true;
         });
       }
     } finally {
       this.#phase = "stopping";
+      signal.removeEventListener("abort", onStop);
+      stopping ??= deadline(this.#clock, this.#drainMs());
+      await this.events.flush(stopping.signal).catch(() => {});
+      stopping[Symbol.dispose]();
+      this.#eventsLife.abort();
       serving.abort();
       await Promise.allSettled(this.#listeners.map((l) => l.finished));
     }
@@ -238,7 +281,7 @@ export class Manager {
       caches.abort();
     });
     // A shutdown drains; a lost Lease does not wait, since another leader may already act.
-    const drainMs = () => shutdown.aborted ? this.#options.drainTimeoutMs ?? 10_000 : 0;
+    const drainMs = () => shutdown.aborted ? this.#drainMs() : 0;
     this.caches.synced().then(() => {
       if (this.#phase === "syncing") this.#phase = "running";
     });
@@ -252,6 +295,10 @@ export class Manager {
       await releasing;
     }
     if (failure) throw failure.error;
+  }
+
+  #drainMs(): number {
+    return this.#options.drainTimeoutMs ?? 10_000;
   }
 
   /** Every few seconds, lets {@link HeapRelease} collect what a finished burst left behind. */
@@ -268,54 +315,6 @@ export class Manager {
       }
       release.check();
     }
-  }
-
-  #endpoints(): Listener[] {
-    const json = (body: unknown, status = 200) =>
-      new Response(JSON.stringify(body, null, 2), {
-        status,
-        headers: { "content-type": "application/json" },
-      });
-    return [
-      {
-        address: this.#options.metricsAddress ?? "127.0.0.1:8080",
-        routes: protect(this.#options.metricsAuth, {
-          "/metrics": () =>
-            new Response(this.metrics.render(), { headers: { "content-type": CONTENT_TYPE } }),
-          "/debug/cache": (request) => {
-            const query = new URL(request.url).searchParams;
-            const name = query.get("cache");
-            if (name === null) return json(this.debugCache());
-            const found = this.caches.entries().find((e) => e.name === name);
-            if (!found) {
-              const known = this.caches.entries().map((e) => e.name).join(", ");
-              return json({ error: `no cache "${name}"; known: ${known}` }, 404);
-            }
-            try {
-              return json(cacheKeysPage(name, found.reflector.store, {
-                limit: query.get("limit"),
-                continue: query.get("continue"),
-              }));
-            } catch (error) {
-              if (error instanceof RangeError) return json({ error: error.message }, 400);
-              throw error;
-            }
-          },
-        }),
-      },
-      {
-        address: this.#options.healthAddress ?? "127.0.0.1:8081",
-        routes: {
-          "/healthz": () => new Response("ok\n"),
-          "/readyz": () => {
-            const problems = this.readiness();
-            return problems.length
-              ? new Response(`not ready:\n${problems.join("\n")}\n`, { status: 503 })
-              : new Response("ok\n");
-          },
-        },
-      },
-    ];
   }
 
   /** Why the manager is not ready; empty when it is. */
@@ -373,15 +372,4 @@ export class Manager {
       caches: kinds,
     };
   }
-}
-
-/** `routes`, each answered only once `auth` lets its request through. */
-function protect(auth: EndpointAuth | undefined, routes: Record<string, Route>) {
-  if (!auth) return routes;
-  return Object.fromEntries(
-    Object.entries(routes).map(([path, route]): [string, Route] => [
-      path,
-      async (request) => (await auth(request)) ?? await route(request),
-    ]),
-  );
 }

@@ -1,9 +1,11 @@
 /**
  * The {@link Manager}: owns the lifecycles of a set of controllers. It serves
- * `/healthz`, `/readyz`, `/metrics` and `/debug/cache`, takes the leader
- * Lease when given a {@link LeaderElection}, starts the shared caches, waits
- * for them to sync, runs the controllers, and on shutdown drains the
- * reconciles in flight within a deadline.
+ * `/healthz`, `/readyz`, `/metrics` and `/debug/cache` (on loopback unless
+ * told otherwise), takes the leader Lease when given one
+ * ({@link LeaseElectionOptions} or a {@link LeaderElection}), starts the
+ * shared caches, waits for them to sync, runs the controllers, records their
+ * Events, and on shutdown drains the reconciles in flight and flushes the
+ * Events within a deadline.
  *
  * @example
  * ```ts
@@ -21,4 +23,9 @@
  */
 export type { Listener, Route, RunningListener } from "./http.ts";
 export * from "./manager.ts";
+export {
+  type LeaderElection,
+  leaseElection,
+  type LeaseElectionOptions,
+} from "./leader_election.ts";
 export * from "./endpoint_auth.ts";

@@ -1,0 +1,117 @@
+/**
+ * How a controller calls its spec: the {@link ReconcileContext} of each
+ * reconcile (signal, key, client, caches, children, events bound to the
+ * object, a status write that skips an unchanged status), and the finalizer
+ * protocol of a spec that declares one.
+ *
+ * @module
+ */
+import { isNotFound } from "../../kube/errors.ts";
+import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
+import type { CacheReader } from "../cache/store.ts";
+import type { EventPublisher } from "../events/events.ts";
+import { sameJson } from "../objects/same_json.ts";
+import type { ApplyChild, Children } from "./child_applier.ts";
+import { finalizer } from "./finalizer.ts";
+import { checkFinalizerName } from "./_finalizer_name.ts";
+import type { Action, ControllerSpec, ReconcileClient, ReconcileContext } from "./spec.ts";
+
+/** What a {@link Reconciler} lends each context. */
+export interface ReconcilerParts {
+  client: ReconcileClient;
+  events: EventPublisher;
+  cache<C extends KubeObject>(resource: Resource): CacheReader<C>;
+  children: Children;
+}
+
+/** The API server's limit on a field manager's length. */
+const FIELD_MANAGER_LIMIT = 128;
+
+/**
+ * The field manager of a spec: its own, or its name.
+ *
+ * @throws {RangeError} when `fieldManager` is empty or longer than 128 characters.
+ */
+export function fieldManagerOf(spec: ControllerSpec<KubeObject>): string {
+  const manager = spec.fieldManager ?? spec.name;
+  if (!manager || manager.length > FIELD_MANAGER_LIMIT) {
+    throw new RangeError(
+      `Cannot create controller '${spec.name}': 'fieldManager' must be 1 to ` +
+        `${FIELD_MANAGER_LIMIT} characters, got ${JSON.stringify(manager)}`,
+    );
+  }
+  return manager;
+}
+
+/** Server-side apply as `fieldManager`, forced: the default way a child is written. */
+export function applyAs(client: ReconcileClient, fieldManager: string): ApplyChild {
+  return (resource, desired, signal) =>
+    client.apply(resource, desired, { fieldManager, force: true, signal });
+}
+
+/** Calls one spec's reconcile (or its finalizer's cleanup) with a fresh context. */
+export class Reconciler<T extends KubeObject> {
+  readonly #spec: ControllerSpec<T>;
+  readonly #parts: ReconcilerParts;
+  readonly #fieldManager: string;
+
+  /**
+   * @throws {RangeError} as {@link fieldManagerOf}.
+   * @throws {TypeError} when the spec's finalizer has no qualified name.
+   */
+  constructor(spec: ControllerSpec<T>, parts: ReconcilerParts) {
+    this.#spec = spec;
+    this.#parts = parts;
+    this.#fieldManager = fieldManagerOf(spec as unknown as ControllerSpec<KubeObject>);
+    if (spec.finalizer) checkFinalizerName(spec.finalizer.name);
+  }
+
+  /**
+   * Reconciles `object`. With a finalizer declared: adds it first, runs
+   * `cleanup` then removes it when the object is being deleted, and resolves
+   * to `{}` without reconciling an object being deleted without it.
+   */
+  run(object: T, key: ObjectKey, signal: AbortSignal): Promise<Action> {
+    const spec = this.#spec;
+    const declared = spec.finalizer;
+    if (!declared) return spec.reconcile(object, this.#context(object, key, signal));
+    return finalizer(this.#parts.client, spec.resource, object, declared.name, {
+      apply: (current) => spec.reconcile(current, this.#context(current, key, signal)),
+      cleanup: (current) => declared.cleanup(current, this.#context(current, key, signal)),
+    }, signal);
+  }
+
+  #context(object: T, key: ObjectKey, signal: AbortSignal): ReconcileContext<T> {
+    const { client, events, cache, children } = this.#parts;
+    const resource = this.#spec.resource;
+    const fieldManager = this.#fieldManager;
+    let current: unknown = object.status;
+    return {
+      signal,
+      key,
+      client,
+      cache,
+      children,
+      events: { publish: (init) => events.publish(object, init) },
+      async status(status, statusSignal = signal) {
+        if (sameJson(current, status)) return false;
+        const { name, namespace } = object.metadata ?? {};
+        const group = resource.group ? `${resource.group}/` : "";
+        try {
+          await client.apply(resource, {
+            apiVersion: object.apiVersion ?? `${group}${resource.version}`,
+            kind: object.kind ?? resource.kind,
+            metadata: { name, namespace },
+            status,
+          }, { fieldManager, force: true, subresource: "status", signal: statusSignal });
+        } catch (error) {
+          // Deleted while we reconciled: there is no status left to write.
+          if (isNotFound(error)) return false;
+          throw error;
+        }
+        current = status;
+        return true;
+      },
+    };
+  }
+}

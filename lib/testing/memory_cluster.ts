@@ -1,0 +1,382 @@
+/**
+ * An in-memory stand-in for the API server, for unit tests of a controller:
+ * it is a client a `Manager` or a `Controller` takes as it takes a
+ * `KubeClient`, so a test drives the real pipeline (watch, cache, queue,
+ * reconcile, children, status, finalizers, Events) without a cluster, on a
+ * fake clock, in milliseconds.
+ *
+ * What it models: objects by resource with increasing resourceVersions and a
+ * `metadata.generation` that moves when anything but metadata and status
+ * changes; watches from any resourceVersion, streaming lists
+ * (`sendInitialEvents`) and metadata-only views; namespaces and
+ * equality-based label selectors (`k=v`, `k!=v`, `k`, `!k`); create (409 when
+ * the object exists), replace (409 on a stale resourceVersion), server-side
+ * apply (the applied object replaces the stored one's fields; status only
+ * through the status subresource), merge and JSON patches (a failed `test`
+ * is the bare 422 the API server answers), and deletion that waits for
+ * finalizers. Events are stored like any object (`objects(EVENTS)`).
+ *
+ * What it does not: field ownership and apply conflicts, defaulting,
+ * validation and admission, garbage collection of children, pagination,
+ * set-based label selectors and field selectors. Test those against a real
+ * API server.
+ *
+ * @example
+ * ```ts
+ * import { MemoryCluster } from "./memory_cluster.ts";
+ * import { CONFIG_MAPS } from "../kube/mod.ts";
+ * const cluster = new MemoryCluster();
+ * cluster.put(CONFIG_MAPS, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "ns" } });
+ * await cluster.patch(CONFIG_MAPS, "a", { data: { k: "v" } }, { type: "merge", namespace: "ns" });
+ * cluster.object(CONFIG_MAPS, "ns/a")?.data; // { k: "v" }
+ * cluster.changes; // ["ADDED configmaps ns/a", "MODIFIED configmaps ns/a"]
+ * ```
+ *
+ * @module
+ */
+import type { Clock } from "../async/clock.ts";
+import type {
+  ApplyOptions,
+  DeleteOptions,
+  GetOptions,
+  ListOptions,
+  PatchOptions,
+  WatchOptions,
+  WriteOptions,
+} from "../kube/client.ts";
+import { ApiError } from "../kube/errors.ts";
+import { keyOf } from "../kube/object_key.ts";
+import { resourcePath } from "../kube/resources.ts";
+import type { KubeList, KubeObject, ObjectKey, Resource, WatchEvent } from "../kube/types.ts";
+import type { ManagerClient } from "../runtime/manager/manager.ts";
+import { sameJson } from "../runtime/objects/same_json.ts";
+import { labelMatcher } from "./_label_selector.ts";
+import { jsonPatch, mergePatch, type Operation } from "./_patches.ts";
+
+/** Options of {@link MemoryCluster}. */
+export interface MemoryClusterOptions {
+  /** Stamps `creationTimestamp` and `deletionTimestamp`. Defaults to the system time. */
+  clock?: Pick<Clock, "now">;
+}
+
+interface Change {
+  rv: number;
+  id: string;
+  type: "ADDED" | "MODIFIED" | "DELETED";
+  object: KubeObject;
+  before?: KubeObject;
+}
+
+const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+
+/** Objects by resource, a log of changes, and watches that follow the log. */
+export class MemoryCluster implements ManagerClient {
+  #rv = 0;
+  readonly #now: () => number;
+  readonly #objects = new Map<string, Map<ObjectKey, KubeObject>>();
+  readonly #log: Change[] = [];
+  readonly #wake = new Set<() => void>();
+  /** Every change, in order, as `TYPE plural namespace/name`. */
+  readonly changes: string[] = [];
+  /** Every apply, in order, as `plural namespace/name` (`plural/status` for status). */
+  readonly applies: string[] = [];
+
+  /** Creates an empty cluster. */
+  constructor(options: MemoryClusterOptions = {}) {
+    const clock = options.clock;
+    this.#now = clock ? () => clock.now() : Date.now;
+  }
+
+  /**
+   * Stores `object` as it is, creating or replacing it (keeping its uid), and
+   * tells the watches: what another writer, or the test, does.
+   *
+   * @throws {TypeError} when the object has no `metadata.name`.
+   */
+  put<T extends KubeObject>(resource: Resource, object: T): T {
+    const name = object.metadata?.name;
+    if (!name) throw new TypeError(`Cannot store ${resource.plural}: the object has no name`);
+    const key = keyOf(object.metadata?.namespace, name);
+    const objects = this.#of(resource);
+    const before = objects.get(key);
+    const { metadata: _m, status: _s, ...content } = object;
+    const { metadata: _bm, status: _bs, ...was } = before ?? {};
+    const moved = !before || !sameJson(content, was);
+    const stored = {
+      ...object,
+      metadata: {
+        uid: before?.metadata?.uid ?? crypto.randomUUID(),
+        creationTimestamp: before?.metadata?.creationTimestamp ?? this.#stamp(),
+        ...object.metadata,
+        generation: (before?.metadata?.generation ?? 0) + (moved ? 1 : 0),
+        resourceVersion: String(++this.#rv),
+      },
+    } as T;
+    objects.set(key, stored);
+    this.#record(resource, before ? "MODIFIED" : "ADDED", stored, before);
+    return structuredClone(stored);
+  }
+
+  /** Deletes the object under `key` at once, finalizers or not. */
+  remove(resource: Resource, key: ObjectKey): void {
+    const object = this.#of(resource).get(key);
+    if (!object) return;
+    this.#of(resource).delete(key);
+    const gone = {
+      ...object,
+      metadata: { ...object.metadata, resourceVersion: String(++this.#rv) },
+    };
+    this.#record(resource, "DELETED", gone, object);
+  }
+
+  /** The stored object under `key` (`namespace/name`), a copy. */
+  object<T extends KubeObject>(resource: Resource, key: ObjectKey): T | undefined {
+    const object = this.#of(resource).get(key);
+    return object && structuredClone(object) as T;
+  }
+
+  /** Every stored object of `resource`, copies, in the order they were created. */
+  objects<T extends KubeObject>(resource: Resource): T[] {
+    return [...this.#of(resource).values()].map((o) => structuredClone(o) as T);
+  }
+
+  /** The objects of `resource` in the namespace and with the labels `options` select. */
+  list<T extends KubeObject>(resource: Resource, options: ListOptions = {}): Promise<KubeList<T>> {
+    const selected = this.#selector(options);
+    const items = [...this.#of(resource).values()].filter(selected)
+      .map((o) => this.#view(o, options.metadataOnly) as T);
+    return Promise.resolve({ metadata: { resourceVersion: String(this.#rv) }, items });
+  }
+
+  /**
+   * Changes after `resourceVersion` (or from now), as the API server streams
+   * them; with `sendInitialEvents`, the current objects first, then a
+   * bookmark marking their end. Never ends on its own: abort `signal`.
+   */
+  async *watch<T extends KubeObject>(
+    resource: Resource,
+    options: WatchOptions = {},
+  ): AsyncGenerator<WatchEvent<T>, void, undefined> {
+    const selected = this.#selector(options);
+    const id = resourceId(resource);
+    let seen = Number(options.resourceVersion || this.#rv);
+    if (options.sendInitialEvents) {
+      seen = this.#rv;
+      for (const object of [...this.#of(resource).values()].filter(selected)) {
+        yield { type: "ADDED", object: this.#view(object, options.metadataOnly) as T };
+      }
+      const metadata = {
+        resourceVersion: String(seen),
+        annotations: { [INITIAL_EVENTS_END]: "true" },
+      };
+      yield { type: "BOOKMARK", object: { metadata } as KubeObject as T };
+    }
+    const signal = options.signal;
+    while (!signal?.aborted) {
+      const change = this.#log.find((c) => c.rv > seen && c.id === id);
+      if (!change) {
+        await this.#changed(signal);
+        continue;
+      }
+      seen = change.rv;
+      const now = selected(change.object);
+      const was = change.before !== undefined && selected(change.before);
+      // A label change moves an object into or out of the selection: ADDED or DELETED.
+      const type = change.type === "DELETED"
+        ? (was ? "DELETED" : undefined)
+        : now
+        ? (was ? "MODIFIED" : "ADDED")
+        : (was ? "DELETED" : undefined);
+      if (type) yield { type, object: this.#view(change.object, options.metadataOnly) as T };
+    }
+  }
+
+  /** The object; 404 when there is none. */
+  get<T extends KubeObject>(
+    resource: Resource,
+    name: string,
+    options: GetOptions = {},
+  ): Promise<T> {
+    const object = this.#of(resource).get(keyOf(options.namespace, name));
+    if (!object) return this.#fail(404, "NotFound", "GET", resource, name, options.namespace);
+    return Promise.resolve(this.#view(object, options.metadataOnly) as T);
+  }
+
+  /** Creates `object`; 409 AlreadyExists when it exists. */
+  create<T extends KubeObject>(
+    resource: Resource,
+    object: T,
+    options: WriteOptions = {},
+  ): Promise<T> {
+    const { name = "", namespace = options.namespace } = object.metadata ?? {};
+    if (this.#of(resource).has(keyOf(namespace, name))) {
+      return this.#fail(409, "AlreadyExists", "POST", resource, name, namespace);
+    }
+    const { uid: _, ...metadata } = object.metadata ?? {};
+    return Promise.resolve(this.put(resource, { ...object, metadata: { ...metadata, namespace } }));
+  }
+
+  /** Replaces `object`; 409 Conflict when its resourceVersion is not the stored one. */
+  replace<T extends KubeObject>(
+    resource: Resource,
+    object: T,
+    options: WriteOptions & { subresource?: "status" } = {},
+  ): Promise<T> {
+    const { name = "", namespace = options.namespace, resourceVersion } = object.metadata ?? {};
+    const stored = this.#of(resource).get(keyOf(namespace, name));
+    if (!stored) return this.#fail(404, "NotFound", "PUT", resource, name, namespace);
+    if (resourceVersion && resourceVersion !== stored.metadata?.resourceVersion) {
+      return this.#fail(409, "Conflict", "PUT", resource, name, namespace);
+    }
+    const next = options.subresource
+      ? { ...stored, status: object.status }
+      : { ...object, status: stored.status, metadata: { ...stored.metadata, ...object.metadata } };
+    return Promise.resolve(this.put<KubeObject>(resource, next) as T);
+  }
+
+  /**
+   * Server-side apply, simplified: the applied fields replace the stored
+   * ones; the main resource keeps the stored status, and the status
+   * subresource changes status alone (404 when the object does not exist).
+   */
+  apply<T extends KubeObject>(resource: Resource, object: T, options: ApplyOptions): Promise<T> {
+    const { name = "", namespace } = object.metadata ?? {};
+    const key = keyOf(namespace, name);
+    this.applies.push(`${resource.plural}${options.subresource ? "/status" : ""} ${key}`);
+    const stored = this.#of(resource).get(key);
+    if (options.subresource) {
+      if (!stored) return this.#fail(404, "NotFound", "PATCH", resource, name, namespace);
+      return Promise.resolve(
+        this.put<KubeObject>(resource, { ...stored, status: object.status }) as T,
+      );
+    }
+    const metadata = { ...stored?.metadata, ...object.metadata };
+    return Promise.resolve(this.put(resource, { ...object, status: stored?.status, metadata }));
+  }
+
+  /**
+   * A merge patch (also for `strategic`), a JSON patch, or an apply. An
+   * object being deleted goes once its last finalizer is removed.
+   */
+  patch<T extends KubeObject>(
+    resource: Resource,
+    name: string,
+    patch: unknown,
+    options: PatchOptions,
+  ): Promise<T> {
+    if (options.type === "apply") {
+      const fieldManager = options.fieldManager ?? "";
+      const object = mergePatch({ metadata: { name, namespace: options.namespace } }, patch);
+      return this.apply(resource, object as T, { ...options, fieldManager });
+    }
+    const key = keyOf(options.namespace, name);
+    const stored = this.#of(resource).get(key);
+    if (!stored) return this.#fail(404, "NotFound", "PATCH", resource, name, options.namespace);
+    const patched = options.type === "json"
+      ? jsonPatch(stored, patch as Operation[])
+      : mergePatch(stored, patch);
+    if (patched === "failed test") {
+      return this.#fail(422, "Invalid", "PATCH", resource, name, options.namespace);
+    }
+    const next = patched as KubeObject;
+    const kept = options.subresource
+      ? { ...stored, status: next.status }
+      : { ...next, status: stored.status };
+    if (kept.metadata?.deletionTimestamp && !kept.metadata.finalizers?.length) {
+      this.remove(resource, key);
+      return Promise.resolve(structuredClone(kept) as KubeObject as T);
+    }
+    return Promise.resolve(this.put<KubeObject>(resource, kept) as T);
+  }
+
+  /** Deletes, or marks for deletion while finalizers remain; 404 when there is nothing. */
+  delete(resource: Resource, name: string, options: DeleteOptions = {}): Promise<void> {
+    const key = keyOf(options.namespace, name);
+    const stored = this.#of(resource).get(key);
+    if (!stored) return this.#fail(404, "NotFound", "DELETE", resource, name, options.namespace);
+    if (!stored.metadata?.finalizers?.length) this.remove(resource, key);
+    else if (!stored.metadata.deletionTimestamp) {
+      const deletionTimestamp = this.#stamp();
+      this.put(resource, { ...stored, metadata: { ...stored.metadata, deletionTimestamp } });
+    }
+    return Promise.resolve();
+  }
+
+  /** RFC 3339 at second precision, as the API server writes `metav1.Time`. */
+  #stamp(): string {
+    return new Date(this.#now()).toISOString().replace(/\.\d+Z$/, "Z");
+  }
+
+  #selector(options: { namespace?: string; labelSelector?: string }): (o: KubeObject) => boolean {
+    const labels = labelMatcher(options.labelSelector);
+    const namespace = options.namespace;
+    return (object) =>
+      (namespace === undefined || object.metadata?.namespace === namespace) &&
+      labels(object.metadata?.labels ?? {});
+  }
+
+  /** A copy of `object`, or of its metadata alone as `PartialObjectMetadata`. */
+  #view(object: KubeObject, metadataOnly: boolean | undefined): KubeObject {
+    if (!metadataOnly) return structuredClone(object);
+    const metadata = structuredClone(object.metadata);
+    return { apiVersion: "meta.k8s.io/v1", kind: "PartialObjectMetadata", metadata };
+  }
+
+  #changed(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const wake = () => {
+        this.#wake.delete(wake);
+        signal?.removeEventListener("abort", wake);
+        resolve();
+      };
+      this.#wake.add(wake);
+      signal?.addEventListener("abort", wake, { once: true });
+    });
+  }
+
+  #fail<T>(
+    status: number,
+    reason: string,
+    verb: string,
+    resource: Resource,
+    name: string,
+    namespace?: string,
+  ): Promise<T> {
+    const message = reason === "Conflict"
+      ? `the object has been modified; please apply your changes to the latest version`
+      : `${resource.plural} "${name}" ${reason === "Invalid" ? "failed a test" : reason}`;
+    return Promise.reject(
+      new ApiError({
+        status,
+        reason,
+        message,
+        verb,
+        path: resourcePath(resource, { ...(namespace && { namespace }), name }),
+      }),
+    );
+  }
+
+  #of(resource: Resource): Map<ObjectKey, KubeObject> {
+    const id = resourceId(resource);
+    let objects = this.#objects.get(id);
+    if (!objects) this.#objects.set(id, objects = new Map());
+    return objects;
+  }
+
+  #record(resource: Resource, type: Change["type"], object: KubeObject, before?: KubeObject) {
+    this.#log.push({
+      rv: this.#rv,
+      id: resourceId(resource),
+      type,
+      object,
+      ...(before && { before }),
+    });
+    const m = object.metadata!;
+    this.changes.push(`${type} ${resource.plural} ${keyOf(m.namespace, m.name!)}`);
+    for (const wake of [...this.#wake]) wake();
+  }
+}
+
+function resourceId(resource: Resource): string {
+  return `${resource.group}/${resource.plural}`;
+}

@@ -1,0 +1,141 @@
+/** The in-memory API server of the test kit: what it models, as a client sees it. */
+import assert from "node:assert/strict";
+import {
+  CONFIG_MAPS,
+  isConflict,
+  isInvalid,
+  isNotFound,
+  type KubeObject,
+  type WatchEvent,
+} from "../../lib/kube/mod.ts";
+import { MemoryCluster } from "../../lib/testing/mod.ts";
+
+const configMap = (name: string, labels: Record<string, string> = {}): KubeObject => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, namespace: "ns", labels },
+});
+
+/** The first `n` events of a watch, then the watch is stopped. */
+async function take(events: AsyncIterable<WatchEvent>, n: number, stop: AbortController) {
+  const seen: string[] = [];
+  for await (const { type, object } of events) {
+    const annotations = object.metadata?.annotations ?? {};
+    seen.push(`${type} ${object.metadata?.name ?? annotations["k8s.io/initial-events-end"]}`);
+    if (seen.length === n) break;
+  }
+  stop.abort();
+  return seen;
+}
+
+Deno.test("the in-memory API server lists and watches by namespace and label selector", async () => {
+  const cluster = new MemoryCluster();
+  cluster.put(CONFIG_MAPS, configMap("ours", { app: "web" }));
+  cluster.put(CONFIG_MAPS, configMap("theirs", { app: "db" }));
+  const listed = await cluster.list(CONFIG_MAPS, { namespace: "ns", labelSelector: "app=web" });
+  assert.deepEqual(listed.items.map((o) => o.metadata?.name), ["ours"]);
+  const none = await cluster.list(CONFIG_MAPS, { labelSelector: "app,!app" });
+  assert.deepEqual(none.items, []);
+  const stop = new AbortController();
+  const watch = take(
+    cluster.watch(CONFIG_MAPS, {
+      labelSelector: "app!=db",
+      resourceVersion: listed.metadata.resourceVersion,
+      signal: stop.signal,
+    }),
+    3,
+    stop,
+  );
+  cluster.put(CONFIG_MAPS, configMap("theirs", { app: "web" }));
+  cluster.put(CONFIG_MAPS, configMap("ours", { app: "db" }));
+  cluster.put(CONFIG_MAPS, configMap("other", { app: "db" }));
+  cluster.put(CONFIG_MAPS, configMap("new", { app: "web" }));
+  assert.deepEqual(await watch, ["ADDED theirs", "DELETED ours", "ADDED new"]);
+});
+
+Deno.test("the in-memory API server streams a list: the objects, then a bookmark marking their end", async () => {
+  const cluster = new MemoryCluster();
+  cluster.put(CONFIG_MAPS, configMap("a"));
+  const stop = new AbortController();
+  const watch = take(
+    cluster.watch(CONFIG_MAPS, { sendInitialEvents: true, signal: stop.signal }),
+    3,
+    stop,
+  );
+  cluster.put(CONFIG_MAPS, configMap("b"));
+  assert.deepEqual(await watch, ["ADDED a", "BOOKMARK true", "ADDED b"]);
+});
+
+Deno.test("the in-memory API server gives metadata alone to a metadata-only read", async () => {
+  const cluster = new MemoryCluster();
+  cluster.put(CONFIG_MAPS, { ...configMap("a"), data: { password: "hunter2" } });
+  const read = await cluster.get(CONFIG_MAPS, "a", { namespace: "ns", metadataOnly: true });
+  assert.equal(read.kind, "PartialObjectMetadata");
+  assert.equal(read.metadata?.name, "a");
+  assert.equal(read.data, undefined);
+});
+
+Deno.test("the in-memory API server moves the generation on a spec change, not on status or metadata", async () => {
+  const cluster = new MemoryCluster();
+  const created = await cluster.create(CONFIG_MAPS, { ...configMap("a"), spec: { n: 1 } });
+  assert.equal(created.metadata?.generation, 1);
+  assert.ok(created.metadata?.uid && created.metadata.creationTimestamp);
+  await cluster.apply(CONFIG_MAPS, { ...configMap("a"), status: { ready: true } }, {
+    fieldManager: "test",
+    subresource: "status",
+  });
+  await cluster.patch(CONFIG_MAPS, "a", { metadata: { labels: { x: "y" } } }, {
+    type: "merge",
+    namespace: "ns",
+  });
+  assert.equal(cluster.object(CONFIG_MAPS, "ns/a")?.metadata?.generation, 1);
+  const changed = await cluster.apply<KubeObject>(CONFIG_MAPS, {
+    ...configMap("a"),
+    spec: { n: 2 },
+  }, {
+    fieldManager: "test",
+  });
+  assert.equal(changed.metadata?.generation, 2);
+  assert.deepEqual(changed.status, { ready: true }, "an apply of the object keeps its status");
+  assert.deepEqual(cluster.applies, ["configmaps/status ns/a", "configmaps ns/a"]);
+});
+
+Deno.test("the in-memory API server refuses a duplicate create, a stale replace and a failed test", async () => {
+  const cluster = new MemoryCluster();
+  const stored = cluster.put(CONFIG_MAPS, configMap("a"));
+  assert.equal((await cluster.create(CONFIG_MAPS, configMap("a")).catch((e) => e)).status, 409);
+  cluster.put(CONFIG_MAPS, { ...stored, data: { moved: "on" } });
+  assert.ok(isConflict(await cluster.replace(CONFIG_MAPS, stored).catch((e) => e)));
+  const failed = await cluster.patch(CONFIG_MAPS, "a", [
+    { op: "test", path: "/metadata/resourceVersion", value: stored.metadata?.resourceVersion },
+    { op: "add", path: "/metadata/finalizers", value: ["x.io/y"] },
+  ], { type: "json", namespace: "ns" }).catch((e) => e);
+  assert.ok(isInvalid(failed), String(failed));
+  assert.equal(cluster.object(CONFIG_MAPS, "ns/a")?.metadata?.finalizers, undefined);
+  assert.ok(isNotFound(await cluster.get(CONFIG_MAPS, "b", { namespace: "ns" }).catch((e) => e)));
+});
+
+Deno.test("the in-memory API server holds a deleted object until its last finalizer goes", async () => {
+  const cluster = new MemoryCluster({ clock: { now: () => Date.UTC(2025, 0, 1) } });
+  cluster.put(CONFIG_MAPS, {
+    ...configMap("a"),
+    metadata: { ...configMap("a").metadata, finalizers: ["x.io/y"] },
+  });
+  await cluster.delete(CONFIG_MAPS, "a", { namespace: "ns" });
+  const held = cluster.object(CONFIG_MAPS, "ns/a");
+  assert.equal(String(held?.metadata?.deletionTimestamp), "2025-01-01T00:00:00Z");
+  await cluster.patch(CONFIG_MAPS, "a", { metadata: { finalizers: null } }, {
+    type: "merge",
+    namespace: "ns",
+  });
+  assert.equal(cluster.object(CONFIG_MAPS, "ns/a"), undefined);
+  assert.deepEqual(cluster.changes.at(-1), "DELETED configmaps ns/a");
+});
+
+Deno.test("the in-memory API server refuses a set-based label selector with a clear message", () => {
+  const cluster = new MemoryCluster();
+  assert.throws(
+    () => cluster.list(CONFIG_MAPS, { labelSelector: "app in (web,db)" }),
+    { name: "TypeError", message: /cannot select labels by "app in \(web": it knows "key=value"/ },
+  );
+});
