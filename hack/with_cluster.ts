@@ -18,7 +18,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Cluster, startCluster } from "./cluster.ts";
-import { tailFile } from "./_process.ts";
+import { tailFile } from "../lib/testing/_process.ts";
 
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 type ForwardedSignal = keyof typeof SIGNAL_EXIT_CODES;
