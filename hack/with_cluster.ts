@@ -5,7 +5,8 @@
  * deno run -A hack/with_cluster.ts -- deno test -A tests/integration/
  * ```
  *
- * The command sees `KINGLET_TEST_KUBECONFIG`, `KINGLET_TEST_CLUSTER_DIR`,
+ * The command sees `KINGLET_TEST_KUBECONFIG` (which the test kit's
+ * `testCluster()` reads), `KINGLET_TEST_CLUSTER_DIR`,
  * `KINGLET_TEST_ETCD`, `KINGLET_TEST_DATASTORE` and `KINGLET_TEST_BIN_DIR`, with the binaries folder
  * first on `PATH` so that `kubectl` is the pinned one; `deno` runs as the
  * Deno executing this script. The cluster lives in `.cache/clusters/<time>`,
