@@ -1,80 +1,26 @@
 /**
- * Command lines of the control-plane components. Pure functions of where the
- * files are and which ports were picked, so the whole configuration of the
- * local cluster reads in one place.
+ * Command lines of the components the local control plane runs beside etcd
+ * and kube-apiserver (whose command lines are in `lib/testing/_components.ts`):
+ * the controller manager, the scheduler and kwok. Pure functions of where the
+ * files are, so the whole configuration of the local cluster reads in two
+ * places.
  *
  * @module
  */
-import { join } from "node:path";
-import type { Pki } from "./_pki.ts";
+import { SERVICE_CIDR } from "../lib/testing/_components.ts";
+import type { Pki } from "../lib/testing/_pki.ts";
 import { KWOK_NODE_ANNOTATION } from "./_nodes.ts";
 
-/** Files and ports of one local control plane. */
-export interface Layout {
-  dir: string;
+/** Files the API clients of the local control plane read. */
+export interface ClientLayout {
   pki: Pki;
   kubeconfigs: { controllerManager: string; scheduler: string; kwok: string };
-  ports: { etcdClient: number; etcdPeer: number; apiserver: number };
   /** The kwok stages file (node and pod lifecycles). */
   kwokStages: string;
 }
 
-/** Service ClusterIPs come from here; pod IPs (kwok's) from a disjoint range. */
-export const SERVICE_CIDR = "10.96.0.0/16";
+/** Pod IPs (kwok's) come from a range disjoint from {@link SERVICE_CIDR}. */
 const POD_CIDR = "10.244.0.0/16";
-
-/** `http://127.0.0.1:<port>` of etcd's client listener. */
-export function etcdEndpoint(layout: Pick<Layout, "ports">): string {
-  return `http://127.0.0.1:${layout.ports.etcdClient}`;
-}
-
-/** Single-member etcd on loopback, plain HTTP, without fsync (throwaway data). */
-export function etcdArgs(layout: Pick<Layout, "dir" | "ports">): string[] {
-  const peer = `http://127.0.0.1:${layout.ports.etcdPeer}`;
-  return [
-    "--name=kinglet",
-    `--data-dir=${join(layout.dir, "etcd")}`,
-    `--listen-client-urls=${etcdEndpoint(layout)}`,
-    `--advertise-client-urls=${etcdEndpoint(layout)}`,
-    `--listen-peer-urls=${peer}`,
-    `--initial-advertise-peer-urls=${peer}`,
-    `--initial-cluster=kinglet=${peer}`,
-    "--initial-cluster-state=new",
-    "--unsafe-no-fsync=true",
-    "--log-level=warn",
-  ];
-}
-
-/**
- * kube-apiserver on loopback with client-certificate authentication, Node and
- * RBAC authorization and the default admission plugins. The configmap watch
- * cache is off so that watches of configmaps read etcd directly and a watch
- * from a compacted resourceVersion gets 410 Gone, which tests rely on.
- */
-export function apiserverArgs(layout: Layout): string[] {
-  const { pki } = layout;
-  return [
-    "--bind-address=127.0.0.1",
-    "--advertise-address=127.0.0.1",
-    `--secure-port=${layout.ports.apiserver}`,
-    `--etcd-servers=${etcdEndpoint(layout)}`,
-    `--tls-cert-file=${pki.serving.cert}`,
-    `--tls-private-key-file=${pki.serving.key}`,
-    `--client-ca-file=${pki.ca.cert}`,
-    "--authorization-mode=Node,RBAC",
-    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-    `--service-account-key-file=${pki.serviceAccount.publicKey}`,
-    `--service-account-signing-key-file=${pki.serviceAccount.privateKey}`,
-    `--service-cluster-ip-range=${SERVICE_CIDR}`,
-    "--enable-priority-and-fairness=true",
-    "--watch-cache-sizes=configmaps#0",
-    "--allow-privileged=true",
-    // The reconciler would publish 127.0.0.1 as the endpoint of the
-    // `kubernetes` Service, which validation rejects every 10 s.
-    "--endpoint-reconciler-type=none",
-    "--profiling=false",
-  ];
-}
 
 /**
  * Client rate limits of the controller manager and scheduler. Their defaults
@@ -87,7 +33,7 @@ const FAST_CLIENT = ["--kube-api-qps=200", "--kube-api-burst=400"];
  * kube-controller-manager without HTTPS serving (nothing scrapes it) and
  * without the controllers that need a cloud provider or node CIDRs.
  */
-export function controllerManagerArgs(layout: Layout): string[] {
+export function controllerManagerArgs(layout: ClientLayout): string[] {
   const { pki } = layout;
   return [
     `--kubeconfig=${layout.kubeconfigs.controllerManager}`,
@@ -106,7 +52,7 @@ export function controllerManagerArgs(layout: Layout): string[] {
 }
 
 /** kube-scheduler with its default profile, without HTTPS serving. */
-export function schedulerArgs(layout: Layout): string[] {
+export function schedulerArgs(layout: ClientLayout): string[] {
   return [
     `--kubeconfig=${layout.kubeconfigs.scheduler}`,
     "--secure-port=0",
@@ -121,7 +67,7 @@ export function schedulerArgs(layout: Layout): string[] {
  * Lease heartbeats (as kubelets do) so the node lifecycle controller keeps
  * them Ready.
  */
-export function kwokArgs(layout: Layout): string[] {
+export function kwokArgs(layout: ClientLayout): string[] {
   return [
     `--kubeconfig=${layout.kubeconfigs.kwok}`,
     `--config=${layout.kwokStages}`,

@@ -7,9 +7,8 @@
  * @module
  */
 import { join } from "node:path";
-import type { Layout } from "./_components.ts";
-import { etcdArgs } from "./_components.ts";
-import { etcdHealthy } from "./_etcd.ts";
+import type { Layout } from "../lib/testing/_components.ts";
+import { type DatastoreProcess, ETCD } from "../lib/testing/_control_plane.ts";
 
 /** The datastores the local control plane can run on. */
 export const DATASTORES = ["etcd", "kine"] as const;
@@ -50,21 +49,15 @@ export function kineArgs(layout: Pick<Layout, "dir" | "ports">): string[] {
   ];
 }
 
-/** The command line of `datastore`'s process. */
-export function datastoreArgs(
-  datastore: Datastore,
-  layout: Pick<Layout, "dir" | "ports">,
-): string[] {
-  return datastore === "etcd" ? etcdArgs(layout) : kineArgs(layout);
+/** kine's process: its port open is all the health it reports. */
+const KINE: DatastoreProcess = { name: "kine", args: kineArgs, healthy: kineListening };
+
+/** How to run and probe `datastore`. */
+export function datastoreProcess(datastore: Datastore): DatastoreProcess {
+  return datastore === "etcd" ? ETCD : KINE;
 }
 
-/** Whether `datastore` at `endpoint` answers: etcd's health check, or kine's port open. */
-export async function datastoreHealthy(
-  datastore: Datastore,
-  endpoint: string,
-  signal?: AbortSignal,
-): Promise<boolean> {
-  if (datastore === "etcd") return await etcdHealthy(endpoint, signal);
+async function kineListening(endpoint: string, signal?: AbortSignal): Promise<boolean> {
   signal?.throwIfAborted();
   try {
     const { port } = new URL(endpoint);

@@ -1,6 +1,6 @@
 /**
- * The few etcd calls the local control plane needs: health, through etcd's
- * HTTP endpoint, and compaction, through `etcdctl` (which kine answers too).
+ * Compaction of the local control plane's datastore, through `etcdctl`
+ * (which kine answers too).
  *
  * @module
  */
@@ -46,16 +46,4 @@ export async function compactEtcd(
 
 function text(bytes: Uint8Array): string {
   return new TextDecoder().decode(bytes).trim();
-}
-
-/** Whether etcd at `endpoint` answers its health check with a healthy status. */
-export async function etcdHealthy(endpoint: string, signal?: AbortSignal): Promise<boolean> {
-  try {
-    const response = await fetch(`${endpoint}/health`, { signal });
-    const body = await response.json() as { health?: string };
-    return response.ok && body.health === "true";
-  } catch (error) {
-    if (signal?.aborted) throw error;
-    return false;
-  }
 }

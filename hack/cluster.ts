@@ -18,11 +18,11 @@
  * @module
  */
 import { join } from "node:path";
+import { ControlPlane, StartFailure } from "../lib/testing/_control_plane.ts";
 import { controlPlaneBinaries } from "./_binaries.ts";
-import { Boot, type Booted, restartApiServer, StartFailure, stopComponents } from "./_boot.ts";
+import { bootCluster, type Booted } from "./_boot.ts";
 import { type Datastore, datastoreFromEnv } from "./_datastore.ts";
 import { compactEtcd } from "./_etcd.ts";
-import type { Component } from "./_process.ts";
 
 export { compactEtcd } from "./_etcd.ts";
 export { type Datastore, DATASTORES } from "./_datastore.ts";
@@ -130,9 +130,15 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
   const started = performance.now();
   const dir = await claimDir(options.dir);
   const logDir = join(dir, "logs");
-  const boot = new Boot({ dir, binDir: binaries.binDir, logDir, datastore, signal }, log);
+  const plane = new ControlPlane({ dir, binDir: binaries.binDir, logDir, signal, log });
   try {
-    const booted = await boot.run(options.gpuNodes ?? true, options.apiserverFlags ?? []);
+    const booted = await bootCluster(plane, {
+      dir,
+      datastore,
+      gpuNodes: options.gpuNodes ?? true,
+      apiserverFlags: options.apiserverFlags ?? [],
+      ...(signal && { signal }),
+    });
     const timings = {
       binariesMs: binaries.ms,
       binariesBuilt: binaries.built,
@@ -140,23 +146,19 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     };
     return new RunningCluster(
       { ...booted, dir, binDir: binaries.binDir, logDir, datastore },
-      boot.components,
+      plane,
       timings,
       options.keepLogs ?? false,
     );
   } catch (error) {
-    await stopComponents(boot.components);
+    await plane.stop();
     if (signal?.aborted) {
       // An abort is no failure to diagnose: nothing worth keeping.
       if (!options.keepLogs) await Deno.remove(dir, { recursive: true }).catch(() => {});
       throw signal.reason;
     }
     if (error instanceof StartFailure) {
-      const tail = await error.component.tail();
-      throw new Error(
-        `Cannot start the local control plane: ${error.message}. ` +
-          `Last lines of ${error.component.logFile}:\n${tail}`,
-      );
+      throw new Error(`Cannot start the local control plane: ${await error.withLog()}`);
     }
     throw new Error(`Cannot start the local control plane in ${dir}: ${describe(error)}`, {
       cause: error,
@@ -181,16 +183,10 @@ class RunningCluster implements Cluster {
   readonly logDir: string;
   readonly timings: ClusterTimings;
   keepLogs: boolean;
-  readonly #admin: Booted["admin"];
-  #components: Component[];
+  readonly #plane: ControlPlane;
   #stopping: Promise<void> | undefined;
 
-  constructor(
-    started: Started,
-    components: Component[],
-    timings: ClusterTimings,
-    keepLogs: boolean,
-  ) {
+  constructor(started: Started, plane: ControlPlane, timings: ClusterTimings, keepLogs: boolean) {
     this.kubeconfig = started.kubeconfig;
     this.server = started.server;
     this.dir = started.dir;
@@ -200,8 +196,7 @@ class RunningCluster implements Cluster {
     this.logDir = started.logDir;
     this.timings = timings;
     this.keepLogs = keepLogs;
-    this.#admin = started.admin;
-    this.#components = components;
+    this.#plane = plane;
   }
 
   compactEtcd(signal?: AbortSignal): Promise<number> {
@@ -213,19 +208,10 @@ class RunningCluster implements Cluster {
       throw new TypeError("Cannot restart kube-apiserver: the cluster is stopped");
     }
     try {
-      await restartApiServer(
-        this.#components,
-        { server: this.server, admin: this.#admin },
-        signal,
-        whileDown,
-      );
+      await this.#plane.restartApiServer(signal, whileDown);
     } catch (error) {
       if (!(error instanceof StartFailure)) throw error;
-      const tail = await error.component.tail();
-      throw new Error(
-        `Cannot restart kube-apiserver: ${error.message}. ` +
-          `Last lines of ${error.component.logFile}:\n${tail}`,
-      );
+      throw new Error(`Cannot restart kube-apiserver: ${await error.withLog()}`);
     }
   }
 
@@ -235,7 +221,7 @@ class RunningCluster implements Cluster {
   }
 
   async #shutdown(): Promise<void> {
-    await stopComponents(this.#components);
+    await this.#plane.stop();
     if (!this.keepLogs) await Deno.remove(this.dir, { recursive: true });
   }
 

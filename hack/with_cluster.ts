@@ -5,7 +5,8 @@
  * deno run -A hack/with_cluster.ts -- deno test -A tests/integration/
  * ```
  *
- * The command sees `KINGLET_TEST_KUBECONFIG`, `KINGLET_TEST_CLUSTER_DIR`,
+ * The command sees `KINGLET_TEST_KUBECONFIG` (which the test kit's
+ * `testCluster()` reads), `KINGLET_TEST_CLUSTER_DIR`,
  * `KINGLET_TEST_ETCD`, `KINGLET_TEST_DATASTORE` and `KINGLET_TEST_BIN_DIR`, with the binaries folder
  * first on `PATH` so that `kubectl` is the pinned one; `deno` runs as the
  * Deno executing this script. The cluster lives in `.cache/clusters/<time>`,
@@ -18,7 +19,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Cluster, startCluster } from "./cluster.ts";
-import { tailFile } from "./_process.ts";
+import { tailFile } from "../lib/testing/_process.ts";
 
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 type ForwardedSignal = keyof typeof SIGNAL_EXIT_CODES;

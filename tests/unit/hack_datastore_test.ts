@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { datastoreArgs, datastoreFromEnv } from "../../hack/_datastore.ts";
+import { datastoreFromEnv, datastoreProcess } from "../../hack/_datastore.ts";
 
 const layout = { dir: "/tmp/c1", ports: { etcdClient: 2379, etcdPeer: 2380, apiserver: 6443 } };
 
@@ -25,12 +25,14 @@ Deno.test("the datastore is etcd unless KINGLET_DATASTORE names kine, and a typo
 });
 
 Deno.test("kine listens where etcd's client URL would, on SQLite in the cluster folder, without its :8080 metrics", () => {
-  const args = datastoreArgs("kine", layout);
+  const args = datastoreProcess("kine").args(layout);
   assert.ok(args.includes("--listen-address=127.0.0.1:2379"), args.join(" "));
   assert.ok(args.includes("--metrics-bind-address=0"), args.join(" "));
   assert.match(
     args.find((a) => a.startsWith("--endpoint="))!,
     /^--endpoint=sqlite:\/\/\/tmp\/c1\/kine\/state\.db\?_journal=WAL/,
   );
-  assert.ok(datastoreArgs("etcd", layout).includes("--listen-client-urls=http://127.0.0.1:2379"));
+  assert.ok(
+    datastoreProcess("etcd").args(layout).includes("--listen-client-urls=http://127.0.0.1:2379"),
+  );
 });
