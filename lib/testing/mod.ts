@@ -86,3 +86,4 @@
 export { FakeClock } from "../async/clock.ts";
 export * from "./memory_cluster.ts";
 export * from "./wait_for.ts";
+export * from "./cluster.ts";

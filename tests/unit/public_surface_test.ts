@@ -273,7 +273,10 @@ const SURFACE: Record<string, string[]> = {
     "FakeClock",
     "MemoryCluster",
     "MemoryClusterOptions",
+    "TestCluster",
+    "TestClusterOptions",
     "WaitForOptions",
+    "testCluster",
     "waitFor",
   ],
 };
