@@ -6,20 +6,24 @@
  * step with its spec, re-reading nothing (the object comes from the cache)
  * and writing with server-side apply, which is idempotent. Everything the
  * reconcile needs comes through its context: the client, the caches, the
- * children, Events bound to the object, and a status write.
+ * children, Events bound to the object, and a status write. The manager
+ * connects as kubectl would (`KUBECONFIG`, in-cluster, `~/.kube/config`) and
+ * runs until SIGINT or SIGTERM.
  *
  * ```ts
  * import { Manager, setupLogging } from "./mod.ts";
- * import { DEPLOYMENTS, KubeClient, type KubeObject, loadConfig } from "../kube/mod.ts";
+ * import { DEPLOYMENTS, type Wire } from "../kube/mod.ts";
  * import type { V1Deployment } from "@kubernetes/client-node";
  *
- * async function main(signal: AbortSignal): Promise<void> {
+ * const FIELD_MANAGER = "replica-labels";
+ *
+ * async function main(): Promise<void> {
  *   setupLogging({ level: "info" }); // the runtime logs nothing until told where
- *   const client = new KubeClient(await loadConfig());
- *   const manager = new Manager({ client, reportingController: "example.com/replica-labels" });
- *   manager.add<V1Deployment & KubeObject>({
+ *   const manager = new Manager({ reportingController: "example.com/replica-labels" });
+ *   manager.add<Wire<V1Deployment>>({
  *     name: "replica-labels",
  *     resource: DEPLOYMENTS,
+ *     fieldManager: FIELD_MANAGER, // of its children's and its status' applies
  *     async reconcile(deployment, { client, events, signal }) {
  *       const replicas = String(deployment.spec?.replicas ?? 1);
  *       if (deployment.metadata?.labels?.replicas === replicas) return {};
@@ -28,23 +32,15 @@
  *         apiVersion: "apps/v1",
  *         kind: "Deployment",
  *         metadata: { name, namespace, labels: { replicas } },
- *       }, { fieldManager: "replica-labels", signal });
+ *       }, { fieldManager: FIELD_MANAGER, signal });
  *       events.publish({ type: "Normal", reason: "Labelled", action: "Reconcile", note: replicas });
  *       return {}; // done until the Deployment changes
  *     },
  *   });
- *   try {
- *     await manager.run(signal); // until the signal aborts: drains, flushes Events, resolves
- *   } finally {
- *     client.close();
- *   }
+ *   await manager.run(); // until SIGINT or SIGTERM: drains, flushes Events, resolves
  * }
  *
- * if (import.meta.main) {
- *   const stop = new AbortController();
- *   Deno.addSignalListener("SIGINT", () => stop.abort());
- *   await main(stop.signal);
- * }
+ * if (import.meta.main) await main();
  * ```
  *
  * What the caller must know:

@@ -4,10 +4,9 @@
  * the README gives), against the real control plane.
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { CONFIG_MAPS, type KubeObject } from "../../lib/kube/mod.ts";
-import { type Greeting, GREETINGS } from "../../examples/greeting/greeting.ts";
-import { testKubeconfig } from "../_support/cluster.ts";
+import { type Greeting, greetings } from "../../examples/greeting/schema.ts";
+import { startExample } from "./_example.ts";
 import {
   adminClient,
   createNamespace,
@@ -17,54 +16,7 @@ import {
   waitFor,
 } from "../_support/kube.ts";
 
-const MAIN = fileURLToPath(new URL("../../examples/greeting/main.ts", import.meta.url));
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
-
-/** Starts the example with the README's command line; its output is kept for failures. */
-function startExample(): { ready(): Promise<void>; stop(): Promise<number>; output(): string } {
-  const health = `127.0.0.1:${freePort()}`;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "--allow-read", "--allow-env", MAIN],
-    env: { KUBECONFIG: testKubeconfig(), HEALTH_ADDRESS: health, METRICS_ADDRESS: "0" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let output = "";
-  const decoder = new TextDecoder();
-  const drain = (stream: ReadableStream<Uint8Array>) =>
-    stream.pipeTo(new WritableStream({ write: (chunk) => void (output += decoder.decode(chunk)) }));
-  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
-  let exited = false;
-  const status = child.status.then(async (s) => {
-    exited = true;
-    await drained;
-    return s.code;
-  });
-  return {
-    async ready() {
-      await waitFor("the example's /readyz to answer 200", async () => {
-        if (exited) throw new Error(`the example exited with ${await status}:\n${output}`);
-        const response = await fetch(`http://${health}/readyz`).catch(() => undefined);
-        await response?.body?.cancel();
-        return response?.ok;
-      });
-    },
-    async stop() {
-      if (!exited) child.kill("SIGTERM");
-      return await status;
-    },
-    output: () => output,
-  };
-}
-
-function greeting(namespace: string, name: string, spec: Greeting["spec"]): Greeting {
+function greeting(namespace: string, name: string, spec: { name: string }): KubeObject {
   return {
     apiVersion: "example.kinglet.dev/v1",
     kind: "Greeting",
@@ -75,7 +27,7 @@ function greeting(namespace: string, name: string, spec: Greeting["spec"]): Gree
 
 Deno.test("the Greeting example renders, repairs, updates and says goodbye", async (t) => {
   const client = await adminClient();
-  const example = startExample();
+  const example = startExample("greeting");
   let ns: string | undefined;
   try {
     await example.ready();
@@ -95,10 +47,10 @@ Deno.test("the Greeting example renders, repairs, updates and says goodbye", asy
     await t.step(
       "a new Greeting gets its ConfigMap, a status, an Event and a finalizer",
       async () => {
-        await client.create(GREETINGS, greeting(namespace, "ada", { name: "Ada" }));
+        await client.create(greetings.resource, greeting(namespace, "ada", { name: "Ada" }));
         const cm = await message("Hello, Ada!");
         const ada = await waitFor("the Greeting's status", async () => {
-          const g = await client.get<Greeting>(GREETINGS, "ada", { namespace });
+          const g = await client.get<Greeting>(greetings.resource, "ada", { namespace });
           return g.status?.message === "Hello, Ada!" && g;
         });
         assert.equal(ada.status?.configMap, "ada-greeting");
@@ -118,7 +70,7 @@ Deno.test("the Greeting example renders, repairs, updates and says goodbye", asy
     });
 
     await t.step("a changed spec renders a new message", async () => {
-      await client.patch(GREETINGS, "ada", { spec: { greeting: "Welcome" } }, {
+      await client.patch(greetings.resource, "ada", { spec: { greeting: "Welcome" } }, {
         type: "merge",
         namespace,
       });
@@ -126,10 +78,11 @@ Deno.test("the Greeting example renders, repairs, updates and says goodbye", asy
     });
 
     await t.step("a deleted Greeting says goodbye, then goes with its ConfigMap", async () => {
-      await client.delete(GREETINGS, "ada", { namespace });
+      await client.delete(greetings.resource, "ada", { namespace });
       await waitFor(
         "the Greeting to be gone",
-        async () => (await getOrUndefined(client, GREETINGS, "ada", namespace)) === undefined,
+        async () =>
+          (await getOrUndefined(client, greetings.resource, "ada", namespace)) === undefined,
       );
       const farewell = await waitFor(
         "a Farewell Event",

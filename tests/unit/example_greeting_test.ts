@@ -1,24 +1,107 @@
+/**
+ * The Greeting example with the public test kit: its controller in a
+ * Manager over the in-memory API server on a fake clock.
+ */
 import assert from "node:assert/strict";
-import { type Greeting, renderConfigMap } from "../../examples/greeting/greeting.ts";
+import { CONFIG_MAPS, EVENTS, type KubeObject } from "../../lib/kube/mod.ts";
+import { type KubeEvent, Manager } from "../../lib/runtime/mod.ts";
+import { FakeClock, MemoryCluster, waitFor } from "../../lib/testing/mod.ts";
+import {
+  type ConfigMap,
+  greetingController,
+  renderConfigMap,
+} from "../../examples/greeting/greeting.ts";
+import { type Greeting, greetings } from "../../examples/greeting/schema.ts";
 
 const ada: Greeting = {
   apiVersion: "example.kinglet.dev/v1",
   kind: "Greeting",
   metadata: { name: "ada", namespace: "shop", uid: "u-1" },
-  spec: { name: "Ada" },
+  spec: { name: "Ada", greeting: "Hello" },
 };
 
-Deno.test("the example's Greeting renders a ConfigMap it controls, saying hello by default", () => {
-  const cm = renderConfigMap(ada);
-  assert.equal(cm.metadata?.name, "ada-greeting");
-  assert.equal(cm.metadata?.namespace, "shop");
-  assert.deepEqual(cm.data, { message: "Hello, Ada!" });
-  const [owner] = cm.metadata?.ownerReferences ?? [];
+/** Runs the Greeting controller over `cluster` until the returned function stops it. */
+function run(cluster: MemoryCluster, clock: FakeClock): () => Promise<void> {
+  const manager = new Manager({
+    client: cluster,
+    clock,
+    metricsAddress: "0",
+    healthAddress: "0",
+    reportingInstance: "test",
+  });
+  manager.add(greetingController);
+  const stop = new AbortController();
+  const running = manager.run(stop.signal);
+  return async () => {
+    stop.abort();
+    await running;
+  };
+}
+
+const eventsFor = (cluster: MemoryCluster, reason: string) =>
+  cluster.objects<KubeEvent & KubeObject>(EVENTS).filter((e) => e.reason === reason);
+
+Deno.test("the example's Greeting renders a ConfigMap it controls, with the greeting its spec gives", () => {
+  const cm = renderConfigMap({ ...ada, spec: { name: "Ada", greeting: "Welcome" } });
+  assert.equal(cm.metadata.name, "ada-greeting");
+  assert.equal(cm.metadata.namespace, "shop");
+  assert.deepEqual(cm.data, { message: "Welcome, Ada!" });
+  const [owner] = cm.metadata.ownerReferences ?? [];
   assert.equal(owner?.uid, "u-1");
   assert.equal(owner?.controller, true);
 });
 
-Deno.test("the example's Greeting uses the greeting its spec gives", () => {
-  const cm = renderConfigMap({ ...ada, spec: { name: "Ada", greeting: "Welcome" } });
-  assert.deepEqual(cm.data, { message: "Welcome, Ada!" });
+Deno.test("the example's Greeting says hello by default, as its CRD defaults it", () => {
+  assert.deepEqual(greetings.spec.parse({ name: "Ada" }), { name: "Ada", greeting: "Hello" });
+  const { openAPIV3Schema } = greetings.crd().spec.versions[0]!.schema;
+  assert.match(JSON.stringify(openAPIV3Schema), /"greeting":\{[^}]*"default":"Hello"/);
+});
+
+Deno.test("the example's controller renders, reports, repairs and says goodbye", async () => {
+  const clock = new FakeClock();
+  const cluster = new MemoryCluster({ clock });
+  const stop = run(cluster, clock);
+  try {
+    cluster.put(greetings.resource, { ...ada, metadata: { name: "ada", namespace: "shop" } });
+    const cm = await waitFor(
+      "the ConfigMap",
+      () => cluster.object<ConfigMap>(CONFIG_MAPS, "shop/ada-greeting"),
+    );
+    assert.deepEqual(cm.data, { message: "Hello, Ada!" });
+    assert.equal(cm.metadata.labels?.["app.kubernetes.io/managed-by"], "greeting-operator");
+    const greeting = await waitFor("the status", () => {
+      const g = cluster.object<Greeting>(greetings.resource, "shop/ada");
+      return g?.status?.message !== undefined && g;
+    });
+    assert.deepEqual(greeting.status, {
+      message: "Hello, Ada!",
+      configMap: "ada-greeting",
+      observedGeneration: greeting.metadata.generation,
+    });
+    assert.deepEqual(greeting.metadata.finalizers, ["example.kinglet.dev/farewell"]);
+    assert.equal(cm.metadata.ownerReferences?.[0]?.uid, greeting.metadata.uid);
+    await waitFor("a Rendered Event", () => eventsFor(cluster, "Rendered").length === 1);
+
+    cluster.remove(CONFIG_MAPS, "shop/ada-greeting");
+    await waitFor("the ConfigMap back", () => cluster.object(CONFIG_MAPS, "shop/ada-greeting"));
+
+    const stored = cluster.object<Greeting>(greetings.resource, "shop/ada")!;
+    cluster.put(greetings.resource, { ...stored, spec: { name: "Ada", greeting: "Welcome" } });
+    await waitFor(
+      "the new message",
+      () =>
+        cluster.object<ConfigMap>(CONFIG_MAPS, "shop/ada-greeting")?.data.message ===
+          "Welcome, Ada!",
+    );
+
+    await cluster.delete(greetings.resource, "ada", { namespace: "shop" });
+    await waitFor("the Greeting to go", () => !cluster.object(greetings.resource, "shop/ada"));
+    const [farewell] = await waitFor(
+      "a Farewell Event",
+      () => eventsFor(cluster, "Farewell").length > 0 && eventsFor(cluster, "Farewell"),
+    );
+    assert.equal(farewell?.note, "Goodbye, Ada!");
+  } finally {
+    await stop();
+  }
 });

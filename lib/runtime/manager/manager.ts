@@ -7,6 +7,10 @@
  *
  * What the caller must know:
  *
+ * - Given no `client`, the manager connects as kubectl would (`KUBECONFIG`,
+ *   in-cluster, `~/.kube/config`) when it runs, and closes that client when
+ *   the run ends; given no signal, {@link Manager.run} runs until SIGINT or
+ *   SIGTERM. `crds` are installed before anything starts.
  * - The endpoints listen on loopback by default (`127.0.0.1:8080` for
  *   `/metrics` and `/debug/cache`, `127.0.0.1:8081` for the probes): a pod
  *   must listen wider to be probed, and should then protect `/metrics` with
@@ -42,22 +46,22 @@
  * @module
  */
 import type { KubeObject } from "../../kube/types.ts";
+import type { ManagerClient, ManagerOptions, ManagerOutcome } from "./options.ts";
 import { logger } from "../../log.ts";
 import { Caches } from "../cache/caches.ts";
 import { type Clock, deadline, systemClock } from "../../async/clock.ts";
-import { Controller, type ControllerClient } from "../controller/controller.ts";
+import { Controller } from "../controller/controller.ts";
 import type { ControllerSpec } from "../controller/spec.ts";
 import { EventRecorder, eventSink } from "../events/events.ts";
+import { installCrds } from "../crds/install.ts";
 import { HeapRelease } from "./_heap_release.ts";
-import type { EndpointAuth } from "./endpoint_auth.ts";
+import { KubeconfigClient } from "./_kubeconfig_client.ts";
+import { terminationSignal } from "./_termination_signal.ts";
 import { type RunningListener, serveEndpoints } from "./http.ts";
-import type { LeaseClient } from "../leader/leader.ts";
-import { electionOf, type LeaderElection, type LeaseElectionOptions } from "./leader_election.ts";
+import { electionOf, type LeaderElection } from "./leader_election.ts";
 import { managerRoutes } from "./_routes.ts";
 import { RuntimeMetrics } from "../metrics/metrics.ts";
 import { Semaphore } from "../../async/semaphore.ts";
-import type { StoreBudget } from "../cache/store.ts";
-import type { WatcherOptions } from "../watcher/watcher.ts";
 
 /** How often the manager checks whether a finished burst left garbage to collect. */
 const HEAP_RELEASE_CHECK_MS = 5_000;
@@ -67,83 +71,7 @@ export {
   leaseElection,
   type LeaseElectionOptions,
 } from "./leader_election.ts";
-
-/**
- * What the manager needs of the client: what its controllers need, and
- * Lease writes for leader election. A `KubeClient` is one; so is the test
- * kit's in-memory API server.
- */
-export type ManagerClient = ControllerClient & LeaseClient;
-
-/** Options of {@link Manager}; defaults follow controller-runtime where it has one. */
-export interface ManagerOptions {
-  /** Lists, watches and reads the cached resources. */
-  client: ManagerClient;
-  /** Watch only this namespace. Defaults to all. */
-  namespace?: string;
-  /** Reconciles running at once across all controllers. Defaults to 8. */
-  maxConcurrentReconciles?: number;
-  /** Caps on each primary cache. Defaults to none. */
-  budget?: StoreBudget;
-  /**
-   * Campaign for a Lease and run the controllers only while leading: the
-   * Lease's namespace and name (and optionally this candidate's identity),
-   * or an election of your own. Defaults to none (this process always leads).
-   */
-  leaderElection?: LeaseElectionOptions | LeaderElection;
-  /**
-   * Names the controller in the Events of every reconcile, e.g.
-   * `example.com/backup-operator`.
-   *
-   * @default "kinglet"
-   */
-  reportingController?: string;
-  /**
-   * Names this instance in the Events of every reconcile, e.g. the pod's
-   * name. Defaults to the host's name (`Deno.hostname()`, which needs
-   * `--allow-sys=hostname`).
-   */
-  reportingInstance?: string;
-  /**
-   * `host:port` for `/metrics` and `/debug/cache`; `0` disables. Defaults to
-   * `127.0.0.1:8080`: loopback, since `/debug/cache` names every cached
-   * object; listen wider with {@link ManagerOptions.metricsAuth}.
-   */
-  metricsAddress?: string;
-  /**
-   * Who may read `/metrics` and `/debug/cache`, e.g. {@link tokenReviewAuth}.
-   * Defaults to anyone who can reach the address.
-   */
-  metricsAuth?: EndpointAuth;
-  /**
-   * `host:port` for `/healthz` and `/readyz` (never protected: kubelets probe
-   * them); `0` disables. Defaults to `127.0.0.1:8081`: loopback, so a pod
-   * must set `0.0.0.0:8081` (or its own port) for the kubelet to reach it.
-   */
-  healthAddress?: string;
-  /**
-   * How long shutdown waits for reconciles in flight and then for the
-   * Events they published. Defaults to 10 000 ms, client-go's renew
-   * deadline: with leader election the Lease is no longer renewed while
-   * draining, so a longer drain could overlap the next leader.
-   */
-  drainTimeoutMs?: number;
-  /**
-   * A watch silent for longer makes `/readyz` fail. Defaults to 660 000 ms:
-   * a quiet watch is sure to hear only the server ending it, after its
-   * server-side timeout of at most 600 s.
-   */
-  staleAfterMs?: number;
-  /** Where the runtime reports. Defaults to a new {@link RuntimeMetrics}. */
-  metrics?: RuntimeMetrics;
-  /** Options of every watch (stall timeout, page size, streaming lists). */
-  watcherOptions?: Omit<WatcherOptions, "backoff" | "outage" | "streamingLists">;
-  /** Defaults to {@link systemClock}. */
-  clock?: Clock;
-}
-
-/** Why {@link Manager.run} returned. */
-export type ManagerOutcome = "stopped" | "leadership-lost";
+export type { ManagerClient, ManagerOptions, ManagerOutcome } from "./options.ts";
 
 type Phase = "starting" | "standby" | "syncing" | "running" | "stopping";
 
@@ -161,6 +89,9 @@ export class Manager {
   /** Ends the recorder after the last flush. */
   readonly #eventsLife = new AbortController();
   readonly #options: ManagerOptions;
+  readonly #client: ManagerClient;
+  /** The client the manager made itself, connected and closed by {@link Manager.run}. */
+  readonly #ownClient: KubeconfigClient | undefined;
   readonly #election: LeaderElection | undefined;
   readonly #clock: Clock;
   readonly #semaphore: Semaphore;
@@ -185,10 +116,12 @@ export class Manager {
       );
     }
     this.#options = options;
+    this.#ownClient = options.client ? undefined : new KubeconfigClient();
+    this.#client = options.client ?? this.#ownClient!;
     this.#clock = options.clock ?? systemClock;
     this.#semaphore = new Semaphore(max);
     this.metrics = options.metrics ?? new RuntimeMetrics();
-    this.events = new EventRecorder(eventSink(options.client), {
+    this.events = new EventRecorder(eventSink(this.#client), {
       ...(options.reportingController !== undefined &&
         { reportingController: options.reportingController }),
       ...(options.reportingInstance !== undefined &&
@@ -197,9 +130,9 @@ export class Manager {
       signal: this.#eventsLife.signal,
     });
     this.#election = options.leaderElection &&
-      electionOf(options.leaderElection, options.client, this.#clock);
+      electionOf(options.leaderElection, this.#client, this.#clock);
     this.caches = new Caches({
-      client: options.client,
+      client: this.#client,
       clock: this.#clock,
       ...(options.namespace !== undefined && { namespace: options.namespace }),
       ...(options.watcherOptions && { watcherOptions: options.watcherOptions }),
@@ -210,7 +143,7 @@ export class Manager {
   add<T extends KubeObject>(spec: ControllerSpec<T>): Controller<T> {
     const max = this.#options.maxConcurrentReconciles ?? 8;
     const controller = new Controller(spec, {
-      client: this.#options.client,
+      client: this.#client,
       events: this.events,
       semaphore: this.#semaphore,
       caches: this.caches,
@@ -237,8 +170,26 @@ export class Manager {
     return this.#listeners;
   }
 
-  /** Serves, leads (or waits to), reconciles, until `signal` aborts or leadership is lost. */
-  async run(signal: AbortSignal): Promise<ManagerOutcome> {
+  /**
+   * Loads the kubeconfig (when the manager has no client given) and installs
+   * the {@link ManagerOptions.crds}, then serves, leads (or waits to) and
+   * reconciles until `signal` aborts or leadership is lost. Without a
+   * `signal` it runs until SIGINT or SIGTERM, as controller-runtime's
+   * `SetupSignalHandler`.
+   *
+   * @throws {ConfigError} when the manager has no client and finds no usable kubeconfig.
+   * @throws {CrdWaitError} when a CRD is not served within a minute.
+   */
+  async run(signal?: AbortSignal): Promise<ManagerOutcome> {
+    using termination = signal ? undefined : terminationSignal();
+    try {
+      return await this.#run(signal ?? termination!.signal);
+    } finally {
+      this.#ownClient?.close();
+    }
+  }
+
+  async #run(signal: AbortSignal): Promise<ManagerOutcome> {
     const log = logger("manager");
     const serving = new AbortController();
     this.#listeners = serveEndpoints(managerRoutes(this, this.#options), serving.signal);
@@ -248,6 +199,7 @@ export class Manager {
     const onStop = () => stopping = deadline(this.#clock, this.#drainMs());
     signal.addEventListener("abort", onStop, { once: true });
     try {
+      if (!await this.#prepare(signal)) return "stopped";
       if (!this.#election) {
         await this.#lead(signal, signal);
       } else {
@@ -269,6 +221,21 @@ export class Manager {
     }
     log.info(lost ? "leadership lost; stopped" : "stopped");
     return lost ? "leadership-lost" : "stopped";
+  }
+
+  /** Connects the manager's own client and installs the CRDs; false when stopped meanwhile. */
+  async #prepare(signal: AbortSignal): Promise<boolean> {
+    try {
+      await this.#ownClient?.connect();
+      const crds = this.#options.crds ?? [];
+      if (crds.length > 0) {
+        const fieldManager = this.#options.reportingController ?? "kinglet";
+        await installCrds(this.#client, crds, { fieldManager, clock: this.#clock, signal });
+      }
+    } catch (error) {
+      if (!signal.aborted) throw error;
+    }
+    return !signal.aborted;
   }
 
   /** Runs caches and controllers until `leading` aborts; `shutdown` tells a shutdown from a lost Lease. */

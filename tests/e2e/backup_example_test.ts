@@ -1,0 +1,118 @@
+/**
+ * The Backup example run as its readers run it (`deno run
+ * examples/backup/main.ts` with the permissions the README gives), against
+ * the real control plane: plan, Ready, observedGeneration, the Lease, and
+ * the Event and garbage collection on delete.
+ */
+import assert from "node:assert/strict";
+import {
+  CONFIG_MAPS,
+  type KubeObject,
+  LEASES,
+  PERSISTENT_VOLUME_CLAIMS,
+} from "../../lib/kube/mod.ts";
+import { findCondition } from "../../lib/runtime/mod.ts";
+import { type Backup, backups } from "../../examples/backup/schema.ts";
+import { startExample } from "./_example.ts";
+import {
+  adminClient,
+  createNamespace,
+  deleteNamespace,
+  eventsFor,
+  getOrUndefined,
+  waitFor,
+} from "../_support/kube.ts";
+
+type ConfigMap = KubeObject & { data?: Record<string, string> };
+
+Deno.test("the Backup example plans, reports Ready, follows its spec and says it stopped", async (t) => {
+  const client = await adminClient();
+  const example = startExample("backup");
+  let ns: string | undefined;
+  try {
+    await example.ready();
+    ns = await createNamespace(client, "e2e-backup");
+    const namespace = ns;
+    const plan = (key: string, expected: string) =>
+      waitFor(`the plan's ${key} to be ${expected}`, async () => {
+        const cm = await getOrUndefined<ConfigMap>(
+          client,
+          CONFIG_MAPS,
+          "nightly-backup-plan",
+          namespace,
+        );
+        return cm?.data?.[key] === expected && cm;
+      });
+    const current = () => client.get<Backup>(backups.resource, "nightly", { namespace });
+
+    await t.step("a Backup of an existing claim gets its plan, Ready and a finalizer", async () => {
+      await client.create(PERSISTENT_VOLUME_CLAIMS, {
+        apiVersion: "v1",
+        kind: "PersistentVolumeClaim",
+        metadata: { name: "data", namespace },
+        spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+      });
+      await client.create(backups.resource, {
+        apiVersion: backups.apiVersion,
+        kind: "Backup",
+        metadata: { name: "nightly", namespace },
+        spec: { source: "data", schedule: "0 3 * * *", destination: "s3://backups" },
+      });
+      const cm = await plan("destination", `s3://backups/${namespace}/nightly`);
+      assert.equal(cm.data?.keep, "7", "the CRD's default reaches the plan");
+      const backup = await waitFor("Ready", async () => {
+        const b = await current();
+        return findCondition(b.status?.conditions, "Ready")?.status === "True" && b;
+      });
+      assert.equal(backup.status?.observedGeneration, backup.metadata.generation);
+      assert.equal(backup.status?.plan, "nightly-backup-plan");
+      assert.deepEqual(backup.metadata.finalizers, ["example.kinglet.dev/backup"]);
+      assert.equal(cm.metadata?.ownerReferences?.[0]?.uid, backup.metadata.uid);
+      const lease = await client.get<KubeObject & { spec?: { holderIdentity?: string } }>(
+        LEASES,
+        "backup-operator",
+        { namespace: "default" },
+      );
+      assert.ok(lease.spec?.holderIdentity, "the example holds its Lease");
+    });
+
+    await t.step("a changed schedule reaches the plan and observedGeneration", async () => {
+      await client.patch(backups.resource, "nightly", { spec: { schedule: "@hourly" } }, {
+        type: "merge",
+        namespace,
+      });
+      await plan("schedule", "@hourly");
+      await waitFor("observedGeneration to follow", async () => {
+        const b = await current();
+        return b.metadata.generation === 2 && b.status?.observedGeneration === 2;
+      });
+    });
+
+    await t.step("a deleted Backup records that it stopped, then goes with its plan", async () => {
+      await client.delete(backups.resource, "nightly", { namespace });
+      await waitFor(
+        "the Backup to be gone",
+        async () =>
+          (await getOrUndefined(client, backups.resource, "nightly", namespace)) ===
+            undefined,
+      );
+      const stopped = await waitFor(
+        "a Stopped Event",
+        async () => (await eventsFor(client, namespace, "nightly", "Stopped"))[0],
+      );
+      assert.equal(stopped.note, "Stopped copying data; the copies in s3://backups are kept");
+      await waitFor(
+        "the plan to be collected",
+        async () =>
+          (await getOrUndefined(client, CONFIG_MAPS, "nightly-backup-plan", namespace)) ===
+            undefined,
+      );
+    });
+
+    assert.equal(await example.stop(), 0, example.output());
+  } finally {
+    await example.stop();
+    if (ns) await deleteNamespace(client, ns);
+    client.close();
+  }
+});

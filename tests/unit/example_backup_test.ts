@@ -1,0 +1,125 @@
+/**
+ * The Backup example with the public test kit: its controller in a Manager
+ * over the in-memory API server on a fake clock.
+ */
+import assert from "node:assert/strict";
+import {
+  CONFIG_MAPS,
+  EVENTS,
+  type KubeObject,
+  PERSISTENT_VOLUME_CLAIMS,
+} from "../../lib/kube/mod.ts";
+import { findCondition, type KubeEvent, Manager } from "../../lib/runtime/mod.ts";
+import { FakeClock, MemoryCluster, waitFor } from "../../lib/testing/mod.ts";
+import { backupController, renderPlan } from "../../examples/backup/backup.ts";
+import { type Backup, backups } from "../../examples/backup/schema.ts";
+
+const nightly: Backup = {
+  apiVersion: "example.kinglet.dev/v1",
+  kind: "Backup",
+  metadata: { name: "nightly", namespace: "shop" },
+  spec: { source: "data", schedule: "0 3 * * *", destination: "s3://backups", keep: 7 },
+};
+const claim: KubeObject = {
+  apiVersion: "v1",
+  kind: "PersistentVolumeClaim",
+  metadata: { name: "data", namespace: "shop" },
+};
+type ConfigMap = KubeObject & { data?: Record<string, string> };
+
+Deno.test("the example's Backup renders a plan it controls, labelled for the owned cache", () => {
+  const plan = renderPlan({ ...nightly, metadata: { ...nightly.metadata, uid: "u-1" } });
+  assert.equal(plan.metadata.name, "nightly-backup-plan");
+  assert.equal(plan.metadata.namespace, "shop");
+  assert.deepEqual(plan.metadata.labels, { "app.kubernetes.io/managed-by": "backup-operator" });
+  assert.deepEqual(plan.data, {
+    source: "data",
+    schedule: "0 3 * * *",
+    destination: "s3://backups/shop/nightly",
+    keep: "7",
+  });
+  assert.equal(plan.metadata.ownerReferences[0]?.uid, "u-1");
+  assert.equal(plan.metadata.ownerReferences[0]?.controller, true);
+});
+
+Deno.test("the example's Backup CRD refuses a schedule that is not cron and shows Ready", () => {
+  assert.equal(backups.spec.safeParse({ ...nightly.spec, schedule: "nightly" }).success, false);
+  assert.equal(backups.spec.safeParse({ ...nightly.spec, schedule: "@daily" }).success, true);
+  const [version] = backups.crd().spec.versions;
+  assert.deepEqual(version?.additionalPrinterColumns?.map((c) => c.name), [
+    "Source",
+    "Schedule",
+    "Ready",
+    "Age",
+  ]);
+});
+
+Deno.test("the example's controller plans, reports Ready, looks again each minute, backs off and says it stopped", async (t) => {
+  const clock = new FakeClock();
+  const cluster = new MemoryCluster({ clock });
+  const manager = new Manager({
+    client: cluster,
+    clock,
+    metricsAddress: "0",
+    healthAddress: "0",
+    reportingInstance: "test",
+  });
+  manager.add({ ...backupController, requeueJitter: 0 });
+  const stop = new AbortController();
+  const running = manager.run(stop.signal);
+  const backup = () => cluster.object<Backup>(backups.resource, "shop/nightly");
+  const ready = () => findCondition(backup()?.status?.conditions, "Ready");
+  try {
+    await t.step("a Backup of an existing volume gets its plan and is Ready", async () => {
+      cluster.put(PERSISTENT_VOLUME_CLAIMS, claim);
+      cluster.put(backups.resource, nightly);
+      const plan = await waitFor(
+        "the plan",
+        () => cluster.object<ConfigMap>(CONFIG_MAPS, "shop/nightly-backup-plan"),
+      );
+      assert.equal(plan.data?.destination, "s3://backups/shop/nightly");
+      await waitFor("Ready", () => ready()?.status === "True");
+      const { metadata, status } = backup()!;
+      assert.equal(ready()?.reason, "Scheduled");
+      assert.equal(status?.observedGeneration, metadata.generation);
+      assert.equal(status?.plan, "nightly-backup-plan");
+      assert.deepEqual(metadata.finalizers, ["example.kinglet.dev/backup"]);
+      assert.equal(plan.metadata?.ownerReferences?.[0]?.uid, metadata.uid);
+    });
+
+    await t.step("a volume gone is noticed by the requeue a minute later", async () => {
+      cluster.remove(PERSISTENT_VOLUME_CLAIMS, "shop/data");
+      await clock.advance(59_000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(ready()?.status, "True", "looked again before the minute was up");
+      await clock.advance(1_000);
+      await waitFor("Ready=False", () => ready()?.status === "False");
+      assert.equal(ready()?.reason, "SourceNotFound");
+    });
+
+    await t.step(
+      "a failing Backup is retried after the error policy's first tier, 30 s",
+      async () => {
+        cluster.put(PERSISTENT_VOLUME_CLAIMS, claim);
+        await clock.advance(29_000);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.equal(ready()?.status, "False", "retried before 30 s");
+        await clock.advance(1_000);
+        await waitFor("Ready again", () => ready()?.status === "True");
+      },
+    );
+
+    await t.step("a deleted Backup records that it stopped, then goes", async () => {
+      await cluster.delete(backups.resource, "nightly", { namespace: "shop" });
+      await waitFor("the Backup to go", () => backup() === undefined);
+      const stopped = await waitFor(
+        "a Stopped Event",
+        () => cluster.objects<KubeEvent & KubeObject>(EVENTS).find((e) => e.reason === "Stopped"),
+      );
+      assert.equal(stopped.note, "Stopped copying data; the copies in s3://backups are kept");
+    });
+  } finally {
+    stop.abort();
+    await running;
+  }
+});
