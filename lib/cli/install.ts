@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { stringify } from "yaml";
+import { stringify } from "npm:yaml@2.9.1";
 import { type CustomResourceDefinition, withSchemaHash } from "../crd/mod.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isAlreadyExists, isNotFound } from "../kube/errors.ts";

@@ -59,7 +59,7 @@ export * from "./inference/schema.ts";
 export * from "./inference/render.ts";
 export * from "./inference/status.ts";
 
-import type { z } from "zod";
+import type { z } from "npm:zod@4.6.7";
 import type { CustomKind } from "../crd/mod.ts";
 import { databaseClusterDefinition } from "./database/schema.ts";
 import { inferenceServiceDefinition } from "./inference/schema.ts";

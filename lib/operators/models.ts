@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type * as k8s from "@kubernetes/client-node";
+import type * as k8s from "npm:@kubernetes/client-node@2.0.1";
 import type { Wire } from "../kube/mod.ts";
 
 /** `apps/v1` Deployment. */

@@ -22,7 +22,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import { z } from "npm:zod@4.6.7";
 import { type CustomKind, defineKind } from "../../crd/mod.ts";
 import { kingletKindOptions } from "../schema/kind_options.ts";
 import { resourcesSchema } from "../schema/pod_fields.ts";

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import { z } from "npm:zod@4.6.7";
 import { MAX_MESSAGE, REASON_PATTERN, TYPE_PATTERN } from "../../runtime/mod.ts";
 
 /** One condition, as `metav1.Condition` defines it: the runtime's `Condition`. */

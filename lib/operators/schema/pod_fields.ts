@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import { z } from "npm:zod@4.6.7";
 import { quantitySchema } from "./quantity.ts";
 
 const keyRef = (what: string) =>

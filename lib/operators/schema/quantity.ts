@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import { z } from "npm:zod@4.6.7";
 import { notAQuantity, QUANTITY_PATTERN, quantityTypeMessage } from "../quantity.ts";
 
 /**

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import { z } from "npm:zod@4.6.7";
 import type { SpecSchema } from "../spec_check.ts";
 
 /** The JSON Schema keywords a {@link SpecSchema} keeps, in this order. */

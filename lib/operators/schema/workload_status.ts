@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import { z } from "npm:zod@4.6.7";
 import { conditionsSchema } from "./conditions.ts";
 
 /** Phases of a Deployment-backed kind. */
