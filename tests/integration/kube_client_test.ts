@@ -691,8 +691,8 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
     await Deno.chmod(`${dir}/plugin.sh`, 0o755);
     await Deno.writeTextFile(`${dir}/token`, token);
     const admin = await Deno.readTextFile(testKubeconfig());
-    const server = /server: (\S+)/.exec(admin)?.[1];
-    const ca = /certificate-authority-data: (\S+)/.exec(admin)?.[1];
+    const server = /server: "?([^"\s]+)/.exec(admin)?.[1];
+    const ca = /certificate-authority-data: "?([^"\s]+)/.exec(admin)?.[1];
     await Deno.writeTextFile(
       `${dir}/kubeconfig`,
       JSON.stringify({
