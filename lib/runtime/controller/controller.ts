@@ -144,9 +144,9 @@ export class Controller<T extends KubeObject = KubeObject> {
    * Wires the pipeline; nothing runs before {@link Controller.run}.
    *
    * @throws {RangeError} when `reconcileTimeoutMs`, `maxConcurrentReconciles`,
-   * `fieldManager`
-   * or a {@link PacingOptions} field is out of range.
-   * @throws {TypeError} when a watch has no `map`.
+   * `fieldManager` or a {@link PacingOptions} field is out of range.
+   * @throws {TypeError} when the spec's finalizer has no qualified name, or a
+   * watch has no `map`.
    */
   constructor(spec: ControllerSpec<T>, deps: ControllerDeps) {
     this.spec = spec;
