@@ -43,7 +43,7 @@
  *
  * @module
  */
-import type { KubeObject, ObjectMeta, Resource } from "../kube/mod.ts";
+import { type KubeObject, type ObjectMeta, type Resource, resourceName } from "../kube/mod.ts";
 import { checkNames, defaultPlural, refuse } from "./_names.ts";
 import { structuralProblems, toKubernetesSchema } from "./structural.ts";
 import type {
@@ -186,7 +186,7 @@ export function defineKind<
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
     metadata: {
-      name: `${plural}.${group}`,
+      name: resourceName(resource),
       ...(options.labels && { labels: { ...options.labels } }),
     },
     spec: {

@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { describeError } from "../kube/errors.ts";
 
 /** Options of {@link waitFor}. */
 export interface WaitForOptions {
@@ -74,7 +75,7 @@ export async function waitFor<T>(
       if (value !== undefined && value !== null && value !== false) return value;
       last = `returned ${String(value)}`;
     } catch (error) {
-      last = `threw ${error instanceof Error ? error.message : String(error)}`;
+      last = `threw ${describeError(error)}`;
     }
     if (performance.now() >= deadline) {
       throw new Error(

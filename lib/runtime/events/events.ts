@@ -41,7 +41,13 @@
  *
  * @module
  */
-import { ApiError, isAlreadyExists, isNotFound, TransportError } from "../../kube/errors.ts";
+import {
+  ApiError,
+  describeError,
+  isAlreadyExists,
+  isNotFound,
+  TransportError,
+} from "../../kube/errors.ts";
 import type { KubeObject } from "../../kube/types.ts";
 import { logger } from "../../log.ts";
 import { Backoff } from "../../async/backoff.ts";
@@ -248,7 +254,7 @@ export class EventRecorder implements EventPublisher {
       this.#stats.dropped++;
       log.error("Dropped an event about {object}: {error}", {
         object: describe(reference(regarding)),
-        error: String(error),
+        error: describeError(error),
       });
     }
   }
@@ -394,7 +400,7 @@ export class EventRecorder implements EventPublisher {
           log.warn("Could not record event {reason} about {object}: {error}", {
             reason: entry.event.reason,
             object: describe(entry.event.regarding),
-            error: String(error),
+            error: describeError(error),
           });
           return;
         }
