@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { freePorts } from "../lib/testing/_process.ts";
 import { expandCommand, type LaunchValues, type Target } from "./target.ts";
 
 /** Options of {@link OperatorProcess.start}: the placeholders but the ports, and a log file. */
@@ -164,17 +165,6 @@ export class OperatorProcess {
       // Exited between the check and the kill.
     }
   }
-}
-
-/** Ports the kernel hands out now; closed again at once, so a race is possible but rare. */
-function freePorts(count: number): number[] {
-  const listeners = Array.from(
-    { length: count },
-    () => Deno.listen({ hostname: "127.0.0.1", port: 0 }),
-  );
-  const ports = listeners.map((l) => (l.addr as Deno.NetAddr).port);
-  for (const l of listeners) l.close();
-  return ports;
 }
 
 async function copyOutput(streams: ReadableStream<Uint8Array>[], file: Deno.FsFile): Promise<void> {
