@@ -78,6 +78,7 @@ async function main(args: string[]): Promise<number> {
     );
 
     const ran = performance.now();
+    const tail = new OutputTail(TAIL_BYTES);
     let code: number;
     try {
       child = new Deno.Command(program === "deno" ? Deno.execPath() : program, {
@@ -91,10 +92,11 @@ async function main(args: string[]): Promise<number> {
           PATH: [cluster.binDir, Deno.env.get("PATH")].filter(Boolean).join(":"),
         },
         stdin: "inherit",
-        stdout: "inherit",
+        stdout: "piped",
         stderr: "inherit",
       }).spawn();
-      code = (await child.status).code;
+      const [status] = await Promise.all([child.status, forward(child.stdout, tail)]);
+      code = status.code;
     } catch (error) {
       say(`cannot run ${program}: ${error instanceof Error ? error.message : String(error)}`);
       code = 127;
@@ -107,6 +109,8 @@ async function main(args: string[]): Promise<number> {
     await cluster.stop();
     say(`cluster stopped in ${seconds(performance.now() - stopping)}`);
     if (cluster.keepLogs) say(`cluster folder kept: ${cluster.dir}`);
+    const summary = failed && !interrupted ? failureSummary(tail.text()) : undefined;
+    if (summary) say(`the command's failures again, after the component logs:\n${summary}`);
     return interrupted ? SIGNAL_EXIT_CODES[interrupted] : code;
   } finally {
     for (const remove of handlers) remove();
@@ -123,6 +127,61 @@ async function reportLogs(cluster: Cluster): Promise<void> {
     const path = join(cluster.logDir, name);
     say(`--- last lines of ${path}\n${await tailFile(path, 15)}`);
   }
+}
+
+/** How much of the command's output is kept to repeat its failure summary. */
+const TAIL_BYTES = 256 * 1024;
+
+/** The last bytes a stream carried, decoded on demand. */
+class OutputTail {
+  #chunks: Uint8Array[] = [];
+  #bytes = 0;
+  constructor(readonly limit: number) {}
+  push(chunk: Uint8Array): void {
+    this.#chunks.push(chunk);
+    this.#bytes += chunk.length;
+    while (this.#bytes - this.#chunks[0]!.length >= this.limit) {
+      this.#bytes -= this.#chunks.shift()!.length;
+    }
+  }
+  text(): string {
+    const all = new Uint8Array(this.#bytes);
+    let at = 0;
+    for (const chunk of this.#chunks) {
+      all.set(chunk, at);
+      at += chunk.length;
+    }
+    return new TextDecoder().decode(all);
+  }
+}
+
+/** Copies the command's output to ours as it comes, keeping its tail. */
+async function forward(stream: ReadableStream<Uint8Array>, tail: OutputTail): Promise<void> {
+  for await (const chunk of stream) {
+    tail.push(chunk);
+    await writeAll(Deno.stdout, chunk);
+  }
+}
+
+async function writeAll(writer: typeof Deno.stdout, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.length;) at += await writer.write(bytes.subarray(at));
+}
+
+/**
+ * The `deno test` report's ERRORS and FAILURES sections (without colours),
+ * repeated last: a CI log that shows only its end then still names what failed,
+ * not just the components' log lines printed after it.
+ */
+export function failureSummary(output: string): string | undefined {
+  // deno-lint-ignore no-control-regex -- ANSI colour sequences
+  const plain = output.replace(/\x1b\[[0-9;]*m/g, "");
+  const start = plain.lastIndexOf(" ERRORS ");
+  const failures = plain.lastIndexOf(" FAILURES ");
+  const from = start >= 0 ? start : failures;
+  if (from < 0) return undefined;
+  const text = plain.slice(from).trimEnd();
+  const lines = text.split("\n");
+  return lines.length > 120 ? [...lines.slice(0, 60), "...", ...lines.slice(-60)].join("\n") : text;
 }
 
 function seconds(ms: number): string {
