@@ -8,7 +8,12 @@
  *   system as a container sees it. A process started by systemd on a node
  *   sits in a cgroup deeper down (`MemoryMax=` of its unit), which is not
  *   read: give such a process its limit explicitly.
- * - Reading needs `--allow-read` of exactly {@link CGROUP_MEMORY_FILES}.
+ * - Deno lets a program read under `/sys` only with `--allow-all`: no
+ *   `--allow-read` grant, however wide, is enough. A process with narrower
+ *   permissions gets `undefined` here, with a debug line, and should take
+ *   its limit from elsewhere; in a pod, the Downward API gives a container
+ *   its own limit as an environment variable (`resourceFieldRef`,
+ *   `limits.memory`), which is how kinglet's Deployment passes it.
  * - No limit (`max`, cgroup v1's near-2⁶³ "unlimited", a missing file) is
  *   `undefined`. A file that holds anything else, or cannot be read, is
  *   ignored with one warning line saying which file and what it held, since
@@ -93,6 +98,13 @@ export function cgroupMemoryLimit(options: CgroupReadOptions = {}): CgroupMemory
     try {
       text = read(path);
     } catch (error) {
+      if (error instanceof Deno.errors.NotCapable) {
+        logger("memory").debug(
+          `not reading the container's memory limit from {path}: Deno allows it only under --allow-all; ${EXPLICIT}`,
+          { path },
+        );
+        return undefined;
+      }
       logger("memory").warn(
         `ignoring the container's memory limit: {path} cannot be read ({error}); ${EXPLICIT}`,
         { path, error: describeError(error) },
