@@ -43,7 +43,13 @@ interface Waiter {
  * ```
  */
 export class Semaphore {
-  /** Free permits; stays 0 while anyone waits, since a release goes straight to the next waiter. */
+  /** Permits handed out at most at once. */
+  #limit: number;
+  /**
+   * Free permits; stays 0 while anyone waits, since a release goes straight
+   * to the next waiter, and is negative after {@link Semaphore.resize} shrank
+   * the limit below the permits held, until that many come back.
+   */
   #available: number;
   /** Waiting acquirers in arrival order (a Set keeps insertion order and deletes in O(1) on abort). */
   #waiters = new Set<Waiter>();
@@ -59,12 +65,51 @@ export class Semaphore {
         `Cannot create the semaphore: 'permits' must be a positive integer, got ${permits}`,
       );
     }
+    this.#limit = permits;
     this.#available = permits;
   }
 
   /** Permits free right now. */
   get available(): number {
-    return this.#available;
+    return Math.max(0, this.#available);
+  }
+
+  /** Permits handed out at most at once. */
+  get limit(): number {
+    return this.#limit;
+  }
+
+  /**
+   * Changes how many permits may be out at once, e.g. to run fewer
+   * reconciles while memory is short. Growing serves waiters at once;
+   * shrinking takes no permit back: holders keep theirs, and nobody is
+   * served again until fewer than `permits` are out.
+   *
+   * @throws {RangeError} when `permits` is not a positive integer.
+   *
+   * @example
+   * ```ts
+   * import { Semaphore } from "./semaphore.ts";
+   * const sem = new Semaphore(2);
+   * const a = sem.tryAcquire();
+   * const b = sem.tryAcquire();
+   * sem.resize(1);
+   * a?.release();
+   * sem.tryAcquire(); // undefined: b alone already fills the new limit
+   * ```
+   */
+  resize(permits: number): void {
+    if (!Number.isSafeInteger(permits) || permits < 1) {
+      throw new RangeError(
+        `Cannot resize the semaphore: 'permits' must be a positive integer, got ${permits}`,
+      );
+    }
+    this.#available += permits - this.#limit;
+    this.#limit = permits;
+    while (this.#available > 0 && this.#waiters.size > 0) {
+      this.#available--;
+      this.#grant();
+    }
   }
 
   /** Callers blocked in {@link acquire}. */
@@ -99,7 +144,7 @@ export class Semaphore {
 
   /** Takes a permit if one is free and nobody is queued ahead; never waits. */
   tryAcquire(): Permit | undefined {
-    if (this.#available === 0 || this.#waiters.size > 0) return undefined;
+    if (this.#available <= 0 || this.#waiters.size > 0) return undefined;
     this.#available--;
     return this.#permit();
   }
@@ -115,12 +160,17 @@ export class Semaphore {
   }
 
   #release(): void {
-    const next = this.#waiters.values().next();
-    if (next.done) {
+    if (this.#available < 0 || this.#waiters.size === 0) {
       this.#available++;
       return;
     }
-    this.#waiters.delete(next.value);
-    next.value.resolve(this.#permit());
+    this.#grant();
+  }
+
+  /** Hands a permit to the first waiter; there must be one. */
+  #grant(): void {
+    const next = this.#waiters.values().next().value!;
+    this.#waiters.delete(next);
+    next.resolve(this.#permit());
   }
 }

@@ -24,6 +24,7 @@ import type { ControllerSpec } from "../runtime/controller/spec.ts";
 import { Manager } from "../runtime/manager/manager.ts";
 import { tokenReviewAuth } from "../runtime/manager/endpoint_auth.ts";
 import { RuntimeMetrics } from "../runtime/metrics/metrics.ts";
+import { cgroupMemoryLimit } from "../runtime/memory/cgroup.ts";
 import { ConfigError } from "../kube/errors.ts";
 import { resourceName } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
@@ -65,6 +66,7 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
       ...(options.cacheMaxBytes && { maxBytes: options.cacheMaxBytes }),
     }
     : undefined;
+  const memoryLimit = chooseMemoryLimit(options.memoryLimit);
   const endpoints = endpointPlan(options, { inCluster: config.source === "in-cluster" });
   const manager = new Manager({
     client,
@@ -84,6 +86,7 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     },
     ...(options.namespace && { namespace: options.namespace }),
     ...(budget && { budget }),
+    ...(memoryLimit && { memoryLimit }),
     ...(options.leaderElect && {
       leaderElection: {
         namespace: options.leaderElectionNamespace,
@@ -112,6 +115,21 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
   } finally {
     client.close();
   }
+}
+
+/**
+ * The limit `--memory-limit` names, else the container's; logs where it came
+ * from. Zero (`--memory-limit none`) and no cgroup limit are no limit.
+ */
+function chooseMemoryLimit(flag: number | undefined): number | undefined {
+  const found = flag === undefined ? cgroupMemoryLimit() : undefined;
+  const bytes = flag ?? found?.bytes;
+  if (!bytes) return undefined;
+  logger("main").info("keeping resident memory under {limitMiB} MiB, from {source}", {
+    limitMiB: Math.round(bytes / 2 ** 20 * 10) / 10,
+    source: found ? found.path : "--memory-limit",
+  });
+  return bytes;
 }
 
 /** How long the start-up request may take before the watchers take over. */

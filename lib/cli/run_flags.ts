@@ -14,6 +14,7 @@
  */
 import { DEFAULT_BURST, DEFAULT_QPS } from "../kube/client.ts";
 import { LOG_LEVELS, type LogFormat, type LogLevel } from "../log.ts";
+import { parseQuantity } from "../operators/quantity.ts";
 import { type FlagSpec, parseDuration, UsageError } from "./flags.ts";
 
 /** The controllers `--controllers` can name. */
@@ -127,6 +128,12 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
     help: "Estimated bytes each primary cache keeps in full objects. 0: no cap.",
   },
   {
+    name: "memory-limit",
+    type: "string",
+    help:
+      "Resident memory to stay under, as a quantity (64Mi, 1Gi, 500M or bytes): sizes the primary caches, list pages and concurrency from it, and as RSS nears it evicts cached objects, then runs fewer reconciles. 0 or none: no limit. Unset: the container's cgroup limit, if it has one.",
+  },
+  {
     name: "shutdown-timeout",
     type: "duration",
     default: "10s",
@@ -177,6 +184,8 @@ export interface RunOptions {
   controllerConcurrency: Partial<Record<ControllerName, number>>;
   cacheMaxObjects?: number;
   cacheMaxBytes?: number;
+  /** Bytes to stay under; 0 for none. Unset: the container's cgroup limit, if any. */
+  memoryLimit?: number;
   shutdownTimeoutMs: number;
   /** Unset: a random 5-10 min per watch request. */
   watchTimeoutSeconds?: number;
@@ -245,6 +254,7 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
   if (qps > 0 && !(burst >= 1)) {
     throw new UsageError(`--kube-api-burst: must be at least 1, got ${burst}`);
   }
+  const memoryLimit = parseMemoryLimit(values["memory-limit"]);
   const positive = (name: string) => {
     const n = Number(values[name] ?? 0);
     return n > 0 ? n : undefined;
@@ -268,6 +278,7 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
     controllerConcurrency,
     ...(positive("cache-max-objects") && { cacheMaxObjects: positive("cache-max-objects") }),
     ...(positive("cache-max-bytes") && { cacheMaxBytes: positive("cache-max-bytes") }),
+    ...(memoryLimit !== undefined && { memoryLimit }),
     shutdownTimeoutMs: parseDuration(values["shutdown-timeout"] ?? "10s") ?? 10_000,
     ...(watchTimeout !== undefined && { watchTimeoutSeconds: watchTimeout / 1000 }),
     ...(stall !== undefined && { watchStallTimeoutMs: stall }),
@@ -304,6 +315,40 @@ function parseConcurrency(text: string | undefined): Partial<Record<ControllerNa
     limits[name as ControllerName] = n;
   }
   return limits;
+}
+
+/** Below this no limit can be kept: an idle kinglet alone takes about 50 MiB. */
+const MIN_MEMORY_LIMIT = 32 * 2 ** 20;
+
+/**
+ * `--memory-limit`: bytes, 0 for `0` and `none`, undefined when unset.
+ *
+ * @throws {UsageError} when the text is not a memory quantity, not a whole
+ *   number of bytes, or below 32Mi.
+ */
+function parseMemoryLimit(text: string | undefined): number | undefined {
+  if (text === undefined || text.trim() === "") return undefined;
+  const value = text.trim();
+  if (value === "none" || value === "0") return 0;
+  const hint = "use bytes or a number with a suffix, such as 64Mi, 1Gi or 500M; none disables it";
+  let bytes: number;
+  try {
+    bytes = parseQuantity(value);
+  } catch {
+    throw new UsageError(`--memory-limit: ${JSON.stringify(value)} is not a quantity; ${hint}`);
+  }
+  if (!Number.isSafeInteger(bytes)) {
+    throw new UsageError(
+      `--memory-limit: ${JSON.stringify(value)} is not a whole number of bytes; ${hint}`,
+    );
+  }
+  if (bytes < MIN_MEMORY_LIMIT) {
+    throw new UsageError(
+      `--memory-limit: ${value} is below 32Mi, less than kinglet takes idle (about 50 MiB); ` +
+        "give it at least 64Mi, or none to run without a limit",
+    );
+  }
+  return bytes;
 }
 
 /** The values of `--metrics-auth`. */

@@ -59,8 +59,8 @@
  *   (`127.0.0.1:8080`, `127.0.0.1:8081`).
  *
  * The stages are usable on their own, each from its folder: `watcher/`,
- * `cache/`, `queue/`, `controller/`, `events/`, `leader/`, `metrics/` and
- * `manager/`; `objects/` holds the helpers a reconcile uses on the objects
+ * `cache/`, `queue/`, `controller/`, `events/`, `leader/`, `metrics/`,
+ * `memory/` (a memory limit kept by degrading in order) and `manager/`; `objects/` holds the helpers a reconcile uses on the objects
  * it writes (conditions, owner references, order-insensitive equality).
  *
  * @example A work queue on a fake clock, the way the runtime's tests drive it
@@ -85,6 +85,7 @@ export * from "./crds/mod.ts";
 export * from "./events/mod.ts";
 export * from "./leader/mod.ts";
 export * from "./manager/mod.ts";
+export * from "./memory/mod.ts";
 export * from "./metrics/mod.ts";
 export * from "./objects/mod.ts";
 export * from "./queue/mod.ts";

@@ -144,3 +144,39 @@ Deno.test("client-side flow control comes from --kube-api-qps and --kube-api-bur
   assert.throws(() => run(["--kube-api-qps=-1"], {}), /--kube-api-qps: .* got -1/);
   assert.throws(() => run(["--kube-api-burst=0"], {}), /--kube-api-burst: must be at least 1/);
 });
+
+Deno.test("--memory-limit takes Kubernetes quantities, 0 or none, and is left to the cgroup when unset", () => {
+  const limit = (args: string[], env: Record<string, string> = {}) =>
+    runOptions(parseFlags(RUN_FLAGS, args, env).values).memoryLimit;
+  assert.equal(limit([]), undefined);
+  assert.equal(limit(["--memory-limit", "64Mi"]), 64 * 2 ** 20);
+  assert.equal(limit(["--memory-limit=1Gi"]), 2 ** 30);
+  assert.equal(limit(["--memory-limit", "500M"]), 500e6);
+  assert.equal(limit(["--memory-limit", "100000000"]), 100_000_000);
+  assert.equal(limit([], { KINGLET_MEMORY_LIMIT: "72Mi" }), 72 * 2 ** 20);
+  assert.equal(limit(["--memory-limit", "0"]), 0);
+  assert.equal(limit(["--memory-limit", "none"]), 0);
+});
+
+Deno.test("a bad --memory-limit is a usage error that says what was wrong and what to write", () => {
+  const message = (value: string) => {
+    try {
+      runOptions(parseFlags(RUN_FLAGS, ["--memory-limit", value], {}).values);
+    } catch (e) {
+      assert.ok(e instanceof UsageError);
+      return e.message;
+    }
+    assert.fail(`--memory-limit ${value} was accepted`);
+  };
+  assert.equal(
+    message("64MB"),
+    '--memory-limit: "64MB" is not a quantity; use bytes or a number with a suffix, such as 64Mi, 1Gi or 500M; none disables it',
+  );
+  assert.match(message("-64Mi"), /"-64Mi" is not a quantity/);
+  assert.match(message("67108864.5"), /"67108864.5" is not a whole number of bytes/);
+  assert.match(message("500m"), /"500m" is not a whole number of bytes/);
+  assert.equal(
+    message("16Mi"),
+    "--memory-limit: 16Mi is below 32Mi, less than kinglet takes idle (about 50 MiB); give it at least 64Mi, or none to run without a limit",
+  );
+});

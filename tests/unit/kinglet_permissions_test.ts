@@ -17,6 +17,7 @@ import {
   V8_FLAGS,
 } from "../../hack/_permissions.ts";
 import { BUNDLE_ENTRY } from "../../hack/build.ts";
+import { CGROUP_MEMORY_FILES } from "../../lib/runtime/memory/cgroup.ts";
 import { compileArgs } from "../../hack/compile.ts";
 import { kingletBundle } from "../_support/kinglet_bundle.ts";
 import { probe } from "../_support/permission_probe.ts";
@@ -203,5 +204,14 @@ Deno.test("the systemd unit, the Deployment, the image and the bench target set 
     );
     assert.match(dockerfile, new RegExp(`^ENV ${name}=${value}$`, "m"));
     assert.equal(target.env?.[name], value);
+  }
+});
+
+Deno.test("no read grant lets kinglet read its cgroup's memory limit: Deno allows /sys only under --allow-all", async () => {
+  // Why the Deployment passes the container's limit through the Downward API instead.
+  const flags = denoFlags(grantsFromEnv({ KINGLET_ALLOW_READ: CGROUP_MEMORY_FILES.join(",") }));
+  for (const path of CGROUP_MEMORY_FILES) {
+    const read = await probe(flags, ["read", path]);
+    assert.match(read.explanation ?? "", /only under --allow-all/, path);
   }
 });

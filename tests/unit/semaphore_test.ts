@@ -88,3 +88,33 @@ Deno.test("semaphore rejects a size that is not a positive integer", () => {
   }
   assert.throws(() => new Semaphore(0), /'permits' must be a positive integer, got 0/);
 });
+
+Deno.test("semaphore shrunk below the permits held serves nobody until enough come back", async () => {
+  const sem = new Semaphore(3);
+  const held = [await sem.acquire(), await sem.acquire(), await sem.acquire()];
+  sem.resize(1);
+  assert.equal(sem.limit, 1);
+  let granted = false;
+  sem.acquire().then(() => granted = true);
+  held[0]!.release();
+  held[1]!.release();
+  await flushMicrotasks();
+  assert.equal(granted, false, "the one permit still out fills the new limit");
+  assert.equal(sem.available, 0);
+  held[2]!.release();
+  await flushMicrotasks();
+  assert.equal(granted, true);
+  assert.equal(sem.tryAcquire(), undefined);
+});
+
+Deno.test("semaphore grown serves its waiters at once, in order", async () => {
+  const sem = new Semaphore(1);
+  await sem.acquire();
+  const order: number[] = [];
+  for (const n of [1, 2, 3]) sem.acquire().then(() => order.push(n));
+  sem.resize(3);
+  await flushMicrotasks();
+  assert.deepEqual(order, [1, 2]);
+  assert.equal(sem.waiting, 1);
+  assert.throws(() => sem.resize(0), /'permits' must be a positive integer, got 0/);
+});

@@ -183,8 +183,8 @@ export function stripTransform<T extends KubeObject>(object: T): T {
 export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> {
   readonly #transform: (object: KubeObject) => T;
   readonly #indexers: [string, (object: T) => readonly string[]][];
-  readonly #maxObjects: number;
-  readonly #maxBytes: number;
+  #maxObjects: number;
+  #maxBytes: number;
   /** Whether entries keep LRU links: only a budget evicts, so only a budget needs them. */
   readonly #linked: boolean;
   /** Live GETs of evicted objects, one per key, shared by concurrent readers. */
@@ -208,8 +208,8 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   constructor(options: StoreOptions<T> = {}) {
     this.#transform = options.transform ?? (stripTransform as (object: KubeObject) => T);
     this.#indexers = Object.entries(options.indexers ?? {});
-    this.#maxObjects = positive("maxObjects", options.budget?.maxObjects);
-    this.#maxBytes = positive("maxBytes", options.budget?.maxBytes);
+    this.#maxObjects = positive("create the store", "maxObjects", options.budget?.maxObjects);
+    this.#maxBytes = positive("create the store", "maxBytes", options.budget?.maxBytes);
     this.#linked = this.#maxObjects !== Infinity || this.#maxBytes !== Infinity;
     const fetch = options.fetch;
     this.#fetches = fetch && new SingleFlight(async (key, signal) => {
@@ -315,6 +315,43 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
       throw new RangeError(`Cannot look up index '${name}': no such indexer (known: ${known})`);
     }
     return index.get(value);
+  }
+
+  /**
+   * Replaces the budget while the store runs, e.g. to tighten it under memory
+   * pressure: a smaller one evicts at once, least recently read first, down
+   * to it (every key stays indexed); a larger one, or none, evicts no more
+   * and lets objects read back live be cached again.
+   *
+   * @throws {TypeError} when the store was created without a budget: only a
+   * budgeted store keeps the LRU order and the `fetch` that eviction needs.
+   * @throws {RangeError} when a limit is not a positive integer.
+   *
+   * @example
+   * ```ts
+   * import { Store } from "./store.ts";
+   * const store = new Store({ budget: { maxObjects: 10 }, fetch: () => Promise.resolve(undefined) });
+   * for (const name of ["a", "b", "c"]) {
+   *   store.apply({ type: "applied", object: { metadata: { name, resourceVersion: "1" } } });
+   * }
+   * store.setBudget({ maxObjects: 1 });
+   * store.stats().objects; // 1
+   * store.size; // 3: evicted keys stay known
+   * ```
+   */
+  setBudget(budget: StoreBudget | undefined): void {
+    if (!this.#linked) {
+      throw new TypeError(
+        "Cannot set the store's budget: it was created without one; " +
+          "give it a budget (and 'fetch') when creating it",
+      );
+    }
+    const maxObjects = positive("set the store's budget", "maxObjects", budget?.maxObjects);
+    const maxBytes = positive("set the store's budget", "maxBytes", budget?.maxBytes);
+    this.#maxObjects = maxObjects;
+    this.#maxBytes = maxBytes;
+    this.#enforceBudget(this.#state);
+    if (this.#pending) this.#enforceBudget(this.#pending.state);
   }
 
   /** Counters and sizes, for metrics. */
@@ -546,11 +583,11 @@ function view<T>(key: ObjectKey, entry: Entry<T>): StoreEntry {
   };
 }
 
-function positive(name: string, value: number | undefined): number {
+function positive(action: string, name: string, value: number | undefined): number {
   if (value === undefined) return Infinity;
   if (!Number.isSafeInteger(value) || value < 1) {
     throw new RangeError(
-      `Cannot create the store: budget '${name}' must be a positive integer, got ${value}`,
+      `Cannot ${action}: budget '${name}' must be a positive integer, got ${value}`,
     );
   }
   return value;

@@ -82,7 +82,11 @@ export class HeapRelease {
   }
 }
 
-function v8Collect(): (() => void) | undefined {
+/**
+ * V8's full collection that gives emptied pages back, or `undefined` when
+ * `gc` is not exposed (kinglet's V8 flags expose it).
+ */
+export function v8Collect(): (() => void) | undefined {
   const gc = (globalThis as { gc?: unknown }).gc;
   if (typeof gc !== "function") return undefined;
   // "last-resort" collects until nothing more is freed and gives emptied

@@ -54,7 +54,7 @@ import { Controller } from "../controller/controller.ts";
 import type { ControllerSpec } from "../controller/spec.ts";
 import { EventRecorder, eventSink } from "../events/events.ts";
 import { installCrds } from "../crds/install.ts";
-import { HeapRelease } from "./_heap_release.ts";
+import { HeapRelease, v8Collect } from "./_heap_release.ts";
 import { KubeconfigClient } from "./_kubeconfig_client.ts";
 import { terminationSignal } from "./_termination_signal.ts";
 import { type RunningListener, serveEndpoints } from "./http.ts";
@@ -62,6 +62,9 @@ import { electionOf, type LeaderElection } from "./leader_election.ts";
 import { managerRoutes } from "./_routes.ts";
 import { RuntimeMetrics } from "../metrics/metrics.ts";
 import { Semaphore } from "../../async/semaphore.ts";
+import { MemoryGovernor } from "../memory/governor.ts";
+import { memoryPlan } from "../memory/plan.ts";
+import type { Store } from "../cache/store.ts";
 
 /** How often the manager checks whether a finished burst left garbage to collect. */
 const HEAP_RELEASE_CHECK_MS = 5_000;
@@ -95,6 +98,8 @@ export class Manager {
   readonly #election: LeaderElection | undefined;
   readonly #clock: Clock;
   readonly #semaphore: Semaphore;
+  /** Keeps {@link ManagerOptions.memoryLimit}; absent without one. */
+  readonly #memory: MemoryGovernor | undefined;
   readonly #controllers: Controller<KubeObject>[] = [];
   #phase: Phase = "starting";
   #listeners: RunningListener[] = [];
@@ -102,8 +107,8 @@ export class Manager {
   /**
    * Creates a manager; add controllers with {@link Manager.add}, then {@link Manager.run} it.
    *
-   * @throws {RangeError} when `maxConcurrentReconciles` is not a positive
-   * integer, a reporting name is empty or longer than 128 bytes, or the
+   * @throws {RangeError} when `maxConcurrentReconciles` or `memoryLimit` is
+   * not a positive integer, a reporting name is empty or longer than 128 bytes, or the
    * Lease's namespace, name or identity is empty.
    * @throws {TypeError} when `reportingInstance` or the Lease identity is
    * left to its default and the host's name may not be read.
@@ -119,8 +124,24 @@ export class Manager {
     this.#ownClient = options.client ? undefined : new KubeconfigClient();
     this.#client = options.client ?? this.#ownClient!;
     this.#clock = options.clock ?? systemClock;
-    this.#semaphore = new Semaphore(max);
     this.metrics = options.metrics ?? new RuntimeMetrics();
+    const plan = options.memoryLimit === undefined ? undefined : memoryPlan(
+      positiveLimit(options.memoryLimit),
+      max,
+    );
+    this.#semaphore = new Semaphore(plan?.concurrency.normal ?? max);
+    this.#memory = plan && new MemoryGovernor({
+      limitBytes: plan.limitBytes,
+      plan,
+      clock: this.#clock,
+      actions: {
+        cacheBytes: (bytes) => this.#limitPrimaryCaches(bytes),
+        concurrency: (permits) => this.#semaphore.resize(permits),
+        collect: v8Collect() ?? (() => {}),
+      },
+    });
+    if (this.#memory) this.metrics.trackMemory(() => this.#memory!.stats());
+    const pageSize = options.watcherOptions?.pageSize ?? plan?.pageSize;
     this.events = new EventRecorder(eventSink(this.#client), {
       ...(options.reportingController !== undefined &&
         { reportingController: options.reportingController }),
@@ -135,20 +156,24 @@ export class Manager {
       client: this.#client,
       clock: this.#clock,
       ...(options.namespace !== undefined && { namespace: options.namespace }),
-      ...(options.watcherOptions && { watcherOptions: options.watcherOptions }),
+      ...((options.watcherOptions || pageSize) &&
+        { watcherOptions: { ...options.watcherOptions, ...(pageSize && { pageSize }) } }),
     });
   }
 
   /** Registers a controller; call before {@link Manager.run}. */
   add<T extends KubeObject>(spec: ControllerSpec<T>): Controller<T> {
-    const max = this.#options.maxConcurrentReconciles ?? 8;
+    const max = this.#semaphore.limit;
+    const budget = this.#memory
+      ? this.#primaryBudget(this.#memory.plan.cacheBytes.normal)
+      : this.#options.budget;
     const controller = new Controller(spec, {
       client: this.#client,
       events: this.events,
       semaphore: this.#semaphore,
       caches: this.caches,
       clock: this.#clock,
-      ...(this.#options.budget && { budget: this.#options.budget }),
+      ...(budget && { budget }),
       metrics: {
         queue: this.metrics.queue(spec.name),
         controller: this.metrics.controller(
@@ -254,14 +279,34 @@ export class Manager {
     });
     const running = AbortSignal.any([leading, caches.signal]);
     const releasing = this.#releaseHeap(running);
+    // The primaries share the limit's cache budget, known only once every controller is added.
+    if (this.#memory) this.#limitPrimaryCaches(this.#memory.plan.cacheBytes[this.#memory.level]);
+    const governing = this.#memory?.run(running);
     try {
       await Promise.all(this.#controllers.map((c) => c.run(running, { drainMs })));
     } finally {
       caches.abort();
       await cachesDone;
       await releasing;
+      await governing;
     }
     if (failure) throw failure.error;
+  }
+
+  /** The budget of each primary cache when all of them may keep `totalBytes` together. */
+  #primaryBudget(totalBytes: number) {
+    const own = this.#options.budget;
+    return {
+      ...(own?.maxObjects !== undefined && { maxObjects: own.maxObjects }),
+      maxBytes: Math.max(1, Math.min(own?.maxBytes ?? Infinity, Math.floor(totalBytes))),
+    };
+  }
+
+  /** Shares `totalBytes` out between the primary caches, evicting down to it at once. */
+  #limitPrimaryCaches(totalBytes: number): void {
+    const stores = new Set<Store<KubeObject>>(this.#controllers.map((c) => c.store));
+    const budget = this.#primaryBudget(totalBytes / Math.max(1, stores.size));
+    for (const store of stores) store.setBudget(budget);
   }
 
   #drainMs(): number {
@@ -331,6 +376,7 @@ export class Manager {
         heapTotalBytes: memory.heapTotal,
         externalBytes: memory.external,
       },
+      ...(this.#memory && { memoryLimit: this.#memory.stats() }),
       controllers: this.#controllers.map((c) => ({
         name: c.spec.name,
         queueDepth: c.queue.len,
@@ -339,4 +385,13 @@ export class Manager {
       caches: kinds,
     };
   }
+}
+
+function positiveLimit(bytes: number): number {
+  if (!Number.isSafeInteger(bytes) || bytes < 1) {
+    throw new RangeError(
+      `Cannot create the manager: 'memoryLimit' must be a positive integer of bytes, got ${bytes}`,
+    );
+  }
+  return bytes;
 }

@@ -58,6 +58,18 @@ export interface ManagerOptions {
   /** Caps on each primary cache. Defaults to none. */
   budget?: StoreBudget;
   /**
+   * Bytes of resident memory to stay under, e.g. the container's limit from
+   * `cgroupMemoryLimit()`. The manager then sizes the primary caches'
+   * budget (within {@link ManagerOptions.budget}), list pages and
+   * concurrency from it (see `memoryPlan`), samples its RSS every second,
+   * and as RSS nears the limit evicts cached objects, then runs fewer
+   * reconciles, relaxing again as RSS falls (see `MemoryGovernor`); no key
+   * is lost. Reported as `kinglet_memory_*` metrics.
+   *
+   * @default {undefined} no limit
+   */
+  memoryLimit?: number;
+  /**
    * Campaign for a Lease and run the controllers only while leading: the
    * Lease's namespace and name (and optionally this candidate's identity),
    * or an election of your own. Defaults to none (this process always leads).

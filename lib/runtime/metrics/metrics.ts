@@ -3,14 +3,16 @@
  * bucket layouts so existing dashboards work: `workqueue_*`,
  * `controller_runtime_*`, `rest_client_requests_total`,
  * `rest_client_rate_limiter_duration_seconds`, plus
- * `kinglet_cache_*` and `process_*`.
+ * `kinglet_cache_*`, `kinglet_memory_*` (under a memory limit) and
+ * `process_*`.
  *
  * The manager creates one {@link RuntimeMetrics} and hands its parts out:
  * {@link RuntimeMetrics.queue} to each work queue,
  * {@link RuntimeMetrics.controller} to each controller,
  * {@link RuntimeMetrics.observeRequest} and
  * {@link RuntimeMetrics.observeRateLimit} to the API client,
- * {@link RuntimeMetrics.trackStore} for each cache. Gauges that describe
+ * {@link RuntimeMetrics.trackStore} for each cache,
+ * {@link RuntimeMetrics.trackMemory} for a memory limit. Gauges that describe
  * current state (queue depth, cache size, memory) are read on scrape.
  *
  * @example
@@ -28,6 +30,8 @@
  */
 import type { QueueMetrics, QueueSnapshot } from "../queue/queue.ts";
 import type { StoreStats } from "../cache/store.ts";
+import type { MemoryStats } from "../memory/governor.ts";
+import { MEMORY_LEVELS } from "../memory/plan.ts";
 import {
   type Counter,
   exponentialBuckets,
@@ -154,6 +158,8 @@ export class RuntimeMetrics {
   readonly #queues = new Map<string, () => QueueSnapshot>();
   /** The latest store per kind, likewise. */
   readonly #stores = new Map<string, StatsSource>();
+  /** The memory governor's state, once one is tracked; its metrics exist only then. */
+  #memory: (() => MemoryStats) | undefined;
 
   /** Registers every metric; process figures are read on scrape. */
   constructor(options: RuntimeMetricsOptions = {}) {
@@ -297,6 +303,18 @@ export class RuntimeMetrics {
     this.#stores.set(kind, store);
   }
 
+  /**
+   * Reports a memory limit's state on every scrape, replacing an earlier
+   * source: `kinglet_memory_limit_bytes`, `kinglet_memory_pressure` (0
+   * normal, 1 evicting, 2 slowed) and
+   * `kinglet_memory_pressure_transitions_total{level}`, the moves into each
+   * level. Without a limit these series are not exported.
+   */
+  trackMemory(stats: () => MemoryStats): void {
+    if (!this.#memory) this.#registerMemoryMetrics();
+    this.#memory = stats;
+  }
+
   /** Everything, in the Prometheus text format; serve with `CONTENT_TYPE` from prometheus.ts. */
   render(): string {
     return this.registry.render();
@@ -333,6 +351,27 @@ export class RuntimeMetrics {
         misses.set({ kind }, stats.misses);
         evictions.set({ kind }, stats.evictions);
       }
+    });
+  }
+
+  #registerMemoryMetrics(): void {
+    const r = this.registry;
+    const limit = r.gauge("kinglet_memory_limit_bytes", "The memory limit kinglet keeps under.");
+    const pressure = r.gauge(
+      "kinglet_memory_pressure",
+      "Memory pressure level: 0 normal, 1 evicting cached objects, 2 also running fewer reconciles.",
+    );
+    const transitions = r.counter(
+      "kinglet_memory_pressure_transitions_total",
+      "Moves into each memory pressure level.",
+      ["level"],
+    );
+    for (const level of MEMORY_LEVELS) transitions.ensure({ level });
+    r.onCollect(() => {
+      const stats = this.#memory!();
+      limit.set({}, stats.limitBytes);
+      pressure.set({}, MEMORY_LEVELS.indexOf(stats.level));
+      for (const level of MEMORY_LEVELS) transitions.set({ level }, stats.transitions[level]);
     });
   }
 

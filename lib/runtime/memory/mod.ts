@@ -1,0 +1,31 @@
+/**
+ * A memory limit kept: the {@link MemoryGovernor} samples resident memory and
+ * degrades in a fixed order as it nears the limit (first the primary caches
+ * evict, down to a tighter budget, with a full garbage collection; then fewer
+ * reconciles run at once), relaxing again with hysteresis as it falls;
+ * {@link memoryPlan} sizes what grows from the limit; and
+ * {@link cgroupMemoryLimit} reads the container's limit, the usual default.
+ * A manager given `memoryLimit` wires all of it.
+ *
+ * No key is lost on the way: evicted objects stay indexed and are read back
+ * live, and queued keys stay queued.
+ *
+ * @example
+ * ```ts
+ * import { MemoryGovernor } from "./mod.ts";
+ * const permits: number[] = [];
+ * const governor = new MemoryGovernor({
+ *   limitBytes: 64 * 2 ** 20,
+ *   rss: () => 60 * 2 ** 20, // 94% of the limit
+ *   actions: { cacheBytes: () => {}, concurrency: (n) => permits.push(n), collect: () => {} },
+ * });
+ * governor.sample(); // "evict": evicting comes first
+ * governor.sample(); // "slow"
+ * if (permits.at(-1) !== 2) throw new Error("not slowed");
+ * ```
+ *
+ * @module
+ */
+export { type CgroupMemoryLimit, cgroupMemoryLimit, type CgroupReadOptions } from "./cgroup.ts";
+export * from "./governor.ts";
+export { type MemoryLevel, type MemoryPlan, memoryPlan } from "./plan.ts";
