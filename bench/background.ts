@@ -235,19 +235,18 @@ export async function fillBackground(
 ): Promise<FillTimes> {
   const { signal } = options;
   const started = performance.now();
-  await paced(
-    backgroundObjects(spec),
-    { ratePerSecond: spec.ratePerSecond, inFlight: 8 },
-    signal,
-    ({ resource, object }) =>
-      retrying(async () => {
-        try {
-          await client.create(resource, object, signal ? { signal } : {});
-        } catch (error) {
-          if (!isAlreadyExists(error)) throw error;
-        }
-      }, signal),
-  );
+  const create = ({ resource, object }: BackgroundObject) =>
+    retrying(async () => {
+      try {
+        await client.create(resource, object, signal ? { signal } : {});
+      } catch (error) {
+        if (!isAlreadyExists(error)) throw error;
+      }
+    }, signal);
+  const objects = backgroundObjects(spec);
+  // The namespaces come first and must exist before anything is created in them.
+  for (const _ of spec.namespaces) await create(objects.next().value as BackgroundObject);
+  await paced(objects, { ratePerSecond: spec.ratePerSecond, inFlight: 8 }, signal, create);
   const created = performance.now();
   const deadline = created + options.timeoutMs;
   for (;;) {

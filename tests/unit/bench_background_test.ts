@@ -195,6 +195,37 @@ Deno.test("filling creates every object, then waits for the Deployments to be av
   assert.equal(cluster.objects(SECRETS).length, 6);
 });
 
+Deno.test("filling creates nothing in a namespace before the namespace exists", async () => {
+  const cluster = new MemoryCluster();
+  const namespaces = new Set<string>();
+  const early: string[] = [];
+  const slow: Parameters<typeof fillBackground>[0] = {
+    list: (resource, options) => cluster.list(resource, options),
+    async create(resource, object, options) {
+      if (resource === NAMESPACES) {
+        // A slow answer: the next create is due before it arrives.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const created = await cluster.create(resource, object, options);
+        namespaces.add(object.metadata!.name!);
+        return created;
+      }
+      if (!namespaces.has(object.metadata!.namespace!)) early.push(object.metadata!.name!);
+      return await cluster.create(resource, object, options);
+    },
+  };
+  for (
+    const deployment of [...backgroundObjects(small)].filter((o) => o.resource === DEPLOYMENTS)
+  ) {
+    cluster.put(DEPLOYMENTS, {
+      ...deployment.object,
+      status: { observedGeneration: 1, replicas: 1, availableReplicas: 1 },
+    });
+  }
+  await fillBackground(slow, small, { timeoutMs: 1_000 });
+  assert.deepEqual(early, []);
+  assert.equal(namespaces.size, small.namespaces.length);
+});
+
 Deno.test("filling fails when the Deployments never become available, saying how many are", async () => {
   const cluster = new MemoryCluster();
   await assert.rejects(
