@@ -4,9 +4,7 @@
  * {@link ReadinessTracker} just before it is sent, so latencies start when
  * a client would start waiting.
  *
- * Requests are paced (object `i` is sent no earlier than `i / rate` seconds
- * after the start) with a bounded number in flight; a request the API server
- * answers with 429 or 5xx, or that fails in transit, is retried with backoff.
+ * Requests are paced and retried as bench/pace.ts says.
  *
  * @example
  * ```ts ignore
@@ -17,8 +15,9 @@
  * @module
  */
 import type { KubeClient } from "../lib/kube/client.ts";
-import { ApiError, isAlreadyExists, isNotFound, TransportError } from "../lib/kube/errors.ts";
+import { isAlreadyExists, isNotFound } from "../lib/kube/errors.ts";
 import type { KubeObject } from "../lib/kube/types.ts";
+import { type Pace, paced, retrying } from "./pace.ts";
 import type { ReadinessTracker } from "./readiness_tracker.ts";
 import { renderObject, type Target } from "./target.ts";
 
@@ -31,14 +30,6 @@ export interface Workload {
   /** Replicas in the object template. */
   replicas: number;
   signal?: AbortSignal;
-}
-
-/** How fast to send. */
-export interface Pace {
-  /** Requests started per second. */
-  ratePerSecond: number;
-  /** Requests in flight at most. Defaults to 32. */
-  inFlight?: number;
 }
 
 /** Share of the objects the update step patches. */
@@ -119,49 +110,6 @@ export async function deleteObjects(
       }
     }, w.signal);
   });
-}
-
-async function paced(
-  names: readonly string[],
-  pace: Pace,
-  signal: AbortSignal | undefined,
-  send: (name: string, index: number) => Promise<void>,
-): Promise<void> {
-  if (!(pace.ratePerSecond > 0)) {
-    throw new RangeError(
-      `Cannot send requests: 'ratePerSecond' must be positive, got ${pace.ratePerSecond}`,
-    );
-  }
-  const limit = pace.inFlight ?? 32;
-  const started = performance.now();
-  const running = new Set<Promise<void>>();
-  let failure: unknown;
-  for (const [index, name] of names.entries()) {
-    const due = started + (index * 1000) / pace.ratePerSecond;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    while (running.size >= limit) await Promise.race(running);
-    signal?.throwIfAborted();
-    if (failure !== undefined) break;
-    const request: Promise<void> = send(name, index).catch((error) => void (failure ??= error))
-      .finally(() => running.delete(request));
-    running.add(request);
-  }
-  await Promise.all(running);
-  if (failure !== undefined) throw failure;
-}
-
-async function retrying<T>(request: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-  for (let attempt = 0;; attempt++) {
-    try {
-      return await request();
-    } catch (error) {
-      const retryable = error instanceof TransportError ||
-        (error instanceof ApiError && error.retryable);
-      if (!retryable || attempt >= 5 || signal?.aborted) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
-    }
-  }
 }
 
 function signalOf(w: Workload): { signal?: AbortSignal } {

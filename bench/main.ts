@@ -20,6 +20,7 @@
  */
 import { dirname, join, relative, resolve } from "node:path";
 import { UsageError } from "../lib/cli/flags.ts";
+import { BACKGROUNDS, describeBackground } from "./background.ts";
 import { writeCharts } from "./charts.ts";
 import { compareRuns, comparisonMarkdown } from "./compare.ts";
 import { describeMachine, describeVersions } from "./environment.ts";
@@ -162,6 +163,8 @@ async function benchmark(
     variants: [...new Set(plans.map((p) => p.variant.name))],
     target: records.map((record) => record.file).join(","),
   };
+  const backgroundSpec = BACKGROUNDS[options.background];
+  const background = backgroundSpec && describeBackground(backgroundSpec);
   const save = async (): Promise<Results> => {
     const results: Results = {
       format: RESULTS_FORMAT,
@@ -172,6 +175,7 @@ async function benchmark(
       versions: { ...versions, kubernetes, datastore },
       target: records[0]!,
       targets: records,
+      ...(background && { background }),
       runs,
     };
     await Deno.writeTextFile(join(outDir, "results.json"), JSON.stringify(results));

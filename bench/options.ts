@@ -21,6 +21,7 @@
  * @module
  */
 import { type FlagSpec, parseDuration, parseFlags, UsageError } from "../lib/cli/flags.ts";
+import { BACKGROUND_NAMES } from "./background.ts";
 import { SCENARIO_NAMES, type ScenarioName, type ScenarioSettings } from "./scenarios.ts";
 
 /** A variant before the target is known: `"shipped"` stands for the target's own flags. */
@@ -40,6 +41,8 @@ export interface BenchOptions extends ScenarioSettings {
   targets: string[];
   variants: VariantSpec[];
   replicas: number;
+  /** What each run's cluster holds before the operator starts: `none`, or a preset's name. */
+  background: string;
   scrapeIntervalMs: number;
   kubeconfig?: string;
   compare?: string;
@@ -101,6 +104,13 @@ const SPECS: FlagSpec[] = [
     type: "integer",
     default: "1",
     help: "Replicas in each object (pods that kwok makes Ready).",
+  },
+  {
+    name: "background",
+    type: "string",
+    default: "none",
+    help:
+      "What each run's cluster holds before the operator starts: none (empty), or realistic (Helm release Secrets, ConfigMaps, Deployments and Services of other teams; see bench/README.md).",
   },
   {
     name: "rate",
@@ -184,6 +194,18 @@ export function parseOptions(args: readonly string[]): BenchOptions {
     }
     return name as ScenarioName;
   });
+  const background = values.background!;
+  if (!BACKGROUND_NAMES.includes(background)) {
+    throw new UsageError(
+      `--background: unknown background ${background}; known: ${BACKGROUND_NAMES.join(", ")}`,
+    );
+  }
+  if (background !== "none" && values.kubeconfig !== undefined) {
+    throw new UsageError(
+      `--background ${background} fills a fresh local control plane; ` +
+        "a cluster given by --kubeconfig has a background of its own",
+    );
+  }
   const rate = Number(pick("rate", "50", "25"));
   if (rate < 1) throw new UsageError("--rate: expected at least 1 object per second");
   return {
@@ -194,6 +216,7 @@ export function parseOptions(args: readonly string[]): BenchOptions {
     targets: targets(values.target!),
     variants: variants(values["v8-flags-sets"]!, values.concurrency),
     replicas: Number(values.replicas),
+    background,
     ratePerSecond: rate,
     idleMs: ms("idle", "60s", "5s"),
     baselineMs: ms("baseline", "10s", "2s"),

@@ -16,11 +16,13 @@
  */
 import { figureSpec, formatFigure, SCENARIO_COLUMNS } from "./figure_catalog.ts";
 import type { Chart } from "./charts.ts";
-import type { Results, Run, TargetRecord } from "./results.ts";
+import type { BackgroundRecord, Results, Run, TargetRecord } from "./results.ts";
 import type { ScenarioName } from "./scenarios.ts";
 import { type Series, seriesOf } from "./series.ts";
 
 const GIB = 2 ** 30;
+const MIB = 2 ** 20;
+const KIB = 2 ** 10;
 
 /** Options of {@link renderReport}. */
 export interface ReportOptions {
@@ -63,6 +65,7 @@ export function renderReport(
       : [
         `- **Target**: ${target.name} (\`${target.file}\`), ${target.replicas} replica(s) per object.`,
       ]),
+    ...describeBackground(results),
     `- **Options**: ${describeOptions(results.options)}.`,
     "",
     "Every figure is explained in bench/README.md; lower is better for all of them. " +
@@ -157,6 +160,40 @@ function tradeoffSection(groups: Map<string, Run[]>, series: Series): string[] {
 function describeTarget(target: TargetRecord): string {
   const about = target.description ? `: ${target.description}` : "";
   return `  - ${target.name} (\`${target.file}\`)${about}`;
+}
+
+/**
+ * The line on what each run's cluster held before its operator started;
+ * none for results written before there was a choice.
+ */
+export function describeBackground(results: Results): string[] {
+  const background: BackgroundRecord | undefined = results.background;
+  if (background === undefined) {
+    return results.options.background === "none"
+      ? ["- **Background**: none: the cluster held nothing but the run's own objects."]
+      : [];
+  }
+  const kinds = background.kinds.filter((k) => k.kind !== "Namespace").map((k) =>
+    `${k.count} ${k.kind}s (${size(k.bytes)}${
+      k.kind === "Deployment" ? `, ${background.replicas} replica(s) each` : ""
+    })`
+  );
+  const fills = results.runs.flatMap((run) =>
+    run.background ? [run.background.createMs + run.background.availableMs] : []
+  ).sort((a, b) => a - b);
+  const median = fills[Math.floor((fills.length - 1) / 2)];
+  return [
+    `- **Background**: \`${background.name}\`, created before each operator started, the same ` +
+    `objects for every run (seed ${background.seed}), in ${background.namespaces.length} ` +
+    `namespaces (${background.namespaces.join(", ")}) at ${background.ratePerSecond} per ` +
+    `second: ${listed(kinds)}, sizes as JSON sent` +
+    (median === undefined ? "." : `; created and available in ${(median / 1000).toFixed(1)} s ` +
+      `(median of ${fills.length} run(s)).`),
+  ];
+}
+
+function size(bytes: number): string {
+  return bytes >= MIB ? `${(bytes / MIB).toFixed(1)} MiB` : `${(bytes / KIB).toFixed(0)} KiB`;
 }
 
 /** `a`, `a and b`, `a, b and c`. */

@@ -133,6 +133,15 @@ export const variantSchema = z.object({
 });
 export type Variant = z.infer<typeof variantSchema>;
 
+/** How long one run's background took to create and settle (`--background`). */
+export const backgroundTimesSchema = z.object({
+  /** Creating every object at the background's rate. */
+  createMs: z.number(),
+  /** From the last create until every Deployment of the background had its replicas available. */
+  availableMs: z.number(),
+});
+export type BackgroundTimes = z.infer<typeof backgroundTimesSchema>;
+
 /** One scenario at one size with one variant of one target. */
 export const runSchema = z.object({
   /**
@@ -156,6 +165,8 @@ export const runSchema = z.object({
   samples: z.array(processSampleSchema),
   scrapes: z.array(scrapeSchema),
   objects: z.array(objectTimingSchema),
+  /** Set when a background was created before the operator started. */
+  background: backgroundTimesSchema.optional(),
   figures: figuresSchema,
   /** Set when the run failed; its figures cover what was measured until then. */
   error: z.string().optional(),
@@ -199,6 +210,32 @@ export const targetRecordSchema = z.object({
 });
 export type TargetRecord = z.infer<typeof targetRecordSchema>;
 
+/** Objects of one kind in a background. */
+export const backgroundKindSchema = z.object({
+  kind: z.string(),
+  count: z.number().int().nonnegative(),
+  /** Bytes of the objects' JSON as sent, summed. */
+  bytes: z.number().int().nonnegative(),
+  /** Bytes of the smallest and of the largest object's JSON. */
+  minBytes: z.number().int().nonnegative(),
+  maxBytes: z.number().int().nonnegative(),
+});
+
+/** What every run's cluster held before its operator started (bench/background.ts). */
+export const backgroundSchema = z.object({
+  /** The preset, e.g. `realistic`. */
+  name: z.string(),
+  seed: z.number(),
+  namespaces: z.array(z.string()),
+  /** Replicas of each of its Deployments. */
+  replicas: z.number().int().nonnegative(),
+  /** Objects created per second. */
+  ratePerSecond: z.number().positive(),
+  /** Per kind, in creation order. */
+  kinds: z.array(backgroundKindSchema),
+});
+export type BackgroundRecord = z.infer<typeof backgroundSchema>;
+
 /** The whole `results.json`. */
 export const resultsSchema = z.object({
   format: z.literal(RESULTS_FORMAT),
@@ -212,6 +249,8 @@ export const resultsSchema = z.object({
   target: targetRecordSchema,
   /** Every target in the order given; absent in results written before there could be several. */
   targets: z.array(targetRecordSchema).optional(),
+  /** The background of every run; absent for an empty cluster (`--background none`). */
+  background: backgroundSchema.optional(),
   runs: z.array(runSchema),
 });
 export type Results = z.infer<typeof resultsSchema>;

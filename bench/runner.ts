@@ -15,13 +15,14 @@
  * @module
  */
 import { join } from "node:path";
+import { BACKGROUNDS, fillBackground } from "./background.ts";
 import { type BenchCluster, installCrds, provideCluster } from "./cluster_setup.ts";
 import { computeFigures } from "./figures.ts";
 import { type BenchOptions, flagSetName, type VariantSpec } from "./options.ts";
 import { OperatorProcess } from "./operator_process.ts";
 import { ReadinessTracker } from "./readiness_tracker.ts";
 import { RunRecorder } from "./recorder.ts";
-import type { Restart, Run, Variant } from "./results.ts";
+import type { BackgroundTimes, Restart, Run, Variant } from "./results.ts";
 import { type ScenarioName, SCENARIOS } from "./scenarios.ts";
 import type { Progress } from "./progress.ts";
 import { supports, type Target } from "./target.ts";
@@ -173,6 +174,7 @@ async function runOne(
   const startedAt = new Date();
   let recorder: RunRecorder | undefined;
   let driven: Driven = { command: [], objects: [] };
+  let background: BackgroundTimes | undefined;
   const facts: ClusterFacts = { kubernetes: "unknown", datastore: "unknown" };
   try {
     await using cluster = await provideCluster({
@@ -183,6 +185,7 @@ async function runOne(
     facts.kubernetes = cluster.kubernetesVersion;
     facts.datastore = cluster.datastore;
     await installCrds(cluster.client, target.crds, { signal });
+    background = await fill(context, cluster.client);
     // The run's clock starts here, so that its charts begin with the operator, not the cluster.
     recorder = new RunRecorder({
       label: plan.id,
@@ -208,6 +211,7 @@ async function runOne(
     samples: recorder?.samples ?? [],
     scrapes: recorder?.scrapes ?? [],
     objects: driven.objects,
+    ...(background !== undefined && { background }),
     ...(driven.error !== undefined && { error: driven.error }),
   };
   const window = SCENARIOS[plan.scenario].window;
@@ -215,6 +219,22 @@ async function runOne(
     run: { ...record, figures: computeFigures(record, window, driven.restart) },
     cluster: facts,
   };
+}
+
+/** Creates the background `--background` names in the run's cluster, if any, and says so. */
+async function fill(
+  { options, progress, signal }: RunnerContext,
+  client: BenchCluster["client"],
+): Promise<BackgroundTimes | undefined> {
+  const spec = BACKGROUNDS[options.background];
+  if (spec === undefined) return undefined;
+  progress.log(`background ${spec.name}: creating its objects at ${spec.ratePerSecond} per second`);
+  const times = await fillBackground(client, spec, { timeoutMs: options.readyTimeoutMs, signal });
+  progress.log(
+    `background ${spec.name}: created in ${(times.createMs / 1000).toFixed(1)} s, ` +
+      `its Deployments available ${(times.availableMs / 1000).toFixed(1)} s later`,
+  );
+  return times;
 }
 
 /** What a run's cluster was: the API server's version and its datastore. */
