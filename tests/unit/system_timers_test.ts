@@ -14,14 +14,15 @@ Deno.test("system timers fire in due order, timers due together in scheduling or
   const timers = new SystemTimers();
   const order: string[] = [];
   const { promise, resolve } = Promise.withResolvers<void>();
-  timers.schedule(fired(order, "30", resolve), 30);
-  timers.schedule(fired(order, "10a"), 10);
-  timers.schedule(fired(order, "10b"), 10);
+  // Gaps of 200 ms, so that a loaded machine scheduling the five slowly still sees them due apart.
+  timers.schedule(fired(order, "400", resolve), 400);
+  timers.schedule(fired(order, "200a"), 200);
+  timers.schedule(fired(order, "200b"), 200);
   timers.schedule(fired(order, "0"), 0);
   timers.schedule(fired(order, "negative"), -5);
   assert.equal(timers.pending, 5);
   await promise;
-  assert.deepEqual(order, ["0", "negative", "10a", "10b", "30"]);
+  assert.deepEqual(order, ["0", "negative", "200a", "200b", "400"]);
   assert.equal(timers.pending, 0);
 });
 
