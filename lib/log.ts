@@ -24,6 +24,7 @@
  *
  * @module
  */
+import { rfc3339 } from "./_rfc3339.ts";
 
 /** Output format of the log sink. */
 export type LogFormat = "json" | "text";
@@ -154,7 +155,7 @@ function jsonLine(
   properties: LogProperties,
 ): string {
   const record = {
-    "@timestamp": new Date(time).toISOString(),
+    "@timestamp": rfc3339(time, 3),
     level: JSON_LEVEL[rank],
     message: render(template, properties, jsonValue),
     logger: category.join("."),
@@ -170,7 +171,7 @@ function textLine(
   template: string,
   properties: LogProperties,
 ): string {
-  const stamp = new Date(time).toISOString().replace("T", " ").replace("Z", " +00:00");
+  const stamp = rfc3339(time, 3).replace("T", " ").replace("Z", " +00:00");
   const message = render(template, properties, textValue);
   return `${stamp} [${TEXT_LEVEL[rank]}] ${category.join("·")}: ${message}\n`;
 }

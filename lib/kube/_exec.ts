@@ -7,6 +7,7 @@
  */
 import { logger } from "../log.ts";
 import { type Clock, systemClock } from "../async/clock.ts";
+import { rfc3339 } from "../_rfc3339.ts";
 import { ConfigError, describeError } from "./errors.ts";
 import type { TokenSource } from "./token_source.ts";
 
@@ -187,7 +188,7 @@ export class ExecTokenSource implements TokenSource {
     if (expiresAt < this.#clock.now()) {
       throw new ConfigError(
         `${what} printed a credential that had already expired (status.expirationTimestamp ` +
-          `${expirationTimestamp}, now ${new Date(this.#clock.now()).toISOString()}); check ` +
+          `${expirationTimestamp}, now ${rfc3339(this.#clock.now(), 3)}); check ` +
           "the plugin's credential cache and this machine's clock",
       );
     }

@@ -3,8 +3,9 @@
  *
  * @module
  */
+import { rfc3339 } from "../_rfc3339.ts";
 
 /** RFC 3339 in UTC with exactly six fractional digits, as the API server writes MicroTime. */
 export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/Z$/, "000Z");
+  return rfc3339(ms, 6);
 }

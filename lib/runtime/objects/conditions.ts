@@ -24,6 +24,7 @@
  *
  * @module
  */
+import { rfc3339 } from "../../_rfc3339.ts";
 
 /** One status condition, as `metav1.Condition` defines it. */
 export interface Condition {
@@ -137,7 +138,7 @@ function formatTime(now: Date): string {
   if (Number.isNaN(now.getTime())) {
     throw new TypeError("Cannot set a condition: 'now' is an invalid Date");
   }
-  return now.toISOString().replace(/\.\d+Z$/, "Z");
+  return rfc3339(now.getTime(), 0);
 }
 
 function checkUpdate(update: ConditionUpdate): void {
