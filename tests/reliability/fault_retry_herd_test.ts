@@ -93,7 +93,9 @@ Deno.test("keys failing together while kube-apiserver is down come back spread b
       return list[failure + 1]!.at - list[failure]!.at;
     });
     const earliest = DELAY_MS * (1 - JITTER);
-    const late = retries.filter((d) => d > DELAY_MS + 250);
+    // A retry is due by DELAY_MS at the latest; the slack is for a process starved of CPU while the
+    // API server restarts beside it on a small machine, not for the policy.
+    const late = retries.filter((d) => d > DELAY_MS + 1_000);
     assert.deepEqual(late, [], `retries later than the policy's ${DELAY_MS} ms`);
     assert.ok(
       retries.every((d) => d >= earliest - 50),
