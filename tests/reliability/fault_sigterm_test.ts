@@ -71,6 +71,15 @@ Deno.test("a leader SIGTERMed mid-reconcile exits 0 and releases the Lease, the 
     watching.abort();
     await polling;
     assert.equal(next.spec?.holderIdentity, "node-b");
+    // The read that found node-b holding the Lease is the last observation: the poll can be
+    // stopped before its own next read sees the same.
+    if (holders.at(-1)?.holder !== "node-b") {
+      holders.push({
+        at: Date.now(),
+        holder: "node-b",
+        durationSeconds: next.spec?.leaseDurationSeconds,
+      });
+    }
     const takeoverMs = epochMs(next.spec?.acquireTime) - exitedAt;
 
     const seen = JSON.stringify(holders);
