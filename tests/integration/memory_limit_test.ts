@@ -5,16 +5,10 @@
  * between pressure levels is one log line, and RSS ends under the limit.
  */
 import assert from "node:assert/strict";
-import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
-import {
-  adminClient,
-  condition,
-  createNamespace,
-  deleteNamespace,
-  waitFor,
-} from "../_support/kube.ts";
+import { adminClient, createNamespace, deleteNamespace } from "../_support/kube.ts";
 import { installCrdsOnce, operatorKubeconfig } from "../_support/crds.ts";
 import { rssBytes, startOperator } from "../_support/operator.ts";
+import { allConverged, createWebApps } from "../reliability/_faults.ts";
 
 const COUNT = 200;
 const LIMIT = 64 * 2 ** 20;
@@ -30,24 +24,12 @@ Deno.test(`${COUNT} WebApps all become Ready under --memory-limit 64Mi`, async (
     });
     await operator.ready();
     assert.equal(await operator.metric("kinglet_memory_limit_bytes"), LIMIT);
+    // In tens, as a user's apply of a folder would send them, not all 200 at once.
     const names = Array.from({ length: COUNT }, (_, i) => `web-${i}`);
     for (let i = 0; i < names.length; i += 10) {
-      await Promise.all(
-        names.slice(i, i + 10).map((name) =>
-          client.create(WEB_APPS, {
-            apiVersion: "kinglet.dev/v1alpha1",
-            kind: "WebApp",
-            metadata: { name, namespace: ns },
-            spec: { image: "nginx:1.27", replicas: 1 },
-          })
-        ),
-      );
+      await createWebApps(client, ns, names.slice(i, i + 10));
     }
-    await waitFor(`all ${COUNT} WebApps Ready`, async () => {
-      const list = await client.list(WEB_APPS, { namespace: ns });
-      return list.items.length === COUNT &&
-        list.items.every((a) => condition(a, "Ready")?.status === "True");
-    }, 300_000);
+    await allConverged(client, ns, COUNT, 300_000);
     const rss = await rssBytes(operator.pid);
     const level = await operator.metric("kinglet_memory_pressure");
     const moves = await operator.metric("kinglet_memory_pressure_transitions_total");
