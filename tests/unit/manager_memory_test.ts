@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock, flushMicrotasks } from "../../lib/async/mod.ts";
 import { CONFIG_MAPS, type KubeObject } from "../../lib/kube/mod.ts";
-import { Manager } from "../../lib/runtime/mod.ts";
+import { Manager, type ManagerOptions } from "../../lib/runtime/mod.ts";
 import { MemoryCluster } from "../../lib/testing/mod.ts";
 import { Happenings } from "./_until.ts";
 
@@ -14,8 +14,11 @@ const configMap = (name: string): KubeObject => ({
 
 const NAMES = Array.from({ length: 20 }, (_, i) => `cm-${i}`);
 
-/** A manager under `memoryLimit` bytes reconciling 20 ConfigMaps, on a clock the test moves. */
-function limited(memoryLimit: number) {
+/**
+ * A manager under `memoryLimit` bytes (and `options`) reconciling 20
+ * ConfigMaps, on a clock the test moves.
+ */
+function limited(memoryLimit: number, options: Pick<ManagerOptions, "budget"> = {}) {
   const cluster = new MemoryCluster();
   for (const name of NAMES) cluster.put(CONFIG_MAPS, configMap(name));
   const clock = new FakeClock();
@@ -24,6 +27,7 @@ function limited(memoryLimit: number) {
     client: cluster,
     clock,
     memoryLimit,
+    ...options,
     metricsAddress: "0",
     healthAddress: "0",
     watcherOptions: { streamingList: "off" },
@@ -88,25 +92,7 @@ Deno.test("a manager over its memory limit evicts first, then slows down, and sa
 });
 
 Deno.test("a manager's memory limit narrows its own budget but never widens it", async () => {
-  const cluster = new MemoryCluster();
-  for (const name of NAMES) cluster.put(CONFIG_MAPS, configMap(name));
-  const reconciled = new Happenings<string>();
-  const manager = new Manager({
-    client: cluster,
-    clock: new FakeClock(),
-    memoryLimit: 2 ** 30,
-    budget: { maxObjects: 3 },
-    metricsAddress: "0",
-    healthAddress: "0",
-  });
-  const controller = manager.add({
-    name: "configmaps",
-    resource: CONFIG_MAPS,
-    reconcile: (_object, { key }) => {
-      reconciled.push(key);
-      return Promise.resolve({});
-    },
-  });
+  const { manager, controller, reconciled } = limited(2 ** 30, { budget: { maxObjects: 3 } });
   const stop = new AbortController();
   const outcome = manager.run(stop.signal);
   await reconciled.count(NAMES.length, "every ConfigMap reconciled");
