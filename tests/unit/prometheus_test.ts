@@ -67,6 +67,33 @@ Deno.test("registry runs collectors on each render", () => {
   assert.ok(registry.render().includes("reads 2\n"));
 });
 
+Deno.test("each render shows the values of that moment, and series added since", () => {
+  const registry = new Registry();
+  const requests = registry.counter("requests_total", "Requests.", ["code"]);
+  const latency = registry.histogram("latency_seconds", "Latency.", [0.1, 1], ["code"]);
+  requests.inc({ code: "200" });
+  latency.observe({ code: "200" }, 0.05);
+  const first = registry.render();
+  assert.ok(first.includes('requests_total{code="200"} 1\n'));
+  assert.ok(first.includes('latency_seconds_bucket{code="200",le="0.1"} 1\n'));
+  requests.inc({ code: "200" }, 2);
+  requests.inc({ code: "500" });
+  latency.observe({ code: "200" }, 0.5);
+  latency.observe({ code: "200" }, 7);
+  const families = parseExposition(registry.render());
+  const value = (family: string, name: string, labels: Record<string, string>) =>
+    families.get(family)!.samples.find((s) =>
+      s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)
+    )?.value;
+  assert.equal(value("requests_total", "requests_total", { code: "200" }), 3);
+  assert.equal(value("requests_total", "requests_total", { code: "500" }), 1);
+  const bucket = (le: string) =>
+    value("latency_seconds", "latency_seconds_bucket", { code: "200", le });
+  assert.deepEqual([bucket("0.1"), bucket("1"), bucket("+Inf")], [1, 2, 3]);
+  assert.equal(value("latency_seconds", "latency_seconds_sum", { code: "200" }), 7.55);
+  assert.equal(value("latency_seconds", "latency_seconds_count", { code: "200" }), 3);
+});
+
 Deno.test("an empty registry renders nothing and a metric without samples renders its header", () => {
   const registry = new Registry();
   assert.equal(registry.render(), "");
@@ -85,6 +112,9 @@ Deno.test("numbers are written as Prometheus' Go client writes them", () => {
     [0.0001, "0.0001"],
     [0.00001, "1e-05"],
     [123456, "123456"],
+    [999_999.999_999_999_9, "999999.9999999999"],
+    [-0.0001, "-0.0001"],
+    [-1_000_000, "-1e+06"],
     [1_000_000, "1e+06"],
     [1_234_567, "1.234567e+06"],
     [56_000_000, "5.6e+07"],

@@ -46,6 +46,9 @@ export abstract class Metric<L extends string> {
   /** The Prometheus metric type. */
   abstract readonly type: "counter" | "gauge" | "histogram";
   readonly #series = new Map<string, Series>();
+  /** What {@link prefixes} made for each series: rendered once, the values change. */
+  readonly #prefixes = new Map<Series, readonly string[]>();
+  #header?: string;
 
   /**
    * Checks the metric and label names.
@@ -73,6 +76,34 @@ export abstract class Metric<L extends string> {
   /** Every series, in creation order. */
   series(): Iterable<Series> {
     return this.#series.values();
+  }
+
+  /** The `# HELP` and `# TYPE` lines of the text format, each ending in a newline. */
+  get header(): string {
+    return this.#header ??= `# HELP ${this.name} ${escapeHelp(this.help)}\n` +
+      `# TYPE ${this.name} ${this.type}\n`;
+  }
+
+  /**
+   * What precedes each value of `series` in the text format, up to and with
+   * the space: one line for a counter or gauge; a histogram's bucket lines
+   * (`+Inf` last), then its `_sum` and `_count`. Made on the first render and
+   * kept, so a scrape allocates little more than its values and output.
+   */
+  prefixes(series: Series): readonly string[] {
+    let prefixes = this.#prefixes.get(series);
+    if (!prefixes) {
+      prefixes = this.renderPrefixes(
+        this.labelNames.map((label, i) => `${label}="${escapeLabel(series.labels[i]!)}"`),
+      );
+      this.#prefixes.set(series, prefixes);
+    }
+    return prefixes;
+  }
+
+  /** The prefixes of a series whose label pairs are `pairs`; histograms add their buckets. */
+  protected renderPrefixes(pairs: readonly string[]): readonly string[] {
+    return [`${this.name}${braces(pairs)} `];
   }
 
   /**
@@ -187,6 +218,16 @@ export class Histogram<L extends string = never> extends Metric<L> {
     series.value++;
   }
 
+  /** A bucket line per bound and `+Inf`, then `_sum` and `_count`. */
+  protected override renderPrefixes(pairs: readonly string[]): readonly string[] {
+    const bounds = [...this.buckets.map(formatFloat), "+Inf"];
+    return [
+      ...bounds.map((le) => `${this.name}_bucket${braces([...pairs, `le="${le}"`])} `),
+      `${this.name}_sum${braces(pairs)} `,
+      `${this.name}_count${braces(pairs)} `,
+    ];
+  }
+
   /** A series with one counter per bucket. */
   protected override newSeries(labels: readonly string[]): Series {
     return { labels, value: 0, buckets: new Array(this.buckets.length + 1).fill(0), sum: 0 };
@@ -264,31 +305,27 @@ export class Registry {
         logger("metrics").error("metrics collector failed: {error}", { error });
       }
     }
-    const lines: string[] = [];
-    const names = [...this.#metrics.keys()].sort();
-    for (const name of names) {
+    let text = "";
+    for (const name of [...this.#metrics.keys()].sort()) {
       const metric = this.#metrics.get(name)!;
-      lines.push(`# HELP ${name} ${escapeHelp(metric.help)}`, `# TYPE ${name} ${metric.type}`);
+      text += metric.header;
       for (const series of metric.series()) {
-        const pairs = metric.labelNames.map((label, i) =>
-          `${label}="${escapeLabel(series.labels[i]!)}"`
-        );
-        if (!(metric instanceof Histogram)) {
-          lines.push(`${name}${braces(pairs)} ${formatFloat(series.value)}`);
+        const prefixes = metric.prefixes(series);
+        if (!series.buckets) {
+          text += prefixes[0] + formatFloat(series.value) + "\n";
           continue;
         }
         let cumulative = 0;
-        metric.buckets.forEach((bound, i) => {
-          cumulative += series.buckets![i]!;
-          const le = `le="${formatFloat(bound)}"`;
-          lines.push(`${name}_bucket${braces([...pairs, le])} ${formatFloat(cumulative)}`);
-        });
-        lines.push(`${name}_bucket${braces([...pairs, 'le="+Inf"'])} ${formatFloat(series.value)}`);
-        lines.push(`${name}_sum${braces(pairs)} ${formatFloat(series.sum!)}`);
-        lines.push(`${name}_count${braces(pairs)} ${formatFloat(series.value)}`);
+        for (let i = 0; i < series.buckets.length; i++) {
+          cumulative += series.buckets[i]!;
+          text += prefixes[i] + formatFloat(cumulative) + "\n";
+        }
+        const n = series.buckets.length;
+        text += prefixes[n] + formatFloat(series.sum!) + "\n" + prefixes[n + 1] +
+          formatFloat(series.value) + "\n";
       }
     }
-    return lines.length === 0 ? "" : lines.join("\n") + "\n";
+    return text;
   }
 
   #register<M extends Metric<string>>(metric: M): M {
@@ -310,9 +347,12 @@ export function formatFloat(value: number): string {
   if (value === Infinity) return "+Inf";
   if (value === -Infinity) return "-Inf";
   if (value === 0) return "0";
+  // Shortest digits keep the order of the doubles, so the exponent below is
+  // in [-4, 6) exactly when the magnitude is.
+  const magnitude = Math.abs(value);
+  if (magnitude >= 1e-4 && magnitude < 1e6) return String(value);
   const [mantissa, exponent] = value.toExponential().split("e") as [string, string];
   const exp = Number(exponent);
-  if (exp >= -4 && exp < 6) return String(value);
   const digits = String(Math.abs(exp)).padStart(2, "0");
   return `${mantissa}e${exp < 0 ? "-" : "+"}${digits}`;
 }
