@@ -91,6 +91,27 @@ Deno.test("a manager over its memory limit evicts first, then slows down, and sa
   assert.equal(await outcome, "stopped");
 });
 
+Deno.test("controller_runtime_max_concurrent_reconciles follows the concurrency a memory limit allows", async () => {
+  // 32 MiB allows 4 reconciles at once, and 1 at `slow`; this test process holds more than 90 % of it.
+  const { clock, manager, reconciled } = limited(32 * 2 ** 20);
+  const stop = new AbortController();
+  const outcome = manager.run(stop.signal);
+  await reconciled.count(NAMES.length, "every ConfigMap reconciled");
+  const allowed = () =>
+    gauge(
+      manager.metrics.render(),
+      'controller_runtime_max_concurrent_reconciles\\{controller="configmaps"\\}',
+    );
+  assert.equal(allowed(), 4);
+  await clock.advance(1000);
+  await clock.advance(1000);
+  assert.equal(gauge(manager.metrics.render(), "kinglet_memory_pressure"), 2);
+  assert.equal(allowed(), 1);
+  stop.abort();
+  await flushMicrotasks();
+  assert.equal(await outcome, "stopped");
+});
+
 Deno.test("a manager's memory limit narrows its own budget but never widens it", async () => {
   const { manager, controller, reconciled } = limited(2 ** 30, { budget: { maxObjects: 3 } });
   const stop = new AbortController();

@@ -163,7 +163,6 @@ export class Manager {
 
   /** Registers a controller; call before {@link Manager.run}. */
   add<T extends KubeObject>(spec: ControllerSpec<T>): Controller<T> {
-    const max = this.#semaphore.limit;
     const budget = this.#memory
       ? this.#primaryBudget(this.#memory.plan.cacheBytes.normal)
       : this.#options.budget;
@@ -176,10 +175,11 @@ export class Manager {
       ...(budget && { budget }),
       metrics: {
         queue: this.metrics.queue(spec.name),
-        controller: this.metrics.controller(
-          spec.name,
-          Math.min(spec.maxConcurrentReconciles ?? max, max),
-        ),
+        // The shared limit moves under a memory limit; the gauge follows it.
+        controller: this.metrics.controller(spec.name, () => {
+          const shared = this.#semaphore.limit;
+          return Math.min(spec.maxConcurrentReconciles ?? shared, shared);
+        }),
       },
     });
     // Every cache the controller reads, owned and watched kinds too: those are often the largest.

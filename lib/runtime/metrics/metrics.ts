@@ -268,15 +268,20 @@ export class RuntimeMetrics {
 
   /**
    * The recorders of `controller`, which runs at most `maxConcurrent`
-   * reconciles at once. Every result starts at 0, as in controller-runtime,
-   * so rates work from the first scrape.
+   * reconciles at once: a number, or a function read on every scrape when
+   * the limit moves (a memory limit shrinks it under pressure). Every result
+   * starts at 0, as in controller-runtime, so rates work from the first scrape.
    */
-  controller(controller: string, maxConcurrent: number): ControllerMetrics {
+  controller(controller: string, maxConcurrent: number | (() => number)): ControllerMetrics {
     const labels = { controller };
     for (const result of RESULTS) this.#reconciles.ensure({ controller, result });
     this.#reconcileErrors.ensure(labels);
     this.#reconcileTime.ensure(labels);
-    this.#maxConcurrent.set(labels, maxConcurrent);
+    if (typeof maxConcurrent === "number") this.#maxConcurrent.set(labels, maxConcurrent);
+    else {
+      this.#maxConcurrent.set(labels, maxConcurrent());
+      this.registry.onCollect(() => this.#maxConcurrent.set(labels, maxConcurrent()));
+    }
     this.#activeWorkers.set(labels, 0);
     return {
       reconciled: (result, seconds) => {
