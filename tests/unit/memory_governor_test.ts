@@ -8,14 +8,15 @@ import { RuntimeMetrics } from "../../lib/runtime/metrics/metrics.ts";
 const MiB = 2 ** 20;
 const LIMIT = 100 * MiB;
 
-/** A governor over an RSS the test sets, recording every action in order. */
+/** A governor over an RSS and V8 heap the test sets, recording every action in order. */
 function governed(options: { collectIntervalMs?: number } = {}) {
   const clock = new FakeClock();
-  const state = { rss: 50 * MiB };
+  const state = { rss: 50 * MiB, heap: 10 * MiB };
   const actions: string[] = [];
   const governor = new MemoryGovernor({
     limitBytes: LIMIT,
     rss: () => state.rss,
+    heapBytes: () => state.heap,
     clock,
     actions: {
       cacheBytes: (bytes) => actions.push(`cache ${bytes / MiB}`),
@@ -28,7 +29,7 @@ function governed(options: { collectIntervalMs?: number } = {}) {
     state.rss = mib * MiB;
     return governor.sample();
   };
-  return { clock, governor, actions, at };
+  return { clock, governor, actions, at, state };
 }
 
 function captureLogs(): { lines: { level: string; message: string }[]; [Symbol.dispose](): void } {
@@ -110,6 +111,37 @@ Deno.test("memory governor collects on entering pressure, then at most once per 
     actions.filter((a) => a === "collect").length,
     4,
     "pressure that returns collects",
+  );
+});
+
+Deno.test("memory governor under pressure collects as soon as the heap has grown by a thirty-second of the limit", async () => {
+  const { clock, actions, at, state } = governed({ collectIntervalMs: 10_000 });
+  const collections = () => actions.filter((a) => a === "collect").length;
+  at(85);
+  assert.equal(collections(), 1, "entering pressure collects");
+  state.heap += 3 * MiB; // under LIMIT / 32 = 3.125 MiB
+  await clock.advance(1_000);
+  at(85);
+  assert.equal(collections(), 1, "3 MiB of growth waits for the interval");
+  state.heap += 0.25 * MiB;
+  await clock.advance(1_000);
+  at(85);
+  assert.equal(collections(), 2, "3.25 MiB of growth collects before the interval");
+  state.heap -= 2 * MiB; // what the collection gave back
+  await clock.advance(1_000);
+  at(85);
+  assert.equal(collections(), 2, "growth counts from the heap the collection left");
+  state.heap += 40 * MiB;
+  at(60);
+  assert.equal(collections(), 2, "no pressure, no collection, however the heap grew");
+  assert.throws(
+    () =>
+      new MemoryGovernor({
+        limitBytes: LIMIT,
+        collectGrowthBytes: 0,
+        actions: { cacheBytes() {}, concurrency() {}, collect() {} },
+      }),
+    /'collectGrowthBytes' must be positive/,
   );
 });
 

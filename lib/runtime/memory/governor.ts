@@ -12,8 +12,11 @@
  * - Every move is logged once, as it happens, with RSS, the limit and what
  *   changed; samples that change nothing log nothing.
  * - While at `evict` or `slow`, a full garbage collection is asked for on
- *   entering and then at most once per `collectIntervalMs`: it gives back
- *   the pages that evicted objects held, and costs a pause.
+ *   entering, then whenever V8's heap has grown by `collectGrowthBytes` since
+ *   the last one (a burst's garbage, before V8 would collect it itself), and
+ *   at least once per `collectIntervalMs`; never more than once a sample. It
+ *   gives back the pages that evicted objects and garbage held, and costs a
+ *   pause.
  *
  * @example
  * ```ts
@@ -56,6 +59,8 @@ export interface MemoryGovernorOptions {
   plan?: MemoryPlan;
   /** Reads resident memory in bytes. Defaults to `Deno.memoryUsage().rss`. */
   rss?: () => number;
+  /** Reads V8's committed heap in bytes. Defaults to `Deno.memoryUsage().heapTotal`. */
+  heapBytes?: () => number;
   /** Times the samples and the collections. Defaults to {@link systemClock}. */
   clock?: Clock;
   /**
@@ -70,6 +75,13 @@ export interface MemoryGovernorOptions {
    * @default {10000}
    */
   collectIntervalMs?: number;
+  /**
+   * Growth of V8's heap since the last collection that makes the next sample
+   * under pressure collect at once, in bytes.
+   *
+   * @default a thirty-second of the limit
+   */
+  collectGrowthBytes?: number;
 }
 
 /** The governor's state, for metrics. */
@@ -90,25 +102,29 @@ export class MemoryGovernor {
   readonly plan: MemoryPlan;
   readonly #actions: MemoryActions;
   readonly #rss: () => number;
+  readonly #heapBytes: () => number;
   readonly #clock: Clock;
   readonly #intervalMs: number;
   readonly #collectIntervalMs: number;
+  readonly #collectGrowthBytes: number;
   readonly #transitions: Record<MemoryLevel, number> = { normal: 0, evict: 0, slow: 0 };
   readonly #log = logger("memory");
   #level: MemoryLevel = "normal";
   #rssBytes = 0;
   /** When the last collection under pressure ran; unset when none has since pressure began. */
   #collectedAt: number | undefined;
+  /** V8's heap after the last collection under pressure. */
+  #heapAfterCollect = 0;
 
   /**
    * Checks the options; nothing is sampled before {@link MemoryGovernor.sample}
    * or {@link MemoryGovernor.run}.
    *
    * @throws {RangeError} when `limitBytes` is not a positive integer, or
-   * `intervalMs` or `collectIntervalMs` is not positive.
+   * `intervalMs`, `collectIntervalMs` or `collectGrowthBytes` is not positive.
    */
   constructor(options: MemoryGovernorOptions) {
-    for (const name of ["intervalMs", "collectIntervalMs"] as const) {
+    for (const name of ["intervalMs", "collectIntervalMs", "collectGrowthBytes"] as const) {
       const value = options[name];
       if (value !== undefined && !(value > 0)) {
         throw new RangeError(
@@ -119,9 +135,11 @@ export class MemoryGovernor {
     this.plan = options.plan ?? memoryPlan(options.limitBytes);
     this.#actions = options.actions;
     this.#rss = options.rss ?? (() => Deno.memoryUsage().rss);
+    this.#heapBytes = options.heapBytes ?? (() => Deno.memoryUsage().heapTotal);
     this.#clock = options.clock ?? systemClock;
     this.#intervalMs = options.intervalMs ?? 1000;
     this.#collectIntervalMs = options.collectIntervalMs ?? 10_000;
+    this.#collectGrowthBytes = options.collectGrowthBytes ?? this.plan.limitBytes / 32;
   }
 
   /** The current level. */
@@ -153,7 +171,8 @@ export class MemoryGovernor {
 
   /**
    * Reads RSS once, moves at most one level, acts on a move, and collects
-   * when under pressure and the last collection is old enough.
+   * when under pressure and the heap has grown or the last collection is old
+   * enough.
    *
    * @returns the level after the sample.
    */
@@ -167,9 +186,14 @@ export class MemoryGovernor {
       this.#collectedAt = undefined;
     } else {
       const now = this.#clock.now();
-      if (this.#collectedAt === undefined || now - this.#collectedAt >= this.#collectIntervalMs) {
+      if (
+        this.#collectedAt === undefined ||
+        now - this.#collectedAt >= this.#collectIntervalMs ||
+        this.#heapBytes() - this.#heapAfterCollect >= this.#collectGrowthBytes
+      ) {
         this.#collectedAt = now;
         this.#actions.collect();
+        this.#heapAfterCollect = this.#heapBytes();
       }
     }
     return to;
