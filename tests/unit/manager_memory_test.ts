@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { FakeClock, flushMicrotasks } from "../../lib/async/mod.ts";
-import { CONFIG_MAPS, type KubeObject } from "../../lib/kube/mod.ts";
+import { CONFIG_MAPS, type KubeObject, SECRETS } from "../../lib/kube/mod.ts";
 import { Manager, type ManagerOptions } from "../../lib/runtime/mod.ts";
 import { MemoryCluster } from "../../lib/testing/mod.ts";
 import { Happenings } from "./_until.ts";
@@ -107,6 +107,53 @@ Deno.test("controller_runtime_max_concurrent_reconciles follows the concurrency 
   await clock.advance(1000);
   assert.equal(gauge(manager.metrics.render(), "kinglet_memory_pressure"), 2);
   assert.equal(allowed(), 1);
+  stop.abort();
+  await flushMicrotasks();
+  assert.equal(await outcome, "stopped");
+});
+
+Deno.test("under memory pressure the owned kinds' caches evict too, and keep every key", async () => {
+  const cluster = new MemoryCluster();
+  for (const name of NAMES) {
+    cluster.put(CONFIG_MAPS, configMap(name));
+    cluster.put(SECRETS, { ...configMap(name), apiVersion: "v1", kind: "Secret" });
+  }
+  const clock = new FakeClock();
+  const reconciled = new Happenings<string>();
+  const manager = new Manager({
+    client: cluster,
+    clock,
+    memoryLimit: 16_000,
+    metricsAddress: "0",
+    healthAddress: "0",
+    watcherOptions: { streamingList: "off" },
+  });
+  manager.add({
+    name: "configmaps",
+    resource: CONFIG_MAPS,
+    owns: [{ resource: SECRETS }],
+    reconcile: (_object, { key }) => {
+      reconciled.push(key);
+      return Promise.resolve({});
+    },
+  });
+  const stop = new AbortController();
+  const outcome = manager.run(stop.signal);
+  await reconciled.count(NAMES.length, "every ConfigMap reconciled");
+  const secrets = manager.caches.entries().find((e) => e.resource === SECRETS)!.reflector.store;
+  const normal = secrets.stats();
+  assert.equal(normal.keys, NAMES.length);
+  assert.ok(normal.bytes <= 2_000, `at normal it keeps the level's 2,000 bytes (${normal.bytes})`);
+  assert.ok(normal.bytes > 250, `and more than it may under pressure (${normal.bytes})`);
+  await clock.advance(1000);
+  assert.equal(gauge(manager.metrics.render(), "kinglet_memory_pressure"), 1);
+  const evicting = secrets.stats();
+  assert.equal(evicting.keys, NAMES.length, "every owned key stays indexed");
+  assert.ok(evicting.objects < NAMES.length, `${evicting.objects} Secrets still cached`);
+  assert.ok(
+    evicting.bytes <= 500 / 2,
+    `the owned cache keeps half of 500 bytes (${evicting.bytes})`,
+  );
   stop.abort();
   await flushMicrotasks();
   assert.equal(await outcome, "stopped");

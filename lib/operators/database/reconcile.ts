@@ -156,7 +156,9 @@ export function databaseClusterController(
 
   async function cleanup(stored: DatabaseCluster, ctx: ReconcileContext): Promise<void> {
     const { signal } = ctx;
-    const statefulSet = ctx.cache<V1StatefulSet & KubeObject>(STATEFUL_SETS).get(objectKey(stored));
+    // Read back from the API server when a memory limit evicted it from the cache.
+    const statefulSet = await ctx.cache<V1StatefulSet & KubeObject>(STATEFUL_SETS)
+      .getOrFetch(objectKey(stored), signal);
     const valid = validateDatabaseCluster(stored.spec);
     if (valid.ok) await record(ctx, { ...stored, spec: valid.spec }, statefulSet);
     if (stored.spec?.deletionPolicy !== "Delete") {

@@ -354,6 +354,11 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
     if (this.#pending) this.#enforceBudget(this.#pending.state);
   }
 
+  /** Whether the store was created with a budget, so {@link Store.setBudget} may change it. */
+  get budgeted(): boolean {
+    return this.#linked;
+  }
+
   /** Counters and sizes, for metrics. */
   stats(): StoreStats {
     return {

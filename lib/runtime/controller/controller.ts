@@ -102,6 +102,12 @@ export interface ControllerDeps {
   caches?: Caches;
   /** Caps on the primary's cache. Defaults to none. */
   budget?: StoreBudget;
+  /**
+   * Caps on the caches of the owned kinds, which also lets their budget be
+   * changed later (a memory limit shrinks them under pressure). Defaults to
+   * none.
+   */
+  ownedBudget?: StoreBudget;
   /** Defaults to {@link systemClock}. */
   clock?: Clock;
   /**
@@ -193,7 +199,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     );
     for (const owned of spec.owns ?? []) {
       const transform = owned.transform ?? ownedTransform(owned.resource);
-      const { store } = this.#reflector(owned.resource, { ...owned, transform });
+      const { store } = this.#reflector(owned.resource, {
+        ...owned,
+        transform,
+        ...(deps.ownedBudget && { budget: deps.ownedBudget }),
+      });
       const map = owned.map ?? controllerOwnerKeys(spec.resource);
       store.subscribe(relatedTrigger(map, add, this.#log));
       applier.track(owned.resource, store);

@@ -135,7 +135,7 @@ export class Manager {
       plan,
       clock: this.#clock,
       actions: {
-        cacheBytes: (bytes) => this.#limitPrimaryCaches(bytes),
+        cacheBytes: () => this.#limitCaches(),
         concurrency: (permits) => this.#semaphore.resize(permits),
         collect: v8Collect() ?? (() => {}),
       },
@@ -166,6 +166,7 @@ export class Manager {
     const budget = this.#memory
       ? this.#primaryBudget(this.#memory.plan.cacheBytes.normal)
       : this.#options.budget;
+    const ownedBudget = this.#memory && { maxBytes: this.#memory.plan.cacheBytes.normal };
     const controller = new Controller(spec, {
       client: this.#client,
       events: this.events,
@@ -173,6 +174,7 @@ export class Manager {
       caches: this.caches,
       clock: this.#clock,
       ...(budget && { budget }),
+      ...(ownedBudget && { ownedBudget }),
       metrics: {
         queue: this.metrics.queue(spec.name),
         // The shared limit moves under a memory limit; the gauge follows it.
@@ -280,7 +282,7 @@ export class Manager {
     const running = AbortSignal.any([leading, caches.signal]);
     const releasing = this.#releaseHeap(running);
     // The primaries share the limit's cache budget, known only once every controller is added.
-    if (this.#memory) this.#limitPrimaryCaches(this.#memory.plan.cacheBytes[this.#memory.level]);
+    if (this.#memory) this.#limitCaches();
     const governing = this.#memory?.run(running);
     try {
       await Promise.all(this.#controllers.map((c) => c.run(running, { drainMs })));
@@ -302,11 +304,23 @@ export class Manager {
     };
   }
 
-  /** Shares `totalBytes` out between the primary caches, evicting down to it at once. */
-  #limitPrimaryCaches(totalBytes: number): void {
-    const stores = new Set<Store<KubeObject>>(this.#controllers.map((c) => c.store));
-    const budget = this.#primaryBudget(totalBytes / Math.max(1, stores.size));
-    for (const store of stores) store.setBudget(budget);
+  /**
+   * Sizes the caches for the memory limit's current level, evicting down to
+   * it at once: at `normal` the primary caches share the level's bytes and
+   * each owned kind's cache may keep as much on its own; under pressure every
+   * cache, primary or owned, gets an equal share.
+   */
+  #limitCaches(): void {
+    const memory = this.#memory!;
+    const totalBytes = memory.plan.cacheBytes[memory.level];
+    const primaries = new Set<Store<KubeObject>>(this.#controllers.map((c) => c.store));
+    const owned = this.caches.entries().map((e) => e.reflector.store)
+      .filter((store) => store.budgeted && !primaries.has(store));
+    const pressure = memory.level !== "normal";
+    const share = totalBytes / Math.max(1, primaries.size + (pressure ? owned.length : 0));
+    for (const store of primaries) store.setBudget(this.#primaryBudget(share));
+    const ownedBudget = { maxBytes: Math.max(1, Math.floor(pressure ? share : totalBytes)) };
+    for (const store of owned) store.setBudget(ownedBudget);
   }
 
   #drainMs(): number {
