@@ -160,7 +160,7 @@ Deno.test("memory governor logs exactly one line per transition and none per sam
   );
   assert.match(
     logs.lines[1]!.message,
-    /RSS 95 MiB of the 100 MiB limit \(95%\); primary caches now keep 1\.6 MiB of full objects, 2 reconciles at once/,
+    /RSS 95 MiB of the 100 MiB limit \(95%\); caches now keep 1\.6 MiB of full objects together, 2 reconciles at once/,
   );
 });
 

@@ -41,7 +41,7 @@ import { MEMORY_LEVELS, type MemoryLevel, type MemoryPlan, memoryPlan, nextLevel
 
 /** What the governor changes as it moves between levels. */
 export interface MemoryActions {
-  /** Caps the estimated bytes of full objects all primary caches together keep. */
+  /** Caps the estimated bytes of full objects the caches together keep at the new level. */
   cacheBytes(bytes: number): void;
   /** Sets how many reconciles may run at once across all controllers. */
   concurrency(permits: number): void;
@@ -212,7 +212,7 @@ export class MemoryGovernor {
     const log = rising ? this.#log.warn : this.#log.info;
     log(
       "memory pressure {from} → {to}: RSS {rssMiB} MiB of the {limitMiB} MiB limit " +
-        "({percent}%); primary caches now keep {cacheMiB} MiB of full objects, " +
+        "({percent}%); caches now keep {cacheMiB} MiB of full objects together, " +
         "{concurrency} reconciles at once",
       {
         from,

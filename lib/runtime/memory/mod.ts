@@ -1,8 +1,8 @@
 /**
  * A memory limit kept: the {@link MemoryGovernor} samples resident memory and
- * degrades in a fixed order as it nears the limit (first the primary caches
- * evict, down to a tighter budget, with a full garbage collection; then fewer
- * reconciles run at once), relaxing again with hysteresis as it falls;
+ * degrades in a fixed order as it nears the limit (first the caches, owned
+ * kinds' too, evict down to a tighter budget, with full garbage collections;
+ * then fewer reconciles run at once), relaxing again with hysteresis as it falls;
  * {@link memoryPlan} sizes what grows from the limit; and
  * {@link cgroupMemoryLimit} reads the container's limit, the usual default.
  * A manager given `memoryLimit` wires all of it.

@@ -1,16 +1,19 @@
 /**
  * What a memory limit buys: the sizes the runtime gives what grows (the
- * primary caches' budget, list pages, reconciles at once) at each level of
+ * caches' budget, list pages, reconciles at once) at each level of
  * memory pressure, and the rule that moves between the levels as resident
  * memory rises and falls. Pure: the {@link MemoryGovernor} samples and acts.
  *
  * The levels, in the order the runtime degrades:
  *
- * | level    | entered at RSS ≥ | left below | primary caches hold       | reconciles at once |
- * | -------- | ---------------: | ---------: | ------------------------- | ------------------ |
- * | `normal` |                  |            | limit / 8 (estimated)     | the configured max |
+ * | level    | entered at RSS ≥ | left below | caches hold                | reconciles at once |
+ * | -------- | ---------------: | ---------: | -------------------------- | ------------------ |
+ * | `normal` |                  |            | limit / 8 (estimated)      | the configured max |
  * | `evict`  | 80% of the limit |        70% | limit / 32, then a full GC | the configured max |
  * | `slow`   | 90% of the limit |        80% | limit / 64, then a full GC | a quarter of it    |
+ *
+ * At `normal` the primary caches share their bytes and each owned kind's
+ * cache may keep as much on its own; under pressure every cache shares them.
  *
  * A level is entered and left one step per sample, so the runtime always
  * evicts before it slows down, and the ten-point gap between entering and
@@ -20,7 +23,7 @@
  * ```ts
  * import { memoryPlan, nextLevel } from "./plan.ts";
  * const plan = memoryPlan(64 * 2 ** 20);
- * plan.cacheBytes.evict; // 2097152: 2 MiB of full objects across the primary caches
+ * plan.cacheBytes.evict; // 2097152: 2 MiB of full objects across the caches
  * nextLevel("normal", 0.85); // "evict"
  * nextLevel("evict", 0.75); // "evict": not yet below 70%
  * ```
@@ -38,7 +41,7 @@ export const MEMORY_LEVELS: readonly MemoryLevel[] = ["normal", "evict", "slow"]
 export interface MemoryPlan {
   /** The limit the plan was made for, in bytes. */
   limitBytes: number;
-  /** Estimated bytes of full objects all primary caches together keep, per level. */
+  /** Estimated bytes of full objects the caches keep, per level (see the module documentation). */
   cacheBytes: Readonly<Record<MemoryLevel, number>>;
   /** Reconciles running at once across all controllers, per level. */
   concurrency: Readonly<Record<MemoryLevel, number>>;
