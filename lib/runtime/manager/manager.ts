@@ -63,7 +63,7 @@ import { managerRoutes } from "./_routes.ts";
 import { RuntimeMetrics } from "../metrics/metrics.ts";
 import { Semaphore } from "../../async/semaphore.ts";
 import { MemoryGovernor } from "../memory/governor.ts";
-import { memoryPlan } from "../memory/plan.ts";
+import { type MemoryLevel, memoryPlan } from "../memory/plan.ts";
 import type { Store } from "../cache/store.ts";
 
 /** How often the manager checks whether a finished burst left garbage to collect. */
@@ -135,7 +135,7 @@ export class Manager {
       plan,
       clock: this.#clock,
       actions: {
-        cacheBytes: () => this.#limitCaches(),
+        cacheBytes: (bytes, level) => this.#limitCaches(bytes, level),
         concurrency: (permits) => this.#semaphore.resize(permits),
         collect: v8Collect() ?? (() => {}),
       },
@@ -282,7 +282,9 @@ export class Manager {
     const running = AbortSignal.any([leading, caches.signal]);
     const releasing = this.#releaseHeap(running);
     // The primaries share the limit's cache budget, known only once every controller is added.
-    if (this.#memory) this.#limitCaches();
+    if (this.#memory) {
+      this.#limitCaches(this.#memory.plan.cacheBytes[this.#memory.level], this.#memory.level);
+    }
     const governing = this.#memory?.run(running);
     try {
       await Promise.all(this.#controllers.map((c) => c.run(running, { drainMs })));
@@ -305,18 +307,16 @@ export class Manager {
   }
 
   /**
-   * Sizes the caches for the memory limit's current level, evicting down to
-   * it at once: at `normal` the primary caches share the level's bytes and
+   * Sizes the caches for `totalBytes` at a memory limit's `level`, evicting
+   * down to it at once: at `normal` the primary caches share the bytes and
    * each owned kind's cache may keep as much on its own; under pressure every
    * cache, primary or owned, gets an equal share.
    */
-  #limitCaches(): void {
-    const memory = this.#memory!;
-    const totalBytes = memory.plan.cacheBytes[memory.level];
+  #limitCaches(totalBytes: number, level: MemoryLevel): void {
     const primaries = new Set<Store<KubeObject>>(this.#controllers.map((c) => c.store));
     const owned = this.caches.entries().map((e) => e.reflector.store)
       .filter((store) => store.budgeted && !primaries.has(store));
-    const pressure = memory.level !== "normal";
+    const pressure = level !== "normal";
     const share = totalBytes / Math.max(1, primaries.size + (pressure ? owned.length : 0));
     for (const store of primaries) store.setBudget(this.#primaryBudget(share));
     const ownedBudget = { maxBytes: Math.max(1, Math.floor(pressure ? share : totalBytes)) };

@@ -41,8 +41,8 @@ import { MEMORY_LEVELS, type MemoryLevel, type MemoryPlan, memoryPlan, nextLevel
 
 /** What the governor changes as it moves between levels. */
 export interface MemoryActions {
-  /** Caps the estimated bytes of full objects the caches together keep at the new level. */
-  cacheBytes(bytes: number): void;
+  /** Caps the estimated bytes of full objects the caches together keep at `level`, the new one. */
+  cacheBytes(bytes: number, level: MemoryLevel): void;
   /** Sets how many reconciles may run at once across all controllers. */
   concurrency(permits: number): void;
   /** Runs a full garbage collection that gives emptied pages back. */
@@ -207,7 +207,7 @@ export class MemoryGovernor {
     if (rising) this.#collectedAt = undefined;
     const cacheBytes = this.plan.cacheBytes[to];
     const concurrency = this.plan.concurrency[to];
-    this.#actions.cacheBytes(cacheBytes);
+    this.#actions.cacheBytes(cacheBytes, to);
     this.#actions.concurrency(concurrency);
     const log = rising ? this.#log.warn : this.#log.info;
     log(

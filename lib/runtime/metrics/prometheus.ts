@@ -248,6 +248,8 @@ export function exponentialBuckets(start: number, factor: number, count: number)
 /** Holds metrics and renders them; one per process, passed to whoever records. */
 export class Registry {
   readonly #metrics = new Map<string, Metric<string>>();
+  /** The metrics by name, sorted once per registration rather than on every render. */
+  #sorted: Metric<string>[] = [];
   readonly #collectors = new Set<() => void>();
 
   /**
@@ -306,8 +308,7 @@ export class Registry {
       }
     }
     let text = "";
-    for (const name of [...this.#metrics.keys()].sort()) {
-      const metric = this.#metrics.get(name)!;
+    for (const metric of this.#sorted) {
       text += metric.header;
       for (const series of metric.series()) {
         const prefixes = metric.prefixes(series);
@@ -333,6 +334,7 @@ export class Registry {
       throw new TypeError(`Cannot register metric '${metric.name}': the name is already taken`);
     }
     this.#metrics.set(metric.name, metric);
+    this.#sorted = [...this.#metrics.keys()].sort().map((name) => this.#metrics.get(name)!);
     return metric;
   }
 }
