@@ -4,6 +4,7 @@
  * estimate (`kinglet_cache_bytes`), without a cluster.
  *
  *   deno run -A --v8-flags=--expose-gc,--max-semi-space-size=1 bench/cache_memory.ts [--objects 5000] [--snapshot]
+ *     [--evict] [--events-tracked 4096]
  *
  * The real controller is built (`webAppController` in a `Controller` over a
  * fake client that is never called), and its stores are fed ADDED events
@@ -19,6 +20,10 @@
  * three phase Events per WebApp over five simulated minutes through a real
  * EventRecorder. With `--snapshot`, the empty and the last case also write a
  * V8 heap snapshot, and the difference is summarized by node type and name.
+ * With `--evict`, each case ends by evicting every full object (the stores
+ * are budgeted, as under a memory limit), so what remains is what every key
+ * costs; `--events-tracked` sets the Event recorder's `maxTracked` (a memory
+ * limit of 64Mi sets 1,024).
  *
  * @module
  */
@@ -295,14 +300,24 @@ function condition(type: string, reason: string, message: string) {
 }
 
 /** Fills the real controller's caches up to `which`; see the module documentation. */
-async function measure(which: Case, objects: number, snapshot?: string): Promise<Measurement> {
+async function measure(
+  which: Case,
+  objects: number,
+  snapshot: string | undefined,
+  evict: boolean,
+  eventsTracked: number | undefined,
+): Promise<Measurement> {
   const upTo = CASES.indexOf(which);
   let now = T0;
   const clock = { now: () => now, sleep: systemClock.sleep.bind(systemClock) };
   const recorder = new EventRecorder({
     create: () => Promise.resolve({}),
     patch: () => Promise.resolve({}),
-  }, { reportingInstance: "kinglet-0", clock });
+  }, {
+    reportingInstance: "kinglet-0",
+    clock,
+    ...(eventsTracked && { maxTracked: eventsTracked }),
+  });
   const caches = new Caches({ client: {} as CacheClient });
   // The primary's cache first, then the owned Deployments and Services, as the spec declares them.
   const stores = () => controller.reflectors.map((r) => r.store);
@@ -316,11 +331,14 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
       });
     },
   } as unknown as ControllerClient;
+  // Budgeted (but never full) when the last step evicts every object, as a memory limit under pressure does.
+  const budget = evict ? { maxBytes: Number.MAX_SAFE_INTEGER } : undefined;
   const controller = new Controller(webAppController({ now: () => new Date(now) }), {
     client,
     events: recorder,
     semaphore: new Semaphore(4),
     caches,
+    ...(budget && { budget, ownedBudget: budget }),
   });
   const cache = <C extends KubeObject>(r: Resource) =>
     (r === DEPLOYMENTS ? deployments : services) as unknown as Store<C>;
@@ -405,6 +423,7 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
     }
     churn.meanUsed = sum / churn.samples;
   }
+  if (evict) { for (const store of stores()) store.setBudget({ maxBytes: 1 }); }
   const heapBeforeGc = Deno.memoryUsage().heapUsed - before.heapUsed;
   gc();
   const after = Deno.memoryUsage();
@@ -423,9 +442,17 @@ async function measure(which: Case, objects: number, snapshot?: string): Promise
   };
 }
 
-async function runCase(which: Case, objects: number, snapshot?: string): Promise<Measurement> {
+async function runCase(
+  which: Case,
+  objects: number,
+  snapshot: string | undefined,
+  evict: boolean,
+  eventsTracked: number | undefined,
+): Promise<Measurement> {
   const args = ["run", "-A", "--v8-flags=--expose-gc,--max-semi-space-size=1"];
   args.push(import.meta.filename!, "--case", which, "--objects", String(objects));
+  if (evict) args.push("--evict");
+  if (eventsTracked) args.push("--events-tracked", String(eventsTracked));
   if (snapshot) args.push("--snapshot-to", snapshot);
   const output = await new Deno.Command(Deno.execPath(), {
     args,
@@ -473,11 +500,21 @@ if (import.meta.main) {
     throw new RangeError(`Cannot run: '--objects' must be a positive integer, got ${objects}`);
   }
   const which = option("--case") as Case | undefined;
+  const evict = Deno.args.includes("--evict");
+  const tracked = option("--events-tracked");
+  const eventsTracked = tracked === undefined ? undefined : Number(tracked);
+  if (eventsTracked !== undefined && !(Number.isSafeInteger(eventsTracked) && eventsTracked > 0)) {
+    throw new RangeError(
+      `Cannot run: '--events-tracked' must be a positive integer, got ${tracked}`,
+    );
+  }
   if (which !== undefined) {
     if (!CASES.includes(which)) {
       throw new TypeError(`Unknown case '${which}': expected one of ${CASES.join(", ")}`);
     }
-    print(JSON.stringify(await measure(which, objects, option("--snapshot-to"))));
+    print(
+      JSON.stringify(await measure(which, objects, option("--snapshot-to"), evict, eventsTracked)),
+    );
   } else {
     const snapshots = Deno.args.includes("--snapshot")
       ? [await Deno.makeTempFile({ suffix: ".heapsnapshot" }), await Deno.makeTempFile()]
@@ -485,7 +522,7 @@ if (import.meta.main) {
     const results: Measurement[] = [];
     for (const c of CASES) {
       const snapshot = c === "empty" ? snapshots?.[0] : c === "events" ? snapshots?.[1] : undefined;
-      results.push(await runCase(c, objects, snapshot));
+      results.push(await runCase(c, objects, snapshot, evict, eventsTracked));
     }
     const last = results.at(-1)!;
     const json = last.jsonBytes.map((b) => `${Math.round(b)} B`).join(", ");
