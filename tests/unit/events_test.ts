@@ -204,6 +204,24 @@ Deno.test("a repeat after the window, or with another note, starts a new Event",
   assert.equal(names.size, 4);
 });
 
+Deno.test("beyond maxTracked the least recently used series is forgotten: its repeat starts a new Event", async () => {
+  const { clock, sink, recorder } = setUp({ maxTracked: 2 });
+  assert.equal(recorder.maxTracked, 2);
+  for (const name of ["a", "b"]) recorder.publish(pod(name), started);
+  await clock.advance(1_000);
+  recorder.publish(pod("a"), started); // a is now the most recently used
+  recorder.publish(pod("c"), started); // forgets b
+  await clock.advance(1_000);
+  recorder.publish(pod("a"), started);
+  recorder.publish(pod("b"), started);
+  await recorder.flush();
+  const verbs = sink.calls.map((c) =>
+    `${c.verb} ${c.verb === "create" ? c.event.regarding.name : ""}`
+  );
+  assert.deepEqual(verbs, ["create a", "create b", "patch ", "create c", "patch ", "create b"]);
+  assert.equal(setUp().recorder.maxTracked, 4_096, "client-go's number by default");
+});
+
 Deno.test("each object gets a burst of 25 Events, then one per 5 minutes", async () => {
   const { clock, sink, recorder } = setUp();
   for (let i = 0; i < 26; i++) recorder.publish(pod("noisy"), { ...started, note: `attempt ${i}` });
@@ -351,6 +369,10 @@ Deno.test("bad options are refused with what was given", () => {
   assert.throws(
     () => new EventRecorder(sink, { reportingInstance: "a", globalQps: 0 }),
     /'globalQps' must be positive, got 0/,
+  );
+  assert.throws(
+    () => new EventRecorder(sink, { reportingInstance: "a", maxTracked: 0.5 }),
+    /'maxTracked' must be a positive integer, got 0.5/,
   );
 });
 

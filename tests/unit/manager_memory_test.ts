@@ -169,6 +169,15 @@ Deno.test("a manager's memory limit narrows its own budget but never widens it",
   await outcome;
 });
 
+Deno.test("a manager's memory limit sizes how many Event series it remembers", () => {
+  const client = new MemoryCluster();
+  const events = (memoryLimit?: number) =>
+    new Manager({ client, reportingInstance: "kinglet-0", ...(memoryLimit && { memoryLimit }) })
+      .events.maxTracked;
+  assert.equal(events(64 * 2 ** 20), 1_024);
+  assert.equal(events(), 4_096, "without a limit, client-go's number");
+});
+
 Deno.test("a manager refuses a memory limit that is not a positive whole number of bytes", () => {
   for (const memoryLimit of [0, -1, 1.5, NaN]) {
     assert.throws(

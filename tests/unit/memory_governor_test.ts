@@ -47,6 +47,9 @@ Deno.test("memory plan sizes caches, concurrency and pages from the limit", () =
   assert.deepEqual(small.cacheBytes, { normal: 8 * MiB, evict: 2 * MiB, slow: 1 * MiB });
   assert.deepEqual(small.concurrency, { normal: 8, evict: 8, slow: 2 });
   assert.equal(small.pageSize, 256);
+  assert.equal(small.eventsTracked, 1_024, "one Event series per 64 KiB of the limit");
+  assert.equal(memoryPlan(8 * MiB).eventsTracked, 256, "never fewer than 256");
+  assert.equal(memoryPlan(2 ** 30).eventsTracked, 4_096, "never more than client-go's 4,096");
   const tiny = memoryPlan(24 * MiB, 8);
   assert.deepEqual(tiny.concurrency, { normal: 3, evict: 3, slow: 1 }, "one reconcile per 8 MiB");
   assert.equal(tiny.pageSize, 96);

@@ -109,6 +109,14 @@ export interface EventRecorderOptions {
   /** Sustained writes per second about all objects. @default 5 */
   globalQps?: number;
   /**
+   * Series, and per-object rate limits, remembered at most; the least
+   * recently used are forgotten first (a repeat of a forgotten event starts
+   * a new Event, a forgotten object a full burst). Each costs about 400 bytes.
+   *
+   * @default 4_096 (client-go)
+   */
+  maxTracked?: number;
+  /**
    * Defaults to the system clock.
    *
    * @default systemClock
@@ -149,8 +157,6 @@ interface Entry {
 }
 
 const MAX_ATTEMPTS = 3;
-/** Series and per-object buckets remembered at most; the least recently used go first. */
-const MAX_TRACKED = 4096;
 
 /**
  * Publishes Events in the background, folding repeats into series and
@@ -164,6 +170,7 @@ export class EventRecorder implements EventPublisher {
   readonly #maxQueued: number;
   readonly #perObjectBurst: number;
   readonly #perObjectRefillMs: number;
+  readonly #maxTracked: number;
   readonly #global: TokenBucket;
   readonly #clock: Clock;
   readonly #lifetime: AbortSignal;
@@ -194,6 +201,7 @@ export class EventRecorder implements EventPublisher {
     this.#maxQueued = options.maxQueued ?? 1_000;
     this.#perObjectBurst = options.perObjectBurst ?? 25;
     this.#perObjectRefillMs = options.perObjectRefillMs ?? 300_000;
+    this.#maxTracked = options.maxTracked ?? 4_096;
     this.#clock = options.clock ?? systemClock;
     this.#lifetime = options.signal ?? new AbortController().signal;
     const globalBurst = options.globalBurst ?? 100;
@@ -214,6 +222,7 @@ export class EventRecorder implements EventPublisher {
     for (
       const [key, value] of Object.entries({
         maxQueued: this.#maxQueued,
+        maxTracked: this.#maxTracked,
         perObjectBurst: this.#perObjectBurst,
         globalBurst,
       })
@@ -241,6 +250,11 @@ export class EventRecorder implements EventPublisher {
   /** Counters since the recorder was created. */
   get stats(): EventRecorderStats {
     return { ...this.#stats };
+  }
+
+  /** Series and per-object rate limits remembered at most (see {@link EventRecorderOptions.maxTracked}). */
+  get maxTracked(): number {
+    return this.#maxTracked;
   }
 
   /**
@@ -325,7 +339,9 @@ export class EventRecorder implements EventPublisher {
       bucket,
     };
     this.#series.set(key, fresh);
-    if (this.#series.size > MAX_TRACKED) this.#series.delete(this.#series.keys().next().value!);
+    if (this.#series.size > this.#maxTracked) {
+      this.#series.delete(this.#series.keys().next().value!);
+    }
     this.#enqueue(fresh);
   }
 
@@ -420,7 +436,7 @@ export class EventRecorder implements EventPublisher {
       this.#buckets.delete(objectKey);
     } else {
       bucket = new TokenBucket(this.#perObjectBurst, this.#perObjectRefillMs, now);
-      if (this.#buckets.size >= MAX_TRACKED) {
+      if (this.#buckets.size >= this.#maxTracked) {
         this.#buckets.delete(this.#buckets.keys().next().value!);
       }
     }

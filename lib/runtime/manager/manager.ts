@@ -149,6 +149,7 @@ export class Manager {
         { reportingInstance: options.reportingInstance }),
       clock: this.#clock,
       signal: this.#eventsLife.signal,
+      ...(plan && { maxTracked: plan.eventsTracked }),
     });
     this.#election = options.leaderElection &&
       electionOf(options.leaderElection, this.#client, this.#clock);

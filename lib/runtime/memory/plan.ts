@@ -14,6 +14,8 @@
  *
  * At `normal` the primary caches share their bytes and each owned kind's
  * cache may keep as much on its own; under pressure every cache shares them.
+ * The Event recorder remembers one series (and one object's rate limit) per
+ * 64 KiB of the limit, between 256 and client-go's 4,096, at every level.
  *
  * A level is entered and left one step per sample, so the runtime always
  * evicts before it slows down, and the ten-point gap between entering and
@@ -47,6 +49,8 @@ export interface MemoryPlan {
   concurrency: Readonly<Record<MemoryLevel, number>>;
   /** Objects asked for per list page (`limit`) and per streamed batch. */
   pageSize: number;
+  /** Event series and per-object rate limits the Event recorder remembers. */
+  eventsTracked: number;
   /** Share of the limit at which RSS enters each level. */
   enter: Readonly<Record<MemoryLevel, number>>;
   /** Share of the limit below which RSS leaves each level for the one beneath. */
@@ -66,12 +70,19 @@ const MIN_PAGE_SIZE = 50;
 const LIMIT_BYTES_PER_PAGED_OBJECT = 256 * 2 ** 10;
 /** Each reconcile in flight holds responses and the objects it builds. */
 const LIMIT_BYTES_PER_RECONCILE = 8 * 2 ** 20;
+/** A remembered Event series costs about 400 bytes: 1/160 of the limit at most. */
+const LIMIT_BYTES_PER_EVENT_SERIES = 64 * 2 ** 10;
+/** client-go's own number of series and spam-filter buckets; a limit only ever lowers it. */
+const MAX_EVENTS_TRACKED = 4_096;
+/** Fewer would split the series of a few hundred objects reconciled together. */
+const MIN_EVENTS_TRACKED = 256;
 
 /**
  * The sizes for `limitBytes`, with at most `maxConcurrentReconciles` at
  * once (the manager's own limit): see the table in the module documentation.
  * A page holds one object per 256 KiB of the limit, between 50 and 500; the
- * configured concurrency is kept up to one reconcile per 8 MiB of the limit.
+ * configured concurrency is kept up to one reconcile per 8 MiB of the limit;
+ * the Event recorder remembers one series per 64 KiB, between 256 and 4,096.
  *
  * @throws {RangeError} when `limitBytes` or `maxConcurrentReconciles` is not
  * a positive integer.
@@ -81,6 +92,7 @@ const LIMIT_BYTES_PER_RECONCILE = 8 * 2 ** 20;
  * import { memoryPlan } from "./plan.ts";
  * const plan = memoryPlan(2 ** 30, 8);
  * [plan.concurrency.normal, plan.concurrency.slow, plan.pageSize]; // [8, 2, 500]
+ * memoryPlan(64 * 2 ** 20).eventsTracked; // 1024
  * ```
  */
 export function memoryPlan(limitBytes: number, maxConcurrentReconciles = 8): MemoryPlan {
@@ -97,6 +109,7 @@ export function memoryPlan(limitBytes: number, maxConcurrentReconciles = 8): Mem
     Math.min(maxConcurrentReconciles, Math.floor(limitBytes / LIMIT_BYTES_PER_RECONCILE)),
   );
   const pageSize = Math.floor(limitBytes / LIMIT_BYTES_PER_PAGED_OBJECT);
+  const eventsTracked = Math.floor(limitBytes / LIMIT_BYTES_PER_EVENT_SERIES);
   return {
     limitBytes,
     cacheBytes: {
@@ -106,6 +119,7 @@ export function memoryPlan(limitBytes: number, maxConcurrentReconciles = 8): Mem
     },
     concurrency: { normal, evict: normal, slow: Math.max(1, Math.ceil(normal / 4)) },
     pageSize: Math.min(MAX_PAGE_SIZE, Math.max(MIN_PAGE_SIZE, pageSize)),
+    eventsTracked: Math.min(MAX_EVENTS_TRACKED, Math.max(MIN_EVENTS_TRACKED, eventsTracked)),
     enter: ENTER,
     leave: LEAVE,
   };
