@@ -299,14 +299,20 @@ function condition(type: string, reason: string, message: string) {
   return { type, status: "True", reason, message };
 }
 
+/** How a case runs: the command line's options. */
+interface CaseOptions {
+  objects: number;
+  /** Where to write a heap snapshot at the end; "" for none. */
+  snapshot: string;
+  /** Whether every full object is evicted at the end (`--evict`). */
+  evict: boolean;
+  /** The Event recorder's `maxTracked`, when set (`--events-tracked`). */
+  eventsTracked?: number;
+}
+
 /** Fills the real controller's caches up to `which`; see the module documentation. */
-async function measure(
-  which: Case,
-  objects: number,
-  snapshot: string | undefined,
-  evict: boolean,
-  eventsTracked: number | undefined,
-): Promise<Measurement> {
+async function measure(which: Case, options: CaseOptions): Promise<Measurement> {
+  const { objects, snapshot, evict, eventsTracked } = options;
   const upTo = CASES.indexOf(which);
   let now = T0;
   const clock = { now: () => now, sleep: systemClock.sleep.bind(systemClock) };
@@ -442,13 +448,8 @@ async function measure(
   };
 }
 
-async function runCase(
-  which: Case,
-  objects: number,
-  snapshot: string | undefined,
-  evict: boolean,
-  eventsTracked: number | undefined,
-): Promise<Measurement> {
+async function runCase(which: Case, options: CaseOptions): Promise<Measurement> {
+  const { objects, snapshot, evict, eventsTracked } = options;
   const args = ["run", "-A", "--v8-flags=--expose-gc,--max-semi-space-size=1"];
   args.push(import.meta.filename!, "--case", which, "--objects", String(objects));
   if (evict) args.push("--evict");
@@ -508,12 +509,17 @@ if (import.meta.main) {
       `Cannot run: '--events-tracked' must be a positive integer, got ${tracked}`,
     );
   }
+  const options: Omit<CaseOptions, "snapshot"> = {
+    objects,
+    evict,
+    ...(eventsTracked && { eventsTracked }),
+  };
   if (which !== undefined) {
     if (!CASES.includes(which)) {
       throw new TypeError(`Unknown case '${which}': expected one of ${CASES.join(", ")}`);
     }
     print(
-      JSON.stringify(await measure(which, objects, option("--snapshot-to"), evict, eventsTracked)),
+      JSON.stringify(await measure(which, { ...options, snapshot: option("--snapshot-to") ?? "" })),
     );
   } else {
     const snapshots = Deno.args.includes("--snapshot")
@@ -522,7 +528,7 @@ if (import.meta.main) {
     const results: Measurement[] = [];
     for (const c of CASES) {
       const snapshot = c === "empty" ? snapshots?.[0] : c === "events" ? snapshots?.[1] : undefined;
-      results.push(await runCase(c, objects, snapshot, evict, eventsTracked));
+      results.push(await runCase(c, { ...options, snapshot: snapshot ?? "" }));
     }
     const last = results.at(-1)!;
     const json = last.jsonBytes.map((b) => `${Math.round(b)} B`).join(", ");
