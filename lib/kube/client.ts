@@ -23,6 +23,7 @@
 import denoJson from "../../deno.json" with { type: "json" };
 import { type Clock, systemClock } from "../async/clock.ts";
 import type { ClusterConfig } from "./config.ts";
+import { isNotFound } from "./errors.ts";
 import { resourcePath, SERVICE_ACCOUNTS } from "./resources.ts";
 import { FlowControl } from "./_flow_control.ts";
 import {
@@ -170,6 +171,12 @@ export interface DeleteOptions {
   propagationPolicy?: "Foreground" | "Background" | "Orphan";
   /** Seconds before the object is deleted; 0 deletes at once. */
   gracePeriodSeconds?: number;
+  /**
+   * Resolve, instead of failing with 404 NotFound, when the object is
+   * already gone (controller-runtime's `client.IgnoreNotFound`): a cleanup
+   * that may run twice deletes without a `catch` of its own. Defaults to false.
+   */
+  ignoreNotFound?: boolean;
   /** Aborts the request. */
   signal?: AbortSignal;
 }
@@ -210,8 +217,9 @@ const PATCH_TYPES = {
 } as const;
 
 /**
- * A client for one API server. Holds one pooled HTTP client (HTTP/2 where
- * the server offers it); call {@link close} when done.
+ * A client for one API server. Holds one pooled HTTP/1.1 client (a
+ * connection per request in flight, reused when idle); call {@link close}
+ * when done.
  *
  * Errors: every method throws {@link ApiError} for an error answer,
  * {@link TransportError} when no answer arrived, {@link ConfigError} when the
@@ -278,6 +286,22 @@ export class KubeClient {
       accept: opts.metadataOnly ? AS_META : JSON_TYPE,
       ...signal(opts),
     });
+  }
+
+  /**
+   * Reads one object, or `undefined` when there is none (404), as kube-rs'
+   * `Api::get_opt`: for a reconcile that branches on whether something
+   * exists. A kind the API server does not serve (a CRD not installed)
+   * answers 404 too, and reads as `undefined` as well.
+   *
+   * @throws {ApiError} for any error answer but 404.
+   */
+  getOptional<T extends KubeObject>(
+    res: Resource,
+    name: string,
+    opts: GetOptions = {},
+  ): Promise<T | undefined> {
+    return this.get<T>(res, name, opts).catch(undefinedIfNotFound);
   }
 
   /** Reads one page of a collection; follow `metadata.continue` for the next. */
@@ -459,7 +483,10 @@ export class KubeClient {
     });
   }
 
-  /** Deletes an object. Resolves once the server accepted the deletion, not when it is gone. */
+  /**
+   * Deletes an object. Resolves once the server accepted the deletion, not
+   * when it is gone; with `ignoreNotFound`, also when it was gone already.
+   */
   async delete(res: Resource, name: string, opts: DeleteOptions = {}): Promise<void> {
     const { preconditions, propagationPolicy, gracePeriodSeconds } = opts;
     const hasBody = preconditions || propagationPolicy || gracePeriodSeconds !== undefined;
@@ -470,13 +497,14 @@ export class KubeClient {
       ...(propagationPolicy ? { propagationPolicy } : {}),
       ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}),
     };
-    await this.#transport.discard({
+    const deleting = this.#transport.discard({
       verb: "delete",
       method: "DELETE",
       path: this.#objectPath(res, name, opts.namespace),
       ...(hasBody ? { body: JSON.stringify(body), contentType: JSON_TYPE } : {}),
       ...signal(opts),
     });
+    await (opts.ignoreNotFound ? deleting.catch(undefinedIfNotFound) : deleting);
   }
 
   /**
@@ -529,7 +557,7 @@ export class KubeClient {
   /**
    * Makes later requests open new connections, leaving those in flight to
    * finish on the old ones: the way out of a connection that went silent
-   * without closing, which HTTP/2 would otherwise keep reusing. The client
+   * without closing, which the pool would otherwise keep reusing. The client
    * does this itself when a request times out; a watcher calls it when a
    * watch stalls.
    */
@@ -557,6 +585,12 @@ export class KubeClient {
       ...(subresource === undefined ? {} : { subresource }),
     });
   }
+}
+
+/** A rejection handler: 404 NotFound becomes `undefined`, anything else is thrown again. */
+function undefinedIfNotFound(error: unknown): undefined {
+  if (isNotFound(error)) return undefined;
+  throw error;
 }
 
 function requireName(obj: KubeObject, res: Resource, verb: string): string {

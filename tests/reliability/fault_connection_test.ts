@@ -108,7 +108,7 @@ Deno.test("a request that times out on a silently stalled connection moves the c
   const client = await clientThrough(proxy, { timeoutMs: 1_000 });
   try {
     await client.get(NAMESPACES, "default");
-    assert.equal(proxy.stall(), 1, "HTTP/2 carries every request over one connection");
+    assert.equal(proxy.stall(), 1, "one request in flight at a time needs one pooled connection");
     await assert.rejects(client.get(NAMESPACES, "default"), TransportError);
     const namespace = await client.get(NAMESPACES, "default");
     assert.equal(namespace.metadata?.name, "default");
