@@ -226,6 +226,36 @@ Deno.test("requeueAfterMs brings the key back after that long", async () => {
   await calls.count(2, "the requeued reconcile");
 });
 
+Deno.test("a change made after the caches synced is reconciled ahead of the initial list, which still converges", async () => {
+  const calls = new Happenings<string>();
+  const gate = Promise.withResolvers<void>();
+  await using h = harness(async (_object, { key }) => {
+    calls.push(key);
+    if (calls.items.length <= 2) await gate.promise;
+    return {};
+  });
+  const names = Array.from({ length: 40 }, (_, i) => `k${String(i).padStart(2, "0")}`);
+  for (const name of names) h.cluster.put(CONFIG_MAPS, configMap(name));
+  h.start();
+  await calls.count(2, "both workers busy with the initial list");
+  h.cluster.put(CONFIG_MAPS, configMap("k39", { edited: "yes" }));
+  h.cluster.put(CONFIG_MAPS, configMap("new"));
+  try {
+    await settled("both changes seen", () => h.controller.store.has("ns/new"));
+  } finally {
+    gate.resolve();
+  }
+  await calls.count(41, "every key reconciled, the edited one once");
+  // The runner holds the one key it took before a worker was free; the fresh keys come next.
+  const next = calls.items.slice(2, 5);
+  assert.ok(next.includes("ns/k39") && next.includes("ns/new"), `next were ${next}`);
+  assert.deepEqual(
+    new Set(calls.items),
+    new Set([...names, "new"].map((n) => `ns/${n}`)),
+    "and every key of the initial list after them",
+  );
+});
+
 Deno.test("a change of an owned child reconciles its controller owner", async () => {
   const calls = new Happenings<string>();
   await using h = harness((_object, { key }) => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { FakeClock, flushMicrotasks } from "../../lib/async/mod.ts";
-import { CONFIG_MAPS, EVENTS, type KubeObject, LEASES } from "../../lib/kube/mod.ts";
+import { CONFIG_MAPS, EVENTS, type KubeObject, LEASES, SECRETS } from "../../lib/kube/mod.ts";
 import {
   type KubeEvent,
   type LeaderElection,
@@ -194,4 +194,58 @@ Deno.test("the manager's endpoints default to loopback addresses", () => {
     "127.0.0.1:8080",
     "127.0.0.1:8081",
   ]);
+});
+
+Deno.test("keys of two controllers failing together retry through one bucket, at one bucket's rate", async () => {
+  const cluster = new MemoryCluster();
+  const clock = new FakeClock();
+  const m = new Manager({
+    client: cluster,
+    clock,
+    metricsAddress: "0",
+    healthAddress: "0",
+    watcherOptions: { streamingList: "off" },
+  });
+  const failed = new Set<string>();
+  const retriedAt: number[] = [];
+  const reconcile = (_object: KubeObject, { key }: { key: string }) => {
+    if (!failed.has(key)) {
+      failed.add(key);
+      return Promise.reject(new Error("the API server is down"));
+    }
+    retriedAt.push(clock.now());
+    return Promise.resolve({});
+  };
+  m.add({ name: "configmaps", resource: CONFIG_MAPS, reconcile, errorPolicy: () => 0 });
+  m.add({
+    name: "secrets",
+    resource: SECRETS,
+    reconcile: (object, context) => reconcile(object, { key: `secret:${context.key}` }),
+    errorPolicy: () => 0,
+  });
+  for (let i = 0; i < 80; i++) {
+    cluster.put(CONFIG_MAPS, configMap(`c${i}`));
+    cluster.put(SECRETS, {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: `s${i}`, namespace: "ns" },
+    });
+  }
+  const stop = new AbortController();
+  const outcome = m.run(stop.signal);
+  const turns = async (check: () => boolean) => {
+    for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 0));
+  };
+  await turns(() => failed.size === 160 && retriedAt.length >= 100);
+  await turns(() => false);
+  assert.equal(failed.size, 160, "every key of both controllers failed once");
+  assert.equal(retriedAt.length, 100, "the one bucket's burst of 100 came back at once, not 160");
+  await clock.advance(1_000);
+  await turns(() => retriedAt.length === 110);
+  assert.equal(retriedAt.length, 110, "then 10 a second across both controllers");
+  for (let t = 0; t < 5_000; t += 100) await clock.advance(100);
+  await turns(() => retriedAt.length === 160);
+  assert.equal(retriedAt.length, 160, "and every key converges");
+  stop.abort();
+  assert.equal(await outcome, "stopped");
 });

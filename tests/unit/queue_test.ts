@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { type QueueMetrics, type QueueSnapshot, WorkQueue } from "../../lib/runtime/queue/queue.ts";
+import {
+  BACKLOG_SHARE,
+  type QueueMetrics,
+  type QueueSnapshot,
+  WorkQueue,
+} from "../../lib/runtime/queue/queue.ts";
 import { ExponentialRateLimiter } from "../../lib/runtime/queue/rate_limiter.ts";
 import { FakeClock, flushMicrotasks } from "../../lib/async/clock.ts";
 
@@ -238,5 +243,90 @@ Deno.test("queue reports adds, retries, queue and work durations and in-flight w
     "finished 1.5",
     "retried",
   ]);
+  queue.shutDown();
+});
+
+/** Takes `n` keys one at a time, marking each done, and returns them in order. */
+async function drain(queue: WorkQueue<string>, n: number): Promise<string[]> {
+  const taken: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const key = (await queue.get())!;
+    taken.push(key);
+    queue.done(key);
+  }
+  return taken;
+}
+
+Deno.test("queue hands a fresh key out before every backlog key added earlier", async () => {
+  const { queue } = setup();
+  for (let i = 0; i < 100; i++) queue.add(`old${i}`, { backlog: true });
+  queue.add("edit");
+  assert.equal(queue.len, 101);
+  assert.deepEqual(await drain(queue, 3), ["edit", "old0", "old1"]);
+  queue.shutDown();
+});
+
+Deno.test("queue serves the backlog one key in BACKLOG_SHARE while fresh keys never stop", async () => {
+  const { queue } = setup();
+  for (let i = 0; i < 5; i++) queue.add(`old${i}`, { backlog: true });
+  let fresh = 0;
+  const taken: string[] = [];
+  for (let i = 0; i < 5 * BACKLOG_SHARE; i++) {
+    queue.add(`new${fresh++}`);
+    queue.add(`new${fresh++}`);
+    taken.push(...await drain(queue, 1));
+  }
+  const backlog = taken.flatMap((key, at) => key.startsWith("old") ? [at] : []);
+  assert.deepEqual(
+    backlog,
+    [1, 2, 3, 4, 5].map((n) => n * BACKLOG_SHARE - 1),
+    "every BACKLOG_SHARE-th key handed out came from the backlog, in order",
+  );
+  assert.deepEqual(taken.filter((k) => k.startsWith("old")), [
+    "old0",
+    "old1",
+    "old2",
+    "old3",
+    "old4",
+  ]);
+  queue.shutDown();
+});
+
+Deno.test("a backlog key added fresh moves ahead; a fresh key added to the backlog stays fresh", async () => {
+  const { queue } = setup();
+  queue.add("a", { backlog: true });
+  queue.add("b", { backlog: true });
+  queue.add("c", { backlog: true });
+  queue.add("c");
+  queue.add("d");
+  queue.add("d", { backlog: true });
+  assert.equal(queue.len, 4, "moving lanes neither adds nor loses a key");
+  assert.deepEqual(await drain(queue, 4), ["c", "d", "a", "b"]);
+  assert.equal(queue.len, 0);
+  assert.equal(await peek(queue.get()), "pending", "the stale backlog slot of c is not handed out");
+  queue.shutDown();
+});
+
+Deno.test("a backlog key added fresh while in flight runs again ahead of the backlog", async () => {
+  const { queue } = setup();
+  queue.add("a", { backlog: true });
+  const held = (await queue.get())!;
+  queue.add("a", { backlog: true });
+  queue.add("b", { backlog: true });
+  queue.add("a");
+  queue.done(held);
+  assert.deepEqual(await drain(queue, 2), ["a", "b"]);
+  queue.shutDown();
+});
+
+Deno.test("delayed adds join the backlog, behind fresh keys", async () => {
+  const { clock, queue } = setup();
+  queue.addAfter("requeued", 100);
+  await clock.advance(100);
+  queue.add("edit");
+  assert.deepEqual(await drain(queue, 2), ["edit", "requeued"]);
+  queue.addAfter("now", 0);
+  queue.add("fresh");
+  assert.deepEqual(await drain(queue, 2), ["fresh", "now"]);
   queue.shutDown();
 });

@@ -3,7 +3,11 @@ import {
   changedRelated,
   controllerOwnerKeys,
   primaryChanged,
+  primaryTrigger,
+  relatedTrigger,
 } from "../../lib/runtime/controller/relations.ts";
+import type { AddOptions } from "../../lib/runtime/queue/queue.ts";
+import { logger } from "../../lib/log.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
 import type { StoreChange, StoreEntry } from "../../lib/runtime/cache/store.ts";
 
@@ -60,4 +64,22 @@ Deno.test("a child maps to its controller owner of the primary's kind only", () 
   assert.deepStrictEqual(map(owned("kinglet.dev/v1alpha1", "WebApp", false)), []);
   assert.deepStrictEqual(map(owned("other.dev/v1", "WebApp", true)), []);
   assert.deepStrictEqual(map(owned("kinglet.dev/v1alpha1", "DatabaseCluster", true)), []);
+});
+
+Deno.test("a relist's changes join the backlog and a watch event's are fresh, primary and related alike", () => {
+  const added: [string, AddOptions][] = [];
+  const add = (key: string, options: AddOptions) => added.push([key, options]);
+  const primary = primaryTrigger(add, () => {});
+  const related = relatedTrigger(() => ["ns/owner"], add, logger("test"));
+  const object = { metadata: { name: "a", namespace: "ns", generation: 1 } };
+  for (const relist of [true, false]) {
+    primary({ ...upsert(object), relist } as StoreChange<KubeObject>);
+    related({ ...upsert(object), relist } as StoreChange<KubeObject>);
+  }
+  assert.deepEqual(added, [
+    ["ns/a", { backlog: true }],
+    ["ns/owner", { backlog: true }],
+    ["ns/a", {}],
+    ["ns/owner", {}],
+  ]);
 });

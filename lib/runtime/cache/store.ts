@@ -83,8 +83,22 @@ export interface StoreEntry {
  * `replace`.
  */
 export type StoreChange<T> =
-  | { type: "upsert"; key: ObjectKey; object: T; previous: StoreEntry | undefined }
-  | { type: "delete"; key: ObjectKey; object: T | undefined; previous: StoreEntry }
+  | {
+    type: "upsert";
+    key: ObjectKey;
+    object: T;
+    previous: StoreEntry | undefined;
+    /** True when told by a relist rather than by a watch event. */
+    relist?: boolean;
+  }
+  | {
+    type: "delete";
+    key: ObjectKey;
+    object: T | undefined;
+    previous: StoreEntry;
+    /** True when told by a relist rather than by a watch event. */
+    relist?: boolean;
+  }
   | { type: "replace"; resourceVersion: string; keys: number };
 
 /**
@@ -478,12 +492,13 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
     for (const [key, entry] of next.entries) {
       const object = entry.object ?? evicted.get(key)!;
       const previous = old.entries.get(key);
-      this.#emit({ type: "upsert", key, object, previous: previous && view(key, previous) });
+      const before = previous && view(key, previous);
+      this.#emit({ type: "upsert", key, object, previous: before, relist: true });
     }
     for (const [key, previous] of old.entries) {
       if (next.entries.has(key)) continue;
       const object = previous.object;
-      this.#emit({ type: "delete", key, object, previous: view(key, previous) });
+      this.#emit({ type: "delete", key, object, previous: view(key, previous), relist: true });
     }
     this.#emit({ type: "replace", resourceVersion, keys: next.entries.size });
   }

@@ -15,8 +15,8 @@
  * - A thrown error is retried after what the controller's error policy says
  *   (by default a per-key exponential, 5 ms doubling to 1000 s) less a
  *   random part of up to `requeueJitter`, or after the server's Retry-After
- *   plus a random spread; and never before the controller's retry bucket
- *   (10 a second, burst 100) has a token for it, so keys that failed in one
+ *   plus a random spread; and never before the retry bucket (10 a second,
+ *   burst 100, shared by a manager's controllers) has a token for it, so keys that failed in one
  *   outage come back spread out; a {@link TerminalError}, or a policy's
  *   `"terminal"`, is not retried until the object changes as above, whatever
  *   else triggers its key meanwhile; a success forgets the key's failures. A
@@ -64,7 +64,7 @@ import { logger } from "../../log.ts";
 import { type CacheClient, type CacheOptions, Caches } from "../cache/caches.ts";
 import { type Clock, systemClock } from "../../async/clock.ts";
 import type { ControllerMetrics } from "../metrics/metrics.ts";
-import { type QueueMetrics, WorkQueue } from "../queue/queue.ts";
+import { type AddOptions, type QueueMetrics, WorkQueue } from "../queue/queue.ts";
 import type { RateLimiter } from "../queue/rate_limiter.ts";
 import type { Reflector } from "../cache/reflector.ts";
 import type { Semaphore } from "../../async/semaphore.ts";
@@ -113,10 +113,16 @@ export interface ControllerDeps {
   /**
    * The per-key delay of a failed key without an error policy. Defaults to
    * client-go's per-key exponential (5 ms doubling to 1000 s). Every retry,
-   * with or without a policy, also waits for the controller's retry bucket
-   * (client-go's 10 qps, burst 100) and is jittered.
+   * with or without a policy, also waits for the retry bucket (see
+   * `retryBucket`) and is jittered.
    */
   rateLimiter?: RateLimiter<ObjectKey>;
+  /**
+   * The bucket every retry waits for, shared across controllers; the
+   * manager lends one to all of its controllers. Defaults to one of the
+   * controller's own (client-go's 10 qps, burst 100).
+   */
+  retryBucket?: RateLimiter<ObjectKey>;
   /** Source of jitter in [0, 1). Defaults to `Math.random`. */
   random?: () => number;
   /** Where the queue and the reconciles report; defaults to none. */
@@ -175,6 +181,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       clock: this.#clock,
       pacing,
       ...(deps.rateLimiter && { rateLimiter: deps.rateLimiter }),
+      ...(deps.retryBucket && { retryBucket: deps.retryBucket }),
       ...(metrics && { metrics }),
     });
     this.#runner = new Runner(spec, {
@@ -187,7 +194,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     });
     this.#ownsCaches = !deps.caches;
     this.#caches = deps.caches ?? new Caches({ client: deps.client, clock: this.#clock });
-    const add = (key: ObjectKey) => this.queue.add(key);
+    const add = (key: ObjectKey, options: AddOptions) => this.queue.add(key, options);
     this.#primary = this.#reflector(spec.resource, {
       ...(spec.transform && { transform: spec.transform }),
       ...(deps.budget && { budget: deps.budget }),

@@ -35,6 +35,17 @@ import { keyOf } from "../../kube/object_key.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import type { Logger } from "../../log.ts";
 import type { StoreChange } from "../cache/store.ts";
+import type { AddOptions } from "../queue/queue.ts";
+
+/** Where a trigger sends the keys it finds: the controller's queue. */
+export type AddKey = (key: ObjectKey, options: AddOptions) => void;
+
+/** A relist's changes queue behind fresh ones; a watch event's are fresh. */
+function laneOf(change: StoreChange<KubeObject>): AddOptions {
+  return change.type !== "replace" && change.relist ? BACKLOG : FRESH;
+}
+const BACKLOG: AddOptions = { backlog: true };
+const FRESH: AddOptions = {};
 
 /** What must move for an object to count as changed; see the module documentation. */
 export type Revision = number | string | undefined;
@@ -86,27 +97,29 @@ function apiGroup(apiVersion: string): string {
 
 /**
  * The listener of the primary's store: adds the key of each change that
- * {@link primaryChanged} counts, and tells `deleted` of each deletion first.
+ * {@link primaryChanged} counts (to the backlog when a relist told it), and
+ * tells `deleted` of each deletion first.
  */
 export function primaryTrigger(
-  add: (key: ObjectKey) => void,
+  add: AddKey,
   deleted: (key: ObjectKey) => void,
 ): (change: StoreChange<KubeObject>) => void {
   return (change) => {
     if (change.type === "replace" || !primaryChanged(change)) return;
     if (change.type === "delete") deleted(change.key);
-    add(change.key);
+    add(change.key, laneOf(change));
   };
 }
 
 /**
  * The listener of an owned or watched store: adds the primary keys `map`
- * gives for each change that {@link changedRelated} counts. A `map` that
- * throws is logged to `log` and adds nothing.
+ * gives for each change that {@link changedRelated} counts (to the backlog
+ * when a relist told it). A `map` that throws is logged to `log` and adds
+ * nothing.
  */
 export function relatedTrigger(
   map: (object: KubeObject) => ObjectKey[],
-  add: (key: ObjectKey) => void,
+  add: AddKey,
   log: Logger,
 ): (change: StoreChange<KubeObject>) => void {
   return (change) => {
@@ -122,6 +135,7 @@ export function relatedTrigger(
       });
       return;
     }
-    for (const key of keys) add(key);
+    const lane = laneOf(change);
+    for (const key of keys) add(key, lane);
   };
 }

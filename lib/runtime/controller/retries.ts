@@ -16,9 +16,11 @@
  * | `terminal` | forgotten | nothing until the object changes                        |
  * | `error`    | counted   | `addAfter` Retry-After, or the policy's delay, jittered |
  *
- * Every retry after an error also takes a token of the controller's retry
- * bucket (client-go's 10 qps, burst 100), so keys that failed in one outage
- * come back at the bucket's pace, not together.
+ * Every retry after an error also takes a token of the retry bucket
+ * (client-go's 10 qps, burst 100), so keys that failed in one outage come
+ * back at the bucket's pace, not together. A manager gives all its
+ * controllers one bucket, so that three controllers failing together retry
+ * at one bucket's rate, not three.
  *
  * @example
  * ```ts
@@ -84,6 +86,12 @@ export interface RetriesDeps {
    * per-key exponential (5 ms doubling to 1000 s).
    */
   rateLimiter?: RateLimiter<ObjectKey>;
+  /**
+   * The bucket every retry takes a token of, shared with the other
+   * controllers of a manager. Defaults to one of this controller's own
+   * (client-go's 10 qps, burst 100).
+   */
+  retryBucket?: RateLimiter<ObjectKey>;
   /** Where each outcome is counted; defaults to none. */
   metrics?: ControllerMetrics;
 }
@@ -94,8 +102,8 @@ export class Retries {
   readonly #failures: FailureRateLimiter<ObjectKey>;
   /** Revision at which a key failed terminally; cleared when the revision moves or the object goes. */
   readonly #terminal = new Map<ObjectKey, Revision>();
-  /** Every retry of this controller takes a token: after an outage they trickle back. */
-  readonly #bucket: TokenBucketRateLimiter<ObjectKey>;
+  /** Every retry takes a token: after an outage they trickle back. */
+  readonly #bucket: RateLimiter<ObjectKey>;
   readonly #deps: RetriesDeps;
   readonly #log;
 
@@ -105,7 +113,7 @@ export class Retries {
     this.#failures = options.errorPolicy
       ? new ErrorPolicyRateLimiter(options.errorPolicy)
       : deps.rateLimiter ?? new ExponentialRateLimiter();
-    this.#bucket = new TokenBucketRateLimiter(deps.clock);
+    this.#bucket = deps.retryBucket ?? new TokenBucketRateLimiter(deps.clock);
     this.#log = logger("controller", deps.name);
   }
 

@@ -45,7 +45,7 @@
  *
  * @module
  */
-import type { KubeObject } from "../../kube/types.ts";
+import type { KubeObject, ObjectKey } from "../../kube/types.ts";
 import type { ManagerClient, ManagerOptions, ManagerOutcome } from "./options.ts";
 import { logger } from "../../log.ts";
 import { Caches } from "../cache/caches.ts";
@@ -62,6 +62,7 @@ import { electionOf, type LeaderElection } from "./leader_election.ts";
 import { managerRoutes } from "./_routes.ts";
 import { RuntimeMetrics } from "../metrics/metrics.ts";
 import { Semaphore } from "../../async/semaphore.ts";
+import { TokenBucketRateLimiter } from "../queue/rate_limiter.ts";
 import { MemoryGovernor } from "../memory/governor.ts";
 import { type MemoryLevel, memoryPlan } from "../memory/plan.ts";
 import type { Store } from "../cache/store.ts";
@@ -101,6 +102,8 @@ export class Manager {
   /** Keeps {@link ManagerOptions.memoryLimit}; absent without one. */
   readonly #memory: MemoryGovernor | undefined;
   readonly #controllers: Controller<KubeObject>[] = [];
+  /** One bucket for every controller's retries: an outage's retries leave at its pace, not N times it. */
+  readonly #retryBucket: TokenBucketRateLimiter<ObjectKey>;
   #phase: Phase = "starting";
   #listeners: RunningListener[] = [];
 
@@ -125,6 +128,7 @@ export class Manager {
     this.#client = options.client ?? this.#ownClient!;
     this.#clock = options.clock ?? systemClock;
     this.metrics = options.metrics ?? new RuntimeMetrics();
+    this.#retryBucket = new TokenBucketRateLimiter(this.#clock);
     const plan = options.memoryLimit === undefined ? undefined : memoryPlan(
       positiveLimit(options.memoryLimit),
       max,
@@ -174,6 +178,7 @@ export class Manager {
       semaphore: this.#semaphore,
       caches: this.caches,
       clock: this.#clock,
+      retryBucket: this.#retryBucket,
       ...(budget && { budget }),
       ...(ownedBudget && { ownedBudget }),
       metrics: {

@@ -9,7 +9,15 @@
  *   holds it is not handed out again until that worker calls
  *   {@link WorkQueue.done}; then it runs exactly once more, however many
  *   times it was added meanwhile.
- * - Waiting keys come out in the order they were first added.
+ * - Waiting keys wait in one of two lanes, each first in, first out: fresh
+ *   (changes seen as they happen, the default of {@link WorkQueue.add}) and
+ *   backlog (`{ backlog: true }`: initial lists and relists; every delayed
+ *   add, so requeues, retries and resyncs). A fresh key is handed out before
+ *   any backlog key, as in controller-runtime's priority queue, with one
+ *   rule against starvation: while both lanes wait, every
+ *   {@link BACKLOG_SHARE}th key handed out comes from the backlog, so a
+ *   stream of fresh changes slows the backlog but never stops it. A backlog
+ *   key added fresh moves to the fresh lane; a fresh key stays fresh.
  * - {@link WorkQueue.addAfter} delays an add; when a key is delayed twice, the
  *   earlier time wins. Delayed keys cost one heap slot each and share one
  *   timer, so thousands of them are cheap.
@@ -82,30 +90,94 @@ export interface WorkQueueOptions<K> {
   metrics?: QueueMetrics;
 }
 
+/**
+ * While both lanes wait, one key in this many comes from the backlog: the
+ * backlog's share of the workers when fresh changes never stop.
+ */
+export const BACKLOG_SHARE = 8;
+
+/** How a key is added; see the module documentation. */
+export interface AddOptions {
+  /**
+   * Queue the key behind every fresh key, e.g. because it comes from an
+   * initial list or a relist rather than a change. Defaults to false.
+   */
+  backlog?: boolean;
+}
+
+/** One first-in, first-out lane of waiting keys. */
+class Lane<K> {
+  /** Keys in arrival order; slots before `#head` are spent. A key may be stale (see `shift`). */
+  #keys: (K | undefined)[] = [];
+  #head = 0;
+  /** Live keys in the lane: those `shift` will hand out. */
+  size = 0;
+
+  push(key: K): void {
+    this.#keys.push(key);
+    this.size++;
+  }
+
+  /** The next key that `live` accepts, dropping stale ones before it. */
+  shift(live: (key: K) => boolean): K | undefined {
+    while (this.#head < this.#keys.length) {
+      const key = this.#keys[this.#head] as K;
+      this.#keys[this.#head++] = undefined;
+      // Compacts once the spent prefix is most of the array, keeping shifts O(1) amortized.
+      if (this.#head > 64 && this.#head * 2 > this.#keys.length) {
+        this.#keys = this.#keys.slice(this.#head);
+        this.#head = 0;
+      }
+      if (live(key)) {
+        this.size--;
+        return key;
+      }
+    }
+    return undefined;
+  }
+
+  clear(): void {
+    this.#keys = [];
+    this.#head = 0;
+    this.size = 0;
+  }
+}
+
 interface Getter<K> {
   resolve(key: K | undefined): void;
 }
 
-/** A deduplicating, per-key exclusive, delaying and rate-limited work queue. */
+const BACKLOG: AddOptions = { backlog: true };
+
+/** A deduplicating, per-key exclusive, delaying and rate-limited work queue with two lanes. */
 export class WorkQueue<K = ObjectKey> {
   readonly #clock: Clock;
   readonly #limiter: RateLimiter<K>;
   readonly #metrics: QueueMetrics | undefined;
   /**
    * Keys that need a run, each with when it became dirty. A key leaves when a
-   * worker takes it. Invariant: a key is in `#ready` exactly when it is dirty
-   * and not processing.
+   * worker takes it. Invariant: a key is live in exactly one lane exactly
+   * when it is dirty and not processing: in `#fresh` when it is in
+   * `#freshKeys`, else in `#backlog`.
    */
   #dirty = new Map<K, number>();
+  /** Dirty keys of the fresh lane; the other dirty keys are backlog. */
+  #freshKeys = new Set<K>();
   /**
    * Keys a worker holds, each with when it was taken. A key here is never
    * handed out again before `done(key)`; if it is also dirty, `done` puts it
-   * back in `#ready`.
+   * back in its lane.
    */
   #processing = new Map<K, number>();
-  /** FIFO of dirty, not-processing keys; slots before `#head` are spent. */
-  #ready: (K | undefined)[] = [];
-  #head = 0;
+  /** Fresh keys waiting; each live entry is dirty, fresh and not processing. */
+  #fresh = new Lane<K>();
+  /**
+   * Backlog keys waiting. An entry is stale, and skipped, once its key was
+   * taken or moved to the fresh lane.
+   */
+  #backlog = new Lane<K>();
+  /** Fresh keys handed out in a row while the backlog waited. */
+  #freshStreak = 0;
   #delayed = new DelayHeap<K>();
   /** The one pending timer, for the earliest delayed key. */
   #timer: { at: number; cancel: AbortController } | undefined;
@@ -124,7 +196,7 @@ export class WorkQueue<K = ObjectKey> {
 
   /** Keys ready to be handed out now (not delayed ones, not in-flight ones). */
   get len(): number {
-    return this.#ready.length - this.#head;
+    return this.#fresh.size + this.#backlog.size;
   }
 
   /** Whether {@link shutDown} was called. */
@@ -132,17 +204,27 @@ export class WorkQueue<K = ObjectKey> {
     return this.#shuttingDown;
   }
 
-  /** Marks `key` as needing a run. */
-  add(key: K): void {
-    if (this.#shuttingDown || this.#dirty.has(key)) return;
+  /**
+   * Marks `key` as needing a run, in the fresh lane unless `options.backlog`
+   * says otherwise. A key already waiting in the backlog moves to the fresh
+   * lane when added fresh; otherwise a waiting key stays where it is.
+   */
+  add(key: K, options: AddOptions = {}): void {
+    if (this.#shuttingDown) return;
+    const fresh = !options.backlog;
+    if (this.#dirty.has(key)) {
+      if (fresh && !this.#freshKeys.has(key)) this.#promote(key);
+      return;
+    }
     this.#dirty.set(key, this.#clock.now());
+    if (fresh) this.#freshKeys.add(key);
     this.#metrics?.added();
     if (!this.#processing.has(key)) this.#enqueue(key);
   }
 
   /**
-   * Adds `key` after `ms` milliseconds; at once when `ms <= 0`. A key already
-   * delayed keeps the earlier of its two times.
+   * Adds `key` to the backlog after `ms` milliseconds; at once when
+   * `ms <= 0`. A key already delayed keeps the earlier of its two times.
    *
    * @throws {RangeError} when `ms` is NaN.
    */
@@ -152,7 +234,7 @@ export class WorkQueue<K = ObjectKey> {
     }
     if (this.#shuttingDown) return;
     this.#metrics?.retried();
-    if (ms <= 0) return this.add(key);
+    if (ms <= 0) return this.add(key, BACKLOG);
     this.#delayed.schedule(key, this.#clock.now() + ms);
     this.#arm();
   }
@@ -181,7 +263,7 @@ export class WorkQueue<K = ObjectKey> {
   get(signal?: AbortSignal): Promise<K | undefined> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.#shuttingDown) return Promise.resolve(undefined);
-    if (this.len > 0) return Promise.resolve(this.#take(this.#shift()));
+    if (this.len > 0) return Promise.resolve(this.#take(this.#next()));
     return new Promise<K | undefined>((resolve, reject) => {
       const onAbort = () => {
         this.#getters.delete(getter);
@@ -229,8 +311,9 @@ export class WorkQueue<K = ObjectKey> {
     this.#timer = undefined;
     this.#delayed.clear();
     this.#dirty.clear();
-    this.#ready = [];
-    this.#head = 0;
+    this.#freshKeys.clear();
+    this.#fresh.clear();
+    this.#backlog.clear();
     for (const getter of this.#getters) getter.resolve(undefined);
     this.#getters.clear();
   }
@@ -258,31 +341,44 @@ export class WorkQueue<K = ObjectKey> {
     });
   }
 
+  /** Puts a dirty, not-processing `key` in its lane, or hands it to a waiting worker. */
   #enqueue(key: K): void {
     const getter = this.#getters.values().next();
     if (getter.done) {
-      this.#ready.push(key);
+      (this.#freshKeys.has(key) ? this.#fresh : this.#backlog).push(key);
       return;
     }
     this.#getters.delete(getter.value);
     getter.value.resolve(this.#take(key));
   }
 
-  #shift(): K {
-    const key = this.#ready[this.#head] as K;
-    this.#ready[this.#head++] = undefined;
-    // Compacts once the spent prefix is most of the array, keeping shifts O(1) amortized.
-    if (this.#head > 64 && this.#head * 2 > this.#ready.length) {
-      this.#ready = this.#ready.slice(this.#head);
-      this.#head = 0;
+  /** Moves a dirty backlog key to the fresh lane; its backlog entry goes stale. */
+  #promote(key: K): void {
+    this.#freshKeys.add(key);
+    if (this.#processing.has(key)) return;
+    this.#backlog.size--;
+    this.#fresh.push(key);
+  }
+
+  /** The next waiting key by the lanes' rule; call only when `len > 0`. */
+  #next(): K {
+    const fromBacklog = this.#backlog.size > 0 &&
+      (this.#fresh.size === 0 || this.#freshStreak >= BACKLOG_SHARE - 1);
+    if (fromBacklog) {
+      this.#freshStreak = 0;
+      return this.#backlog.shift((key) =>
+        this.#dirty.has(key) && !this.#freshKeys.has(key) && !this.#processing.has(key)
+      ) as K;
     }
-    return key;
+    if (this.#backlog.size > 0) this.#freshStreak++;
+    return this.#fresh.shift(() => true) as K;
   }
 
   #take(key: K): K {
     const now = this.#clock.now();
     const addedAt = this.#dirty.get(key) ?? now;
     this.#dirty.delete(key);
+    this.#freshKeys.delete(key);
     this.#processing.set(key, now);
     this.#metrics?.taken((now - addedAt) / 1000);
     return key;
@@ -298,7 +394,7 @@ export class WorkQueue<K = ObjectKey> {
     this.#clock.sleep(at - this.#clock.now(), timer.cancel.signal).then(() => {
       if (this.#timer !== timer) return;
       this.#timer = undefined;
-      for (const key of this.#delayed.popDue(this.#clock.now())) this.add(key);
+      for (const key of this.#delayed.popDue(this.#clock.now())) this.add(key, BACKLOG);
       this.#arm();
     }, () => {});
   }
