@@ -9,11 +9,12 @@
  *
  * @example
  * ```ts
- * import { checkCrds } from "./crd_check.ts";
+ * import { checkCrds, crdInstallHint } from "./crd_check.ts";
  * import type { KubeClient } from "../kube/client.ts";
  * declare const client: KubeClient;
- * const problem = await checkCrds(client, ["webapps.kinglet.dev"], "kinglet install");
- * // e.g. "CRD webapps.kinglet.dev is not installed; run: kinglet install"
+ * const install = crdInstallHint({ inCluster: true });
+ * const problem = await checkCrds(client, ["webapps.kinglet.dev"], install);
+ * // e.g. "CRD webapps.kinglet.dev is not installed; run: kinglet install --kubeconfig <…>"
  * ```
  *
  * @module
@@ -76,6 +77,29 @@ export async function checkCrds(
     ...(stale.length ? [`${plural(stale, "differs", "differ")} from this kinglet's`] : []),
   ];
   return problems.length ? `${problems.join("; ")}; run: ${install}` : undefined;
+}
+
+/**
+ * The command that installs the CRDs, for the hint of {@link checkCrds}.
+ * Never the kubeconfig kinglet runs with: kinglet's own credentials (its
+ * ServiceAccount in a pod, or on a node what `kinglet install
+ * --node-kubeconfig` wrote) may read CRDs but not install them, so that
+ * command would fail with 403. On a node set up from deploy/systemd/,
+ * `kinglet-credentials.service` runs `kinglet install` with the k3s admin
+ * kubeconfig; starting it (as root) installs the CRDs this binary serves.
+ *
+ * @example
+ * ```ts
+ * import { crdInstallHint } from "./crd_check.ts";
+ * crdInstallHint({ inCluster: false }).includes("systemctl start kinglet-credentials.service"); // true
+ * ```
+ */
+export function crdInstallHint(where: { inCluster: boolean }): string {
+  const admin = "kinglet install --kubeconfig <a cluster-admin kubeconfig> " +
+    "(not kinglet's own credentials: they may read CRDs, not install them)";
+  if (where.inCluster) return admin;
+  return `${admin}; on a node set up from deploy/systemd/, as root: ` +
+    "systemctl start kinglet-credentials.service, which installs them with k3s.yaml";
 }
 
 function plural(items: string[], one: string, many: string): string {

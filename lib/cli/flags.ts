@@ -18,12 +18,18 @@
  *
  * @module
  */
+import { parseAddress } from "../runtime/manager/http.ts";
 import { suggest } from "./suggest.ts";
 
-/** One flag. Values stay strings until the caller converts them. */
+/**
+ * One flag. Values stay strings until the caller converts them. An `address`
+ * is where a listener binds: `host:port`, `:port`, `[v6]:port`, or `0` to turn
+ * the listener off; an empty one is refused, since it would turn the listener
+ * off unnoticed (an environment file line such as `KINGLET_X=` sets it empty).
+ */
 export interface FlagSpec {
   name: string;
-  type: "string" | "boolean" | "integer" | "duration";
+  type: "string" | "boolean" | "integer" | "duration" | "address";
   /** Shown in help; used when neither the flag nor its variable is set. */
   default?: string;
   /** Allowed values, checked on parse. */
@@ -106,18 +112,28 @@ export function parseFlags(
     const fromFlag = given[spec.name];
     const fromEnv = env[envName(spec.name)];
     const value = fromFlag ?? fromEnv ?? spec.default;
-    const where = fromFlag !== undefined ? `--${spec.name}` : `${envName(spec.name)}`;
-    if (value !== undefined && (fromFlag !== undefined || fromEnv !== undefined)) {
-      check(spec, value, where);
+    if (value !== undefined && fromFlag !== undefined) {
+      check(spec, value, { name: `--${spec.name}`, unset: "leave the flag out" });
+    } else if (value !== undefined && fromEnv !== undefined) {
+      check(spec, value, {
+        name: envName(spec.name),
+        unset: "remove the variable (in node mode, its line in /etc/kinglet/kinglet.env)",
+      });
     }
     values[spec.name] = value;
   }
   return { values, positionals, help };
 }
 
-function check(spec: FlagSpec, value: string, where: string): void {
+/** Where a value was set: the flag or its variable, and how to unset it there. */
+interface Source {
+  name: string;
+  unset: string;
+}
+
+function check(spec: FlagSpec, value: string, where: Source): void {
   const fail = (expected: string) => {
-    throw new UsageError(`${where}=${JSON.stringify(value)}: expected ${expected}`);
+    throw new UsageError(`${where.name}=${JSON.stringify(value)}: expected ${expected}`);
   };
   switch (spec.type) {
     case "boolean":
@@ -129,10 +145,31 @@ function check(spec: FlagSpec, value: string, where: string): void {
     case "duration":
       if (parseDuration(value) === undefined) fail("a duration such as 30s, 2m or 500ms");
       break;
+    case "address":
+      if (value === "") {
+        throw new UsageError(
+          `${where.name} is set but empty, which names no address: set it to host:port ` +
+            `(such as 127.0.0.1:9090), to 0 to turn this listener off, or ${where.unset} ` +
+            "to keep the default (kinglet run --help shows it)",
+        );
+      }
+      if (value !== "0" && !isAddress(value)) {
+        fail("host:port, :port or [ipv6]:port, such as 127.0.0.1:9090, or 0 to turn it off");
+      }
+      break;
     case "string":
       break;
   }
   if (spec.choices && !spec.choices.includes(value)) fail(`one of ${spec.choices.join(", ")}`);
+}
+
+function isAddress(value: string): boolean {
+  try {
+    parseAddress(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Milliseconds of a Go-style duration (`500ms`, `30s`, `2m`, `1h`), or undefined. */

@@ -28,7 +28,7 @@ import { cgroupMemoryLimit } from "../runtime/memory/cgroup.ts";
 import { ConfigError } from "../kube/errors.ts";
 import { resourceName } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
-import { checkCrds } from "./crd_check.ts";
+import { checkCrds, crdInstallHint } from "./crd_check.ts";
 import { endpointPlan } from "./endpoints.ts";
 import { explainPermissionError } from "./permissions.ts";
 import { VERSION } from "./version.ts";
@@ -67,7 +67,8 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     }
     : undefined;
   const memoryLimit = chooseMemoryLimit(options.memoryLimit);
-  const endpoints = endpointPlan(options, { inCluster: config.source === "in-cluster" });
+  const inCluster = config.source === "in-cluster";
+  const endpoints = endpointPlan(options, { inCluster });
   const manager = new Manager({
     client,
     metrics,
@@ -109,9 +110,14 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
   });
   try {
     await preflight(client, specs[0]!.resource, options.namespace, signal);
-    await warnAboutCrds(client, specs.map((s) => s.resource), options, signal);
+    await warnAboutCrds(client, specs.map((s) => s.resource), inCluster, signal);
     const outcome = await manager.run(signal);
-    return outcome === "leadership-lost" ? 1 : 0;
+    if (outcome === "stopped") return 0;
+    log.warn(
+      "exiting with status 1 after losing the leader Lease (kinglet.leader said why above), " +
+        "so that systemd (Restart=on-failure) or the kubelet starts kinglet again as a candidate",
+    );
+    return 1;
   } finally {
     client.close();
   }
@@ -170,20 +176,15 @@ async function preflight(
 async function warnAboutCrds(
   client: KubeClient,
   resources: Resource[],
-  options: RunOptions,
+  inCluster: boolean,
   signal: AbortSignal,
 ): Promise<void> {
-  const install = [
-    "kinglet install",
-    ...(options.kubeconfig ? [`--kubeconfig ${options.kubeconfig}`] : []),
-    ...(options.context ? [`--context ${options.context}`] : []),
-  ].join(" ");
   const names = resources.map(resourceName);
   try {
     const problem = await checkCrds(
       client,
       names,
-      install,
+      crdInstallHint({ inCluster }),
       AbortSignal.any([signal, AbortSignal.timeout(PREFLIGHT_TIMEOUT_MS)]),
     );
     if (problem) logger("main").warn(problem);

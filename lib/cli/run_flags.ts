@@ -87,7 +87,7 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
   },
   {
     name: "metrics-bind-address",
-    type: "string",
+    type: "address",
     help:
       "Address of /metrics and /debug/cache; 0 disables. Unset: 127.0.0.1:8080 on a node (loopback only), :8080 in a pod.",
   },
@@ -99,7 +99,7 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
   },
   {
     name: "health-probe-bind-address",
-    type: "string",
+    type: "address",
     help:
       "Address of /healthz and /readyz (never protected); 0 disables. Unset: 127.0.0.1:8081 on a node, :8081 in a pod.",
   },

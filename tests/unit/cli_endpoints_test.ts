@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { endpointPlan, isLoopback } from "../../lib/cli/endpoints.ts";
+import { parseFlags } from "../../lib/cli/flags.ts";
+import { RUN_FLAGS, runOptions } from "../../lib/cli/run_flags.ts";
 
 Deno.test("on a node every endpoint stays on loopback, unprotected; in a pod they face the pod network and metrics are protected", () => {
   assert.deepEqual(endpointPlan({}, { inCluster: false }), {
@@ -35,4 +37,23 @@ Deno.test("loopback is 127.0.0.0/8, localhost and ::1", () => {
       .map(isLoopback),
     [true, true, true, true, false, false, false],
   );
+});
+
+Deno.test("kinglet.env's address lines, uncommented as shown, listen where a node listens by default", async () => {
+  const env = await Deno.readTextFile(
+    new URL("../../deploy/systemd/kinglet.env", import.meta.url),
+  );
+  const shown = Object.fromEntries(
+    [...env.matchAll(/^#(KINGLET_[A-Z_]*BIND_ADDRESS)=(.*)$/gm)].map(([, name, value]) => [
+      name!,
+      value!,
+    ]),
+  );
+  assert.deepEqual(Object.keys(shown).sort(), [
+    "KINGLET_HEALTH_PROBE_BIND_ADDRESS",
+    "KINGLET_METRICS_BIND_ADDRESS",
+  ]);
+  const node = { inCluster: false };
+  const uncommented = runOptions(parseFlags(RUN_FLAGS, [], shown).values);
+  assert.deepEqual(endpointPlan(uncommented, node), endpointPlan({}, node));
 });

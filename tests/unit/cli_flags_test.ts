@@ -180,3 +180,46 @@ Deno.test("a bad --memory-limit is a usage error that says what was wrong and wh
     "--memory-limit: 16Mi is below 32Mi, less than kinglet takes idle (about 50 MiB); give it at least 64Mi, or none to run without a limit",
   );
 });
+
+Deno.test("an address variable set but empty is refused with what to write instead, not read as off", () => {
+  const message = (args: string[], env: Record<string, string>) => {
+    try {
+      parseFlags(RUN_FLAGS, args, env);
+    } catch (e) {
+      assert.ok(e instanceof UsageError);
+      return e.message;
+    }
+    assert.fail(`${JSON.stringify(env)} ${args.join(" ")} was accepted`);
+  };
+  assert.equal(
+    message([], { KINGLET_METRICS_BIND_ADDRESS: "" }),
+    "KINGLET_METRICS_BIND_ADDRESS is set but empty, which names no address: set it to " +
+      "host:port (such as 127.0.0.1:9090), to 0 to turn this listener off, or remove the " +
+      "variable (in node mode, its line in /etc/kinglet/kinglet.env) to keep the default " +
+      "(kinglet run --help shows it)",
+  );
+  assert.match(
+    message([], { KINGLET_HEALTH_PROBE_BIND_ADDRESS: "" }),
+    /^KINGLET_HEALTH_PROBE_BIND_ADDRESS is set but empty/,
+  );
+  assert.match(
+    message(["--metrics-bind-address="], {}),
+    /^--metrics-bind-address is set but empty, .* or leave the flag out to keep the default/,
+  );
+  assert.match(
+    message([], { KINGLET_METRICS_BIND_ADDRESS: "8080" }),
+    /^KINGLET_METRICS_BIND_ADDRESS="8080": expected host:port, :port or \[ipv6\]:port, .* or 0 to turn it off$/,
+  );
+});
+
+Deno.test("an address flag takes host:port, :port, [ipv6]:port and 0, which turns its listener off", () => {
+  const options = (env: Record<string, string>) =>
+    runOptions(parseFlags(RUN_FLAGS, [], env).values);
+  assert.equal(options({ KINGLET_METRICS_BIND_ADDRESS: "0" }).metricsAddress, "0");
+  assert.equal(options({ KINGLET_METRICS_BIND_ADDRESS: ":9090" }).metricsAddress, ":9090");
+  assert.equal(
+    options({ KINGLET_HEALTH_PROBE_BIND_ADDRESS: "[::1]:8081" }).healthAddress,
+    "[::1]:8081",
+  );
+  assert.equal(options({}).metricsAddress, undefined, "unset is left to where kinglet runs");
+});

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { ApiError, TransportError } from "../../lib/kube/errors.ts";
 import type { Resource } from "../../lib/kube/types.ts";
 import { FakeClock, flushMicrotasks } from "../../lib/async/clock.ts";
+import { resetLogging, setupLogging } from "../../lib/log.ts";
 import {
   LeaderElector,
   type LeaderElectorOptions,
@@ -380,4 +381,83 @@ Deno.test("leaseApi reads a missing Lease as undefined and writes through the Le
     "create leases kinglet",
     "replace leases kinglet",
   ]);
+});
+
+/** The leader's JSON log records from here on; call `resetLogging` when done. */
+function captureLog(): { level: string; logger: string; message: string }[] {
+  const records: { level: string; logger: string; message: string }[] = [];
+  setupLogging({ format: "json", level: "info", write: (line) => records.push(JSON.parse(line)) });
+  return records;
+}
+
+/** Leases whose renewals the API server refuses once `refused` is set, as after a revoked token. */
+class Refusing extends MemoryLeases {
+  refused: ApiError | undefined;
+
+  override replace(lease: Lease): Promise<Lease> {
+    return this.refused ? Promise.reject(this.refused) : super.replace(lease);
+  }
+}
+
+const refusals = {
+  401: new ApiError({ status: 401, message: "Unauthorized", verb: "PUT", path }),
+  403: new ApiError({
+    status: 403,
+    message: 'leases.coordination.k8s.io "kinglet" is forbidden: User ' +
+      '"system:serviceaccount:kinglet-system:kinglet" cannot update resource "leases"',
+    verb: "PUT",
+    path,
+  }),
+};
+
+for (const [status, refusal] of Object.entries(refusals)) {
+  Deno.test(`a leader whose renewals get ${status} warns that it lost the Lease, with the refusal and what it means`, async () => {
+    const records = captureLog();
+    try {
+      const clock = new FakeClock();
+      const leases = new Refusing();
+      const a = candidate(clock, leases, "a");
+      await flushMicrotasks();
+      assert.equal(a.elector.isLeader, true);
+      leases.refused = refusal;
+      await clock.advance(30_000);
+      await a.done;
+      assert.equal(a.elector.isLeader, false);
+      assert.equal(a.stoppedAt.length, 1);
+      const lost = records.filter((r) => r.logger === "kinglet.leader" && / lost /.test(r.message));
+      assert.equal(lost.length, 1, JSON.stringify(records));
+      const [record] = lost;
+      assert.equal(record!.level, "WARN");
+      assert.match(
+        record!.message,
+        /^"a" lost "Lease kube-system\/kinglet" and stops the work it led: "no renewal succeeded within 10000 ms; the last failure: PUT /,
+      );
+      assert.ok(record!.message.includes(`(${status} ${refusal.reason})`), record!.message);
+      assert.match(record!.message, /the token may be revoked or expired/);
+      assert.equal(
+        records.filter((r) => /stopped leading/.test(r.message)).length,
+        0,
+        "a loss reported as a clean stop",
+      );
+    } finally {
+      resetLogging();
+    }
+  });
+}
+
+Deno.test("a clean shutdown says at INFO that the leader stopped leading, and warns of nothing", async () => {
+  const records = captureLog();
+  try {
+    const clock = new FakeClock();
+    const a = candidate(clock, new MemoryLeases(), "a");
+    await flushMicrotasks();
+    await shutDown(a);
+    const stopped = records.filter((r) => /stopped leading/.test(r.message));
+    assert.deepEqual(stopped.map((r) => [r.level, r.message]), [
+      ["INFO", '"a" stopped leading "Lease kube-system/kinglet": "shutting down"'],
+    ]);
+    assert.deepEqual(records.filter((r) => r.level === "WARN"), []);
+  } finally {
+    resetLogging();
+  }
 });

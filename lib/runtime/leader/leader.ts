@@ -13,7 +13,9 @@
  *   `renewDeadlineMs` of the last one (a hung request counts as a failure)
  *   it stops leading, aborting the signal given to `onStartedLeading`,
  *   before any other candidate can see the Lease as expired. It also stops at
- *   once when it sees another holder.
+ *   once when it sees another holder. Losing the Lease is a warning that
+ *   says why, with the last renewal's error: a 401 or 403 there usually
+ *   means the credentials were revoked or lost their rights on Leases.
  * - On a clean shutdown the leader releases the Lease (no holder, a one
  *   second duration), so a standby takes over at its next retry instead of
  *   waiting for expiry.
@@ -41,7 +43,13 @@
  *
  * @module
  */
-import { describeError, isAlreadyExists, isConflict } from "../../kube/errors.ts";
+import {
+  describeError,
+  isAlreadyExists,
+  isConflict,
+  isForbidden,
+  isUnauthorized,
+} from "../../kube/errors.ts";
 import { logger } from "../../log.ts";
 import { type Clock, systemClock } from "../../async/clock.ts";
 import type { Lease, LeaseApi } from "./_lease_api.ts";
@@ -93,6 +101,9 @@ export interface LeaderCallbacks {
 /** client-go's `JitterFactor`: acquire retries wait `retryPeriod * (1 + 1.2 * random)`. */
 const JITTER_FACTOR = 1.2;
 
+/** The one outcome of leading that is not a loss: `run`'s signal aborted. */
+const SHUTTING_DOWN = "shutting down";
+
 type Spec = NonNullable<Lease["spec"]>;
 
 /**
@@ -119,6 +130,8 @@ export class LeaderElector {
   /** Start of our last successful write: the Lease is ours until this plus the lease duration. */
   #renewedAt = 0;
   #reportedLeader: string | undefined;
+  /** Why the last acquire or renewal failed, until one succeeds: the reason a loss reports. */
+  #lastFailure: string | undefined;
   #leading: AbortController | undefined;
   #running = false;
 
@@ -198,17 +211,25 @@ export class LeaderElector {
         );
       const outcome = await this.#renew(signal, callbacks);
       leading.abort(new Error(`leadership of ${this.#lease()} ended: ${outcome}`));
-      log.info("{identity} stopped leading {lease}: {outcome}", {
-        identity: this.#identity,
-        lease: this.#lease(),
-        outcome,
-      });
+      if (outcome === SHUTTING_DOWN) {
+        log.info("{identity} stopped leading {lease}: {outcome}", {
+          identity: this.#identity,
+          lease: this.#lease(),
+          outcome,
+        });
+      } else {
+        log.warn("{identity} lost {lease} and stops the work it led: {reason}", {
+          identity: this.#identity,
+          lease: this.#lease(),
+          reason: outcome,
+        });
+      }
       try {
         await callbacks.onStoppedLeading?.();
       } catch (error) {
         log.error("onStoppedLeading failed: {error}", { error: describeError(error) });
       }
-      if (outcome === "shutting down" && this.#releaseOnCancel) await this.release();
+      if (outcome === SHUTTING_DOWN && this.#releaseOnCancel) await this.release();
     } finally {
       this.#leading = undefined;
       this.#running = false;
@@ -267,18 +288,23 @@ export class LeaderElector {
     }
   }
 
-  /** Renews until `signal` aborts or the renew deadline passes; says which. */
+  /**
+   * Renews until `signal` aborts ({@link SHUTTING_DOWN}) or leadership is
+   * lost; resolves to why it ended.
+   */
   async #renew(signal: AbortSignal, callbacks: LeaderCallbacks): Promise<string> {
     let wait = this.#retryPeriodMs;
     for (;;) {
-      if (!(await this.#sleep(wait, signal))) return "shutting down";
+      if (!(await this.#sleep(wait, signal))) return SHUTTING_DOWN;
       const deadline = this.#renewedAt + this.#renewDeadlineMs;
       if (this.#clock.now() >= deadline) {
-        return `no renewal succeeded within ${this.#renewDeadlineMs} ms`;
+        return `no renewal succeeded within ${this.#renewDeadlineMs} ms; the last failure: ${
+          this.#lastFailure ?? "no answer before the deadline"
+        }`;
       }
       const renewed = await this.#bounded(deadline, signal, (s) => this.#tryAcquireOrRenew(s));
       this.#reportLeader(callbacks);
-      if (signal.aborted) return "shutting down";
+      if (signal.aborted) return SHUTTING_DOWN;
       if (this.leader !== undefined && this.leader !== this.#identity) {
         return `the Lease is now held by ${this.leader}`;
       }
@@ -311,6 +337,7 @@ export class LeaderElector {
         };
         this.#observe(await this.#api.create(lease, signal));
         this.#renewedAt = startedAt;
+        this.#lastFailure = undefined;
         return true;
       }
       this.#observe(current);
@@ -328,13 +355,15 @@ export class LeaderElector {
       }
       this.#observe(await this.#api.replace({ ...current, spec: ours }, signal));
       this.#renewedAt = startedAt;
+      this.#lastFailure = undefined;
       return true;
     } catch (error) {
       if (signal.aborted) return false;
+      this.#lastFailure = failureReason(error);
       const lostRace = isConflict(error) || isAlreadyExists(error);
       log[lostRace ? "debug" : "warn"]("Could not acquire or renew {lease}: {error}", {
         lease: this.#lease(),
-        error: describeError(error),
+        error: this.#lastFailure,
       });
       return false;
     }
@@ -407,4 +436,16 @@ export class LeaderElector {
   #lease(): string {
     return `Lease ${this.#namespace}/${this.#name}`;
   }
+}
+
+/**
+ * A failed request as the reason a leader lost its Lease. A 401 refuses the
+ * credentials and a 403 their rights: neither passes by retrying, so the
+ * reason says what to look at.
+ */
+function failureReason(error: unknown): string {
+  const text = describeError(error);
+  if (!isUnauthorized(error) && !isForbidden(error)) return text;
+  return `${text}; the API server refused these credentials: the token may be revoked or ` +
+    "expired, or its RBAC may no longer cover the Lease";
 }
