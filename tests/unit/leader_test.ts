@@ -78,13 +78,58 @@ class MemoryLeases implements LeaseApi {
   }
 }
 
+/** {@link MemoryLeases} that can also be watched, as `leaseApi` over a real client. */
+class WatchedLeases extends MemoryLeases {
+  readonly #watchers = new Set<(lease: Lease) => void>();
+
+  override create(lease: Lease): Promise<Lease> {
+    return super.create(lease).then((stored) => this.#tell(stored));
+  }
+
+  override replace(lease: Lease): Promise<Lease> {
+    return super.replace(lease).then((stored) => this.#tell(stored));
+  }
+
+  async *changes(
+    _namespace: string,
+    _name: string,
+    _from: string,
+    signal: AbortSignal,
+  ): AsyncIterable<Lease | undefined> {
+    const pending: Lease[] = [];
+    let wake = () => {};
+    const watcher = (lease: Lease) => {
+      pending.push(lease);
+      wake();
+    };
+    this.#watchers.add(watcher);
+    signal.addEventListener("abort", () => wake(), { once: true });
+    try {
+      while (!signal.aborted) {
+        const next = pending.shift();
+        if (next) yield next;
+        else await new Promise<void>((resolve) => wake = resolve);
+      }
+    } finally {
+      this.#watchers.delete(watcher);
+    }
+  }
+
+  #tell(stored: Lease): Lease {
+    for (const watcher of this.#watchers) watcher(structuredClone(stored));
+    return stored;
+  }
+}
+
 /** One candidate's connection to the API: up, failing fast, or hanging until cancelled. */
 class Link implements LeaseApi {
   state: "up" | "failing" | "hanging" = "up";
   readonly #api: LeaseApi;
+  readonly changes?: LeaseApi["changes"];
 
   constructor(api: LeaseApi) {
     this.#api = api;
+    if (api.changes) this.changes = api.changes.bind(api);
   }
 
   get(namespace: string, name: string, signal?: AbortSignal) {
@@ -251,13 +296,52 @@ Deno.test("a standby measures expiry from when it saw the record change, not fro
   await clock.advance(14_999);
   assert.equal(b.elector.isLeader, false);
   assert.deepEqual(b.leaders, ["crashed"]);
-  await clock.advance(2_000);
-  assert.equal(b.elector.isLeader, true);
-  assert.deepEqual(b.startedAt, [start + 16_000]);
+  await clock.advance(11);
+  assert.equal(
+    b.elector.isLeader,
+    true,
+    "taken at the expiry it saw, not at its next retry (16 s)",
+  );
+  assert.deepEqual(b.startedAt, [start + 15_010]);
   assert.equal(leases.peek()?.spec?.holderIdentity, "b");
   assert.equal(leases.peek()?.spec?.leaseTransitions, 3);
-  assert.equal(leases.peek()?.spec?.acquireTime, "2030-01-01T00:00:16.000000Z");
+  assert.equal(leases.peek()?.spec?.acquireTime, "2030-01-01T00:00:15.010000Z");
   assert.deepEqual(b.leaders, ["crashed", "b"]);
+  await shutDown(b);
+});
+
+Deno.test("a standby watching the Lease takes over a dead leader at its last renewal plus the lease duration", async () => {
+  const clock = new FakeClock();
+  const leases = new WatchedLeases();
+  const a = candidate(clock, leases, "a");
+  await flushMicrotasks();
+  const b = candidate(clock, leases, "b", { random: () => 0.99 });
+  await clock.advance(5_000);
+  assert.deepEqual(a.startedAt, [0]);
+  a.link.state = "failing";
+  const lastRenewal = 4_000;
+  await clock.advance(lastRenewal + 15_000 - 5_000 + 9);
+  assert.equal(b.elector.isLeader, false, "not before the expiry");
+  await clock.advance(1);
+  assert.equal(b.elector.isLeader, true);
+  assert.deepEqual(b.startedAt, [lastRenewal + 15_010], "at the expiry of the renewal it watched");
+  const [aStopped] = a.stoppedAt;
+  assert.ok(aStopped !== undefined && aStopped <= lastRenewal + 10_000, `a stopped at ${aStopped}`);
+  await shutDown(a, b);
+});
+
+Deno.test("a standby watching the Lease takes over at once when the leader releases it", async () => {
+  const clock = new FakeClock();
+  const leases = new WatchedLeases();
+  const a = candidate(clock, leases, "a");
+  await flushMicrotasks();
+  const b = candidate(clock, leases, "b", { random: () => 0.99 });
+  await clock.advance(3_000);
+  a.stop.abort();
+  await a.done;
+  await clock.advance(0);
+  assert.equal(b.elector.isLeader, true);
+  assert.deepEqual(b.startedAt, [3_000], "woken by the release, not by its next retry");
   await shutDown(b);
 });
 

@@ -39,10 +39,24 @@ export interface LeaseApi {
    * @throws an error recognised by `isConflict` when `metadata.resourceVersion` is stale.
    */
   replace(lease: Lease, signal?: AbortSignal): Promise<Lease>;
+  /**
+   * Streams the Lease as it changes, from after `resourceVersion`, until
+   * the server ends the watch or `signal` aborts; `undefined` when it was
+   * deleted. Optional: without it a candidate learns of renewals only by
+   * its reads, every retry period.
+   */
+  changes?(
+    namespace: string,
+    name: string,
+    resourceVersion: string,
+    signal: AbortSignal,
+  ): AsyncIterable<Lease | undefined>;
 }
 
 /** The part of {@link KubeClient} a {@link leaseApi} uses. */
-export type LeaseClient = Pick<KubeClient, "get" | "create" | "replace">;
+export type LeaseClient = Pick<KubeClient, "get" | "create" | "replace"> & {
+  watch?: KubeClient["watch"];
+};
 
 /**
  * A {@link LeaseApi} over the Kubernetes client.
@@ -79,5 +93,20 @@ export function leaseApi(client: LeaseClient): LeaseApi {
     },
     create: (lease, signal) => client.create(LEASES, lease, { signal }),
     replace: (lease, signal) => client.replace(LEASES, lease, { signal }),
+    ...(client.watch && {
+      async *changes(namespace, name, resourceVersion, signal) {
+        const events = client.watch!<Lease>(LEASES, {
+          namespace,
+          fieldSelector: `metadata.name=${name}`,
+          resourceVersion,
+          allowWatchBookmarks: false,
+          signal,
+        });
+        for await (const event of events) {
+          if (event.type === "BOOKMARK") continue;
+          yield event.type === "DELETED" ? undefined : event.object;
+        }
+      },
+    }),
   };
 }

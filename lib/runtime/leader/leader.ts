@@ -16,9 +16,15 @@
  *   once when it sees another holder. Losing the Lease is a warning that
  *   says why, with the last renewal's error: a 401 or 403 there usually
  *   means the credentials were revoked or lost their rights on Leases.
+ * - A candidate tries again every `retryPeriodMs` (jittered), and right
+ *   at the holder's expiry when that comes sooner. Where the {@link LeaseApi}
+ *   can watch, a candidate follows the Lease, so it sees each renewal as it
+ *   happens and the expiry it judges is the real one: a dead leader's
+ *   successor takes over at most `leaseDurationSeconds` after the last
+ *   renewal, not up to two retry periods later.
  * - On a clean shutdown the leader releases the Lease (no holder, a one
- *   second duration), so a standby takes over at its next retry instead of
- *   waiting for expiry.
+ *   second duration), so a standby watching it takes over at once, one
+ *   that only reads at its next retry.
  *
  * @example
  * ```ts
@@ -101,6 +107,9 @@ export interface LeaderCallbacks {
 /** client-go's `JitterFactor`: acquire retries wait `retryPeriod * (1 + 1.2 * random)`. */
 const JITTER_FACTOR = 1.2;
 
+/** How long after a Lease's observed expiry a candidate tries: past it, never on it. */
+const EXPIRY_MARGIN_MS = 10;
+
 /** The one outcome of leading that is not a loss: `run`'s signal aborted. */
 const SHUTTING_DOWN = "shutting down";
 
@@ -134,6 +143,8 @@ export class LeaderElector {
   #lastFailure: string | undefined;
   #leading: AbortController | undefined;
   #running = false;
+  /** Ends a candidate's wait early: the Lease was released or deleted. */
+  #wake: AbortController | undefined;
 
   /**
    * Creates a candidate; nothing happens before {@link LeaderElector.run}.
@@ -278,13 +289,75 @@ export class LeaderElector {
 
   /** Resolves to true once we hold the Lease, false if `signal` aborted first. */
   async #acquire(signal: AbortSignal, callbacks: LeaderCallbacks): Promise<boolean> {
-    for (;;) {
-      const deadline = this.#clock.now() + this.#renewDeadlineMs;
-      const acquired = await this.#bounded(deadline, signal, (s) => this.#tryAcquireOrRenew(s));
-      this.#reportLeader(callbacks);
-      if (acquired) return true;
-      const wait = this.#retryPeriodMs * (1 + JITTER_FACTOR * this.#random());
-      if (!(await this.#sleep(wait, signal))) return false;
+    const campaign = new AbortController();
+    const watching = this.#watchLease(AbortSignal.any([signal, campaign.signal]));
+    try {
+      for (;;) {
+        const deadline = this.#clock.now() + this.#renewDeadlineMs;
+        const acquired = await this.#bounded(deadline, signal, (s) => this.#tryAcquireOrRenew(s));
+        this.#reportLeader(callbacks);
+        if (acquired) return true;
+        const wake = new AbortController();
+        this.#wake = wake;
+        await this.#sleep(this.#nextTry(), AbortSignal.any([signal, wake.signal]));
+        this.#wake = undefined;
+        if (signal.aborted) return false;
+      }
+    } finally {
+      campaign.abort();
+      await watching;
+    }
+  }
+
+  /**
+   * How long a candidate waits before its next try: a jittered retry
+   * period, cut short to the moment the holder's Lease expires as we
+   * observed it, so that a dead leader is replaced at its expiry and not up
+   * to a retry period later.
+   */
+  #nextTry(): number {
+    const retry = this.#retryPeriodMs * (1 + JITTER_FACTOR * this.#random());
+    const ttl = (this.#observed?.spec?.leaseDurationSeconds ?? 0) * 1000;
+    const expiresIn = this.#observedAt + ttl - this.#clock.now();
+    return expiresIn > 0 ? Math.min(retry, expiresIn + EXPIRY_MARGIN_MS) : retry;
+  }
+
+  /**
+   * Follows the Lease while we campaign, where the API offers a watch: each
+   * renewal is observed when it happens, not at our next read up to a
+   * retry period later, so the expiry we judge is the holder's real one
+   * (client-go's semantics, measured more finely); a release or deletion
+   * wakes the campaign at once. Without the watch (or the right to it) the
+   * reads alone time the renewals.
+   */
+  async #watchLease(signal: AbortSignal): Promise<void> {
+    const api = this.#api;
+    if (!api.changes) return;
+    while (!signal.aborted) {
+      const from = this.#observed?.metadata?.resourceVersion;
+      if (from) {
+        try {
+          for await (const lease of api.changes(this.#namespace, this.#name, from, signal)) {
+            if (lease) this.#observe(lease);
+            if (!lease?.spec?.holderIdentity) this.#wake?.abort();
+          }
+        } catch (error) {
+          if (signal.aborted) return;
+          if (isForbidden(error)) {
+            log.info(
+              "Cannot watch {lease} ({error}); renewals are timed by reads alone: grant 'watch' " +
+                "on the Lease for takeovers at its expiry",
+              { lease: this.#lease(), error: describeError(error) },
+            );
+            return;
+          }
+          log.debug("The watch of {lease} failed: {error}", {
+            lease: this.#lease(),
+            error: describeError(error),
+          });
+        }
+      }
+      if (!(await this.#sleep(this.#retryPeriodMs, signal))) return;
     }
   }
 

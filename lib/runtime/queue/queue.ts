@@ -14,8 +14,8 @@
  *   backlog (`{ backlog: true }`: initial lists and relists; every delayed
  *   add, so requeues, retries and resyncs). A fresh key is handed out before
  *   any backlog key, as in controller-runtime's priority queue, with one
- *   rule against starvation: while both lanes wait, every
- *   {@link BACKLOG_SHARE}th key handed out comes from the backlog, so a
+ *   rule against starvation: while both lanes wait, every eighth key
+ *   handed out comes from the backlog, so a
  *   stream of fresh changes slows the backlog but never stops it. A backlog
  *   key added fresh moves to the fresh lane; a fresh key stays fresh.
  * - {@link WorkQueue.addAfter} delays an add; when a key is delayed twice, the
@@ -94,7 +94,7 @@ export interface WorkQueueOptions<K> {
  * While both lanes wait, one key in this many comes from the backlog: the
  * backlog's share of the workers when fresh changes never stop.
  */
-export const BACKLOG_SHARE = 8;
+const BACKLOG_SHARE = 8;
 
 /** How a key is added; see the module documentation. */
 export interface AddOptions {
