@@ -1,9 +1,10 @@
 /**
  * SVG charts of a benchmark, drawn with Vega-Lite and rendered headless by
  * Vega's SVG string renderer (no browser, no canvas): per group of runs, RSS
- * over time and the create→Ready distribution, a line per variant (or per
- * target, side by side), and with several runs a trade-off chart of peak RSS
- * against latency (or CPU).
+ * over time and, where objects were created with the operator running, the
+ * create→Ready distribution, a line per variant (or per target, side by
+ * side), and with several runs a trade-off chart of peak RSS against latency
+ * (or CPU).
  *
  * @example
  * ```ts
@@ -20,6 +21,7 @@
  */
 import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
+import { createReadyLatencies } from "./figures.ts";
 import type { Results, Run } from "./results.ts";
 import { type Series, seriesOf } from "./series.ts";
 
@@ -139,17 +141,17 @@ function phaseMarks(
   }));
 }
 
-/** Cumulative distribution of create→Ready latency, one line per run. */
+/**
+ * Cumulative distribution of create→Ready latency, one line per run, over
+ * the objects the create→Ready figures count.
+ */
 export function latencyChart(
   group: string,
-  runs: readonly Line<"objects">[],
+  runs: readonly Line<"objects" | "samples">[],
   legend: Legend = "variant",
 ): TopLevelSpec {
   const values = runs.flatMap((run) => {
-    const latencies = run.objects.flatMap((
-      o,
-    ) => (o.readyMs === undefined ? [] : [o.readyMs - o.createdMs]))
-      .sort((a, b) => a - b);
+    const latencies = createReadyLatencies(run).sort((a, b) => a - b);
     return latencies.map((ms, i) => ({
       ms,
       share: (i + 1) / latencies.length,
@@ -231,7 +233,7 @@ export async function writeCharts(
         rssChart(group, members, series.legend),
       );
     }
-    if (members.some((r) => r.objects.some((o) => o.readyMs !== undefined))) {
+    if (members.some((r) => r.figures.createReady !== undefined)) {
       await write(
         `create-ready-${group}.svg`,
         "create→Ready distribution",

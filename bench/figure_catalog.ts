@@ -81,19 +81,24 @@ export const FIGURE_SPECS: readonly FigureSpec[] = [
   },
   { key: "apiCalls", label: "API calls", unit: "count", get: (f) => f.apiCalls },
   { key: "evictions", label: "cache evictions", unit: "count", get: (f) => f.cacheEvictions },
-  { key: "stop", label: "stop (ms)", unit: "ms", get: (f) => f.restart?.stopMs },
-  { key: "readyz", label: "to /readyz (ms)", unit: "ms", get: (f) => f.restart?.readyzMs },
   {
-    key: "firstReconcile",
-    label: "to first reconcile (ms)",
+    key: "editObserved",
+    label: "edit observed (ms)",
     unit: "ms",
-    get: (f) => f.restart?.firstReconcileMs,
+    get: (f) => f.restart?.editObservedMs,
   },
   {
-    key: "reconcilesAfter",
-    label: "reconciles after restart",
-    unit: "count",
-    get: (f) => f.restart?.reconcilesAfter,
+    key: "converged",
+    label: "all converged (ms)",
+    unit: "ms",
+    get: (f) => f.restart?.convergedMs,
+  },
+  { key: "readyz", label: "to /readyz (ms)", unit: "ms", get: (f) => f.restart?.readyzMs },
+  {
+    key: "firstReady",
+    label: "to first Ready (ms)",
+    unit: "ms",
+    get: (f) => f.restart?.firstReadyMs,
   },
 ];
 
@@ -126,13 +131,14 @@ export const SCENARIO_COLUMNS: Record<ScenarioName, readonly string[]> = {
     "evictions",
   ],
   restart: [
-    "rssIdle",
+    "editObserved",
+    "converged",
+    "apiCalls",
     "rssPeak",
-    "createReadyP99",
-    "stop",
     "readyz",
-    "firstReconcile",
-    "reconcilesAfter",
+    "firstReady",
+    "reconciles",
+    "cpu",
   ],
 };
 

@@ -7,7 +7,14 @@
  * Counter figures (reconciles, API calls, evictions) and CPU time are deltas
  * over the run's measured window, from the start of one phase to the end of
  * another; the harness takes a sample and a scrape exactly at every phase
- * boundary, so the window's edges are exact.
+ * boundary, so the window's edges are exact. An operator spawned inside the
+ * window (the restart scenario's) had counted nothing and spent no CPU when
+ * the window opened, so its figures are its totals at the window's end.
+ *
+ * create→Ready counts only objects created while the operator was running:
+ * an object created before it started waits for the harness, not for the
+ * operator. The restart scenario, whose objects are all created first, has
+ * figures of its own instead ({@link restartFigures}).
  *
  * @example
  * ```ts
@@ -20,7 +27,16 @@
  * @module
  */
 import { histogramBuckets, sumSeries } from "./metrics_scraper.ts";
-import type { Figures, Percentiles, Phase, Restart, Run, Scrape } from "./results.ts";
+import type {
+  Figures,
+  ObjectTiming,
+  Percentiles,
+  Phase,
+  Restart,
+  RestartMarks,
+  Run,
+  Scrape,
+} from "./results.ts";
 
 /** The phases a run's deltas span, from the start of `from` to the end of `to`. */
 export interface MeasuredWindow {
@@ -69,28 +85,38 @@ export function histogramQuantile(
   return lowerBound;
 }
 
-/** Computes every figure of `run` over `window`; `restart` is the restart scenario's own record. */
+/** Computes every figure of `run` over `window`; `restart` is what the restart scenario marked. */
 export function computeFigures(
   run: Omit<Run, "figures">,
   window: MeasuredWindow,
-  restart?: Restart,
+  restart?: RestartMarks,
 ): Figures {
   const start = phaseNamed(run.phases, window.from)?.startMs;
   const end = phaseNamed(run.phases, window.to)?.endMs;
   const first = run.samples.filter((s) => s.process === 0);
   const idlePhase = phaseNamed(run.phases, "idle") ?? phaseNamed(run.phases, "baseline");
   const holdPhase = phaseNamed(run.phases, "hold");
-  const cpuSeconds = start !== undefined && end !== undefined
-    ? delta(nearest(first, start)?.cpuSeconds, nearest(first, end)?.cpuSeconds)
-    : undefined;
+  // Spawned inside the window (no sample before it opened): nothing counted, no CPU spent yet.
+  const spawnedInside = start !== undefined && !first.some((s) => s.t <= start);
+  const cpuAtEnd = end === undefined ? undefined : nearest(first, end)?.cpuSeconds;
+  const cpuSeconds = start === undefined
+    ? undefined
+    : spawnedInside
+    ? cpuAtEnd
+    : delta(nearest(first, start)?.cpuSeconds, cpuAtEnd);
 
   const scrapes = run.scrapes.filter((s) => s.process === 0);
-  const before = start === undefined ? undefined : nearest(scrapes, start);
+  const before = start === undefined
+    ? undefined
+    : spawnedInside
+    ? { t: start, process: 0, series: [] }
+    : nearest(scrapes, start);
   const after = end === undefined ? undefined : nearest(scrapes, end);
-  const counter = (name: string) =>
-    before && after
-      ? delta(sumSeries(before.series, name), sumSeries(after.series, name))
-      : undefined;
+  const counter = (name: string) => {
+    if (!before || !after) return undefined;
+    const total = sumSeries(after.series, name);
+    return spawnedInside ? total : delta(sumSeries(before.series, name), total);
+  };
   const reconciles = counter("controller_runtime_reconcile_total");
   const apiCalls = counter("rest_client_requests_total");
 
@@ -103,17 +129,49 @@ export function computeFigures(
     cpuSecondsPer1000Reconciles: cpuSeconds !== undefined && reconciles
       ? (cpuSeconds / reconciles) * 1000
       : undefined,
-    createReady: percentiles(latencies(run, "createdMs", "readyMs")),
-    updateReady: percentiles(latencies(run, "updatedMs", "updateReadyMs")),
+    createReady: percentiles(createReadyLatencies(run)),
+    updateReady: percentiles(latencies(run.objects, "updatedMs", "updateReadyMs")),
     reconcileP99Seconds: before && after ? reconcileQuantile(0.99, before, after) : undefined,
     apiCalls,
     apiCallsPerObject: apiCalls !== undefined && run.size > 0 ? apiCalls / run.size : undefined,
     cacheEvictions: counter("kinglet_cache_evictions_total"),
-    restart,
+    restart: restart && restartFigures(run.objects, restart),
   };
-  return Object.fromEntries(
-    Object.entries(figures).filter(([, value]) => value !== undefined),
-  ) as Figures;
+  return withoutUndefined(figures);
+}
+
+/**
+ * Per object created while the operator was running (after the first
+ * process' first sample), milliseconds from the create request to Ready.
+ */
+export function createReadyLatencies(run: Pick<Run, "objects" | "samples">): number[] {
+  const running = run.samples.find((s) => s.process === 0)?.t;
+  if (running === undefined) return [];
+  return latencies(run.objects.filter((o) => o.createdMs >= running), "createdMs", "readyMs");
+}
+
+/**
+ * The restart scenario's figures from its marks and the objects' timings.
+ * An object has converged when it was seen Ready at its current generation:
+ * at the first Ready for an object never edited, at the first Ready at the
+ * new generation for the edited one (never, when the rule cannot see
+ * generations, so that `convergedMs` is then absent rather than early).
+ */
+export function restartFigures(
+  objects: readonly ObjectTiming[],
+  marks: RestartMarks,
+): Restart {
+  const since = (ms: number | undefined) => (ms === undefined ? undefined : ms - marks.spawnedMs);
+  const edited = objects.find((o) => o.name === marks.edited);
+  const converged = objects.map((o) => (o.updatedMs === undefined ? o.readyMs : o.updateReadyMs));
+  const allConverged = objects.length > 0 && converged.every((ms) => ms !== undefined);
+  return withoutUndefined({
+    ...marks,
+    firstReadyMs: since(min(objects.flatMap((o) => o.readyMs ?? []))),
+    editSentMs: since(edited?.updatedMs),
+    editObservedMs: delta(edited?.updatedMs, edited?.updateReadyMs),
+    convergedMs: allConverged ? since(max(converged as number[])) : undefined,
+  });
 }
 
 /** The first phase called `name`. */
@@ -122,12 +180,12 @@ export function phaseNamed(phases: readonly Phase[], name: string): Phase | unde
 }
 
 function latencies(
-  run: Omit<Run, "figures">,
+  objects: readonly ObjectTiming[],
   from: "createdMs" | "updatedMs",
   to: "readyMs" | "updateReadyMs",
 ): number[] {
   const values: number[] = [];
-  for (const o of run.objects) {
+  for (const o of objects) {
     const [a, b] = [o[from], o[to]];
     if (a !== undefined && b !== undefined) values.push(b - a);
   }
@@ -167,4 +225,15 @@ function delta(a: number | undefined, b: number | undefined): number | undefined
 
 function max(values: readonly number[]): number | undefined {
   return values.length === 0 ? undefined : values.reduce((a, b) => Math.max(a, b));
+}
+
+function min(values: readonly number[]): number | undefined {
+  return values.length === 0 ? undefined : values.reduce((a, b) => Math.min(a, b));
+}
+
+/** `value` without its undefined fields, as the schema's optional fields expect. */
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(
+    Object.entries(value).filter(([, field]) => field !== undefined),
+  ) as T;
 }

@@ -129,12 +129,6 @@ const SPECS: FlagSpec[] = [
     help: "Time with all objects Ready before the update. Default 30s (quick: 3s).",
   },
   {
-    name: "settle",
-    type: "duration",
-    help:
-      "Time the restarted operator runs before its reconciles are counted. Default 15s (quick: 3s).",
-  },
-  {
     name: "ready-timeout",
     type: "duration",
     help: "Longest wait for objects to become Ready or gone. Default 10m (quick: 2m).",
@@ -221,7 +215,6 @@ export function parseOptions(args: readonly string[]): BenchOptions {
     idleMs: ms("idle", "60s", "5s"),
     baselineMs: ms("baseline", "10s", "2s"),
     holdMs: ms("hold", "30s", "3s"),
-    settleMs: ms("settle", "15s", "3s"),
     readyTimeoutMs: ms("ready-timeout", "10m", "2m"),
     scrapeIntervalMs: ms("scrape-interval", "5s", "2s"),
     ...(values.kubeconfig !== undefined && { kubeconfig: values.kubeconfig }),

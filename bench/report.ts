@@ -1,10 +1,11 @@
 /**
  * `report.md`: what ran where (machine, versions, options), one table per
  * scenario group with a row per variant (or, with several targets, a row per
- * target and each figure's ratio against the first target), the charts, the
- * trade-off between variants when a target ran several, and the comparison
- * with earlier results when asked for. Pure: everything comes from the
- * results and the chart list.
+ * target and each figure's ratio against the first target; under a restart
+ * table, when each run sent its edit), the charts, the trade-off between
+ * variants when a target ran several, and the comparison with earlier
+ * results when asked for. Pure: everything comes from the results and the
+ * chart list.
  *
  * @example
  * ```ts ignore
@@ -73,7 +74,14 @@ export function renderReport(
   );
   const groups = Map.groupBy(results.runs, (run) => run.group);
   for (const [group, runs] of groups) {
-    out.push("", `## ${group}`, "", ...scenarioTable(runs, series), ...failures(runs));
+    out.push(
+      "",
+      `## ${group}`,
+      "",
+      ...scenarioTable(runs, series),
+      ...restartEdits(runs, series),
+      ...failures(runs),
+    );
     const pictures = charts.filter((c) => c.group === group);
     if (pictures.length > 0) {
       out.push("", ...pictures.map((c) => `![${group}: ${c.title}](${c.file})`));
@@ -109,6 +117,27 @@ export function scenarioTable(runs: readonly Run[], series: Series): string[] {
     `| ${series.legend} | ${specs.map((s) => s.label).join(" | ")} |`,
     `| --- | ${specs.map(() => "---:").join(" | ")} |`,
     ...rows,
+  ];
+}
+
+/**
+ * Under a restart table: how many objects the operator found and when each
+ * run sent its edit, which waits for `/readyz` and so differs between targets.
+ */
+function restartEdits(runs: readonly Run[], series: Series): string[] {
+  const edits = runs.flatMap((run) => {
+    const restart = run.figures.restart;
+    if (restart?.editSentMs === undefined) return [];
+    const sent = Math.round(restart.editSentMs).toLocaleString("en-US");
+    return [`- ${series.name(run)}: \`${restart.edited}\` edited ${sent} ms after the spawn.`];
+  });
+  if (edits.length === 0) return [];
+  return [
+    "",
+    `${runs[0]!.size.toLocaleString("en-US")} objects existed before the operator started; ` +
+    "the last by name was edited once `/readyz` had answered 200:",
+    "",
+    ...edits,
   ];
 }
 

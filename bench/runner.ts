@@ -22,7 +22,7 @@ import { type BenchOptions, flagSetName, type VariantSpec } from "./options.ts";
 import { OperatorProcess } from "./operator_process.ts";
 import { ReadinessTracker } from "./readiness_tracker.ts";
 import { RunRecorder } from "./recorder.ts";
-import type { BackgroundTimes, Restart, Run, Variant } from "./results.ts";
+import type { BackgroundTimes, RestartMarks, Run, Variant } from "./results.ts";
 import { type ScenarioName, SCENARIOS } from "./scenarios.ts";
 import type { Progress } from "./progress.ts";
 import { supports, type Target } from "./target.ts";
@@ -247,7 +247,7 @@ export interface ClusterFacts {
 interface Driven {
   command: string[];
   objects: Run["objects"];
-  restart?: Restart;
+  restart?: RestartMarks;
   error?: string;
 }
 

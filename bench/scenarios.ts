@@ -6,21 +6,23 @@
  *   are Ready, hold, update a tenth and wait until they are Ready at the new
  *   generation, delete all and wait until they are gone.
  * - **budget-N**: scale-N with the cache capped at N/5 objects.
- * - **restart-N**: N objects Ready, then stop the operator (SIGTERM) and
- *   start it again: time to `/readyz`, to the first reconcile, and the
- *   reconciles a restart costs.
+ * - **restart-N**: N objects created while the operator is not running, then
+ *   the operator started; once its `/readyz` answers 200, and no sooner than
+ *   1 s after the spawn, the last object by name is edited. Measures how long
+ *   the edit waits behind the backlog of N, how long until all N converge,
+ *   and the API calls and peak RSS that costs (`restartFigures` in figures.ts).
  *
  * @example
  * ```ts
  * import { SCENARIOS } from "./scenarios.ts";
  * SCENARIOS.budget.cacheMaxObjects?.(1000); // 200
  * SCENARIOS.scale.window; // { from: "create", to: "delete" }
+ * SCENARIOS.restart.window; // { from: "startup", to: "converge" }
  * ```
  *
  * @module
  */
 import type { MeasuredWindow } from "./figures.ts";
-import { scrapeMetrics, sumSeries } from "./metrics_scraper.ts";
 import {
   createObjects,
   deleteObjects,
@@ -32,7 +34,7 @@ import {
 import type { OperatorProcess } from "./operator_process.ts";
 import type { ReadinessTracker } from "./readiness_tracker.ts";
 import type { RunRecorder } from "./recorder.ts";
-import type { Restart } from "./results.ts";
+import type { RestartMarks } from "./results.ts";
 
 /** The scenarios there are. */
 export const SCENARIO_NAMES = ["idle", "scale", "budget", "restart"] as const;
@@ -44,8 +46,6 @@ export interface ScenarioSettings {
   /** Quiet time after startup and before the load, for the idle RSS of sized scenarios. */
   baselineMs: number;
   holdMs: number;
-  /** How long the restarted operator runs before its reconciles are counted. */
-  settleMs: number;
   readyTimeoutMs: number;
   ratePerSecond: number;
 }
@@ -70,8 +70,8 @@ export interface Scenario {
   cacheMaxObjects?: (size: number) => number;
   /** The phases whose span the CPU and counter figures cover. */
   window: MeasuredWindow;
-  /** Runs the phases; the restart scenario returns its restart record. */
-  run(context: ScenarioContext): Promise<Restart | undefined>;
+  /** Runs the phases; the restart scenario returns what it marked on the way. */
+  run(context: ScenarioContext): Promise<RestartMarks | undefined>;
 }
 
 /** Every scenario by name. */
@@ -99,13 +99,8 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
   },
   restart: {
     sized: true,
-    window: { from: "create", to: "hold" },
-    async run(c) {
-      const operator = await startup(c);
-      await baselineAndCreate(c);
-      await c.recorder.phase("hold", () => sleep(c.settings.holdMs, c.signal));
-      return await restart(c, operator);
-    },
+    window: { from: "startup", to: "converge" },
+    run: restartWithObjectsPresent,
   },
 };
 
@@ -146,55 +141,32 @@ async function baselineAndCreate(c: ScenarioContext): Promise<string[]> {
   return names;
 }
 
-async function restart(c: ScenarioContext, old: OperatorProcess): Promise<Restart> {
-  const stopped = await c.recorder.phase("stop", () => stop(c, old));
-  const timings = await c.recorder.phase("restart", async () => {
-    const spawned = performance.now();
-    const operator = await c.launch();
-    let readyzMs: number | undefined;
-    const ready = operator.waitReady({ timeoutMs: c.settings.readyTimeoutMs, signal: c.signal })
-      .then(() => (readyzMs = performance.now() - spawned));
-    const firstReconcileMs = await firstReconcile(c, operator, spawned, () => readyzMs);
-    await ready;
-    return { readyzMs, firstReconcileMs };
-  });
-  await c.recorder.phase("settle", () => sleep(c.settings.settleMs, c.signal));
-  const last = c.recorder.scrapes.at(-1);
-  const reconcilesAfter = last && last.process > 0
-    ? sumSeries(last.series, "controller_runtime_reconcile_total")
-    : undefined;
-  return {
-    stopMs: stopped.ms,
-    exit: stopped.exit,
-    ...(timings.readyzMs !== undefined && { readyzMs: timings.readyzMs }),
-    ...(timings.firstReconcileMs !== undefined && { firstReconcileMs: timings.firstReconcileMs }),
-    ...(reconcilesAfter !== undefined && { reconcilesAfter }),
-    settleMs: c.settings.settleMs,
-  };
-}
-
 /**
- * Milliseconds from `spawned` until `/metrics` first counts a reconcile,
- * polled every 100 ms; gives up a settle period after `/readyz` turned 200
- * (an operator may rightly skip unchanged objects) or when the process exits.
+ * The edit waits for `/readyz` as well as this long after the spawn: an edit
+ * the operator's first list already holds would be one more of the N, not a
+ * change that arrives while the operator works through them.
  */
-async function firstReconcile(
-  c: ScenarioContext,
-  operator: OperatorProcess,
-  spawned: number,
-  readyzMs: () => number | undefined,
-): Promise<number | undefined> {
-  const deadline = spawned + c.settings.readyTimeoutMs;
-  while (performance.now() < deadline && !operator.exited) {
-    const ready = readyzMs();
-    if (ready !== undefined && performance.now() - spawned > ready + c.settings.settleMs) break;
-    const series = await scrapeMetrics(operator.metricsUrl, { timeoutMs: 1_000 }).catch(() => []);
-    if ((sumSeries(series, "controller_runtime_reconcile_total") ?? 0) > 0) {
-      return performance.now() - spawned;
-    }
-    await sleep(100, c.signal);
-  }
-  return undefined;
+const EDIT_AFTER_MS = 1_000;
+
+async function restartWithObjectsPresent(c: ScenarioContext): Promise<RestartMarks> {
+  const names = objectNames(c.size);
+  const edited = names.at(-1)!;
+  const pace = { ratePerSecond: c.settings.ratePerSecond };
+  await c.recorder.phase("create", () => createObjects(c.workload, names, pace));
+  const { operator, spawnedMs, readyzMs } = await c.recorder.phase("startup", async () => {
+    const spawnedMs = c.recorder.now();
+    const operator = await c.launch();
+    await operator.waitReady({ timeoutMs: c.settings.readyTimeoutMs, signal: c.signal });
+    return { operator, spawnedMs, readyzMs: c.recorder.now() - spawnedMs };
+  });
+  await c.recorder.phase("converge", async () => {
+    await sleep(Math.max(0, spawnedMs + EDIT_AFTER_MS - c.recorder.now()), c.signal);
+    await updateObjects(c.workload, [edited], pace);
+    await waitFor(c, "ready");
+    await waitFor(c, "updateReady");
+  });
+  await stop(c, operator);
+  return { spawnedMs, readyzMs, edited };
 }
 
 async function stop(c: ScenarioContext, operator: OperatorProcess) {

@@ -62,7 +62,7 @@ const targetFileSchema = z.object({
   /** Plural of the measured kind; group, version and kind come from the object template. */
   plural: z.string().min(1),
   object: z.record(z.string(), z.unknown()),
-  /** A JSON merge patch applied to a tenth of the objects in the update step. */
+  /** A JSON merge patch: a tenth of the objects get it in the update step, one in restart's edit. */
   update: z.record(z.string(), z.unknown()),
   ready: readyRuleSchema,
   readyzPath: z.string().default("/readyz"),
