@@ -58,6 +58,13 @@ const INSTALL_FLAGS = [
       "Also apply kinglet's ServiceAccount and RBAC and write a kubeconfig here (its token at <path>.token, both 0600) with which node mode runs under them instead of the admin kubeconfig; again to renew the token.",
   },
   {
+    name: "namespace",
+    type: "string" as const,
+    default: "",
+    help:
+      "With --node-kubeconfig: grant kinglet's rights in this namespace only (a Role there), for a kinglet run with the same --namespace; empty grants them in every namespace.",
+  },
+  {
     name: "token-lifetime",
     type: "duration" as const,
     default: "24h",
@@ -128,6 +135,7 @@ async function main(args: string[]): Promise<number> {
           const done = await installNodeCredentials(client, config, {
             path: nodeKubeconfig,
             namespace: flags.values["leader-election-namespace"] || "kinglet-system",
+            ...(flags.values.namespace && { watchNamespace: flags.values.namespace }),
             expirationSeconds: Math.round(lifetime / 1000),
           });
           for (const line of done) console.log(line);

@@ -336,7 +336,7 @@ async function measure(which: Case, options: CaseOptions): Promise<Measurement> 
         metadata: { generation: entry?.generation, resourceVersion: entry?.resourceVersion },
       });
     },
-  } as unknown as ControllerClient;
+  } as unknown as ControllerClient & ReconcileContext["client"];
   // Budgeted (but never full) when the last step evicts every object, as a memory limit under pressure does.
   const budget = evict ? { maxBytes: Number.MAX_SAFE_INTEGER } : undefined;
   const controller = new Controller(webAppController({ now: () => new Date(now) }), {
@@ -355,6 +355,7 @@ async function measure(which: Case, options: CaseOptions): Promise<Measurement> 
     cache,
     children: controller.children,
     client,
+    clock: systemClock,
     events: { publish: (init) => recorder.publish(object, init) },
     async status(status) {
       if (sameJson(object.status, status)) return false;

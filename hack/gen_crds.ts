@@ -22,6 +22,7 @@ import { stringify } from "yaml";
 import { SCHEMA_HASH_ANNOTATION, withSchemaHash } from "../lib/crd/mod.ts";
 import { KIND_DEFINITIONS, SPEC_SCHEMA_NAMES } from "../lib/operators/mod.ts";
 import { toSpecSchema } from "../lib/operators/schema/spec_schema.ts";
+import { firstDifference, readIfExists } from "./_generated_files.ts";
 
 /** The folder the CRDs are committed in. */
 export const CRDS_DIR: string = fileURLToPath(new URL("../crds/", import.meta.url));
@@ -137,15 +138,6 @@ export async function compareCrds(dir: string): Promise<string[]> {
   return problems;
 }
 
-async function readIfExists(path: string): Promise<string | undefined> {
-  try {
-    return await Deno.readTextFile(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
-  }
-}
-
 async function generatedNames(dir: string): Promise<string[]> {
   const names: string[] = [];
   try {
@@ -156,17 +148,6 @@ async function generatedNames(dir: string): Promise<string[]> {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
   return names.sort();
-}
-
-function firstDifference(expected: string, actual: string): string {
-  const want = expected.split("\n");
-  const have = actual.split("\n");
-  const index = want.findIndex((line, i) => line !== have[i]);
-  const line = index === -1 ? want.length : index;
-  return `differs from line ${line + 1}: expected ${
-    JSON.stringify(want[line] ?? "<end of file>")
-  }, ` +
-    `found ${JSON.stringify(have[line] ?? "<end of file>")}`;
 }
 
 async function write(dir: string): Promise<string[]> {

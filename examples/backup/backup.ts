@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { CONFIG_MAPS, isNotFound, PERSISTENT_VOLUME_CLAIMS } from "../../lib/kube/mod.ts";
+import { CONFIG_MAPS, PERSISTENT_VOLUME_CLAIMS } from "../../lib/kube/mod.ts";
 import type { ControllerSpec } from "../../lib/runtime/mod.ts";
 import { controllerReference, setCondition, tieredErrorPolicy } from "../../lib/runtime/mod.ts";
 import { type Backup, backups } from "./schema.ts";
@@ -43,11 +43,11 @@ export const backupController: ControllerSpec<Backup> = {
       return Promise.resolve({});
     },
   },
-  async reconcile(backup, { client, children, signal, status }) {
+  async reconcile(backup, { client, clock, children, signal, status }) {
     const { metadata: { namespace, generation }, spec: { source, schedule } } = backup;
     const plan = await children.apply(CONFIG_MAPS, renderPlan(backup), signal);
-    const found = await client.get(PERSISTENT_VOLUME_CLAIMS, source, { namespace, signal })
-      .then(() => true, (error) => isNotFound(error) ? false : Promise.reject(error));
+    const claim = await client.getOptional(PERSISTENT_VOLUME_CLAIMS, source, { namespace, signal });
+    const found = claim !== undefined;
     const ready = found
       ? { status: "True", reason: "Scheduled", message: `Copies ${source} at ${schedule}` } as const
       : {
@@ -55,8 +55,8 @@ export const backupController: ControllerSpec<Backup> = {
         reason: "SourceNotFound",
         message: `No volume claim ${source}`,
       } as const;
-    // lastTransitionTime moves only when the status does.
-    const conditions = setCondition(backup.status?.conditions, { type: "Ready", ...ready });
+    // lastTransitionTime moves only when the status does, read from the controller's clock.
+    const conditions = setCondition(backup.status?.conditions, { type: "Ready", ...ready }, clock);
     await status({ observedGeneration: generation, plan: plan.metadata.name, conditions });
     if (!found) throw new Error(ready.message); // retried as the error policy says
     return { requeueAfterMs: 60_000 }; // the source is not watched: look again in a minute

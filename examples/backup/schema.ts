@@ -7,19 +7,7 @@
  * @module
  */
 import { z } from "zod";
-import { type CustomObject, defineKind } from "../../lib/crd/mod.ts";
-
-/** One status condition, as `metav1.Condition` defines it. */
-const condition = z.object({
-  type: z.string().describe("Type of condition, e.g. Ready."),
-  status: z.enum(["True", "False", "Unknown"]).describe("Whether the condition holds."),
-  observedGeneration: z.int().optional().describe("The generation it was set for."),
-  lastTransitionTime: z.string().meta({ format: "date-time" }).describe(
-    "When the status last changed.",
-  ),
-  reason: z.string().describe("Why, in CamelCase."),
-  message: z.string().describe("Why, in words."),
-});
+import { conditionsSchema, type CustomObject, defineKind } from "../../lib/crd/mod.ts";
 
 /** The Backup kind: its resource, its CRD and its schemas. */
 export const backups = defineKind({
@@ -41,9 +29,7 @@ export const backups = defineKind({
   status: z.object({
     observedGeneration: z.int().optional().describe("The generation the status is for."),
     plan: z.string().optional().describe("The ConfigMap holding the backup plan."),
-    conditions: z.array(condition)
-      .meta({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] })
-      .optional().describe("Ready: whether the source exists and copies are scheduled."),
+    conditions: conditionsSchema("Ready: whether the source exists and copies are scheduled."),
   }),
   printerColumns: [
     { name: "Source", type: "string", jsonPath: ".spec.source" },

@@ -39,6 +39,12 @@ export interface NodeCredentialsOptions {
   path: string;
   /** kinglet's namespace (its ServiceAccount, Lease and Role). Defaults to `kinglet-system`. */
   namespace?: string;
+  /**
+   * The one namespace a kinglet run with `--namespace` watches: its rights
+   * are granted there only, by a Role (see `KingletRbacOptions`). Defaults
+   * to none: every namespace.
+   */
+  watchNamespace?: string;
   /** The token's requested lifetime. Defaults to 86 400 (24 h). */
   expirationSeconds?: number;
   signal?: AbortSignal;
@@ -67,7 +73,10 @@ export async function installNodeCredentials(
     );
   }
   const { signal } = options;
-  for (const { resource, ...object } of kingletRbac(namespace)) {
+  const rbac = kingletRbac(namespace, {
+    ...(options.watchNamespace && { watchNamespaces: [options.watchNamespace] }),
+  });
+  for (const { resource, ...object } of rbac) {
     await client.apply(resource, object, {
       fieldManager: FIELD_MANAGER,
       force: true,

@@ -1,9 +1,10 @@
 /**
  * kinglet's own identity and rights, as objects: the ServiceAccount, the
- * ClusterRole with what the operators do, the Role for the leader Lease,
- * and their bindings. deploy/*.yaml holds the same objects with a comment
- * on every rule (a unit test keeps the two equal); `kinglet install
- * --node-kubeconfig` applies these, so that a node runs kinglet with them
+ * ClusterRole derived from the specs of its three controllers (plus what the
+ * CLI itself needs), the Role of the leader Lease, and their bindings.
+ * `deno task deploy` writes them to deploy/ with the reasons of every rule
+ * (a unit test fails when the two drift apart); `kinglet install
+ * --node-kubeconfig` applies them, so that a node runs kinglet with them
  * instead of the cluster-admin kubeconfig of k3s.
  *
  * @example
@@ -18,49 +19,120 @@
 import {
   CLUSTER_ROLE_BINDINGS,
   CLUSTER_ROLES,
+  CUSTOM_RESOURCE_DEFINITIONS,
+  resourceName,
   ROLE_BINDINGS,
   ROLES,
   SERVICE_ACCOUNTS,
+  SUBJECT_ACCESS_REVIEWS,
+  TOKEN_REVIEWS,
 } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
+import {
+  controllerRules,
+  type ExplainedRule,
+  leaderElectionRules,
+  type PolicyRule,
+  type RbacRule,
+} from "../runtime/rbac/mod.ts";
+import { CONTROLLERS } from "./run.ts";
+import { CONTROLLER_NAMES, RUN_FLAGS } from "./run_flags.ts";
 
 /** Where deploy/ puts kinglet: its ServiceAccount, Lease and Role live here. */
 export const KINGLET_NAMESPACE = "kinglet-system";
 /** The name of kinglet's ServiceAccount, ClusterRole and ClusterRoleBinding. */
 export const KINGLET_ACCOUNT = "kinglet";
+/** The name of the Role and the RoleBinding of kinglet's leader Lease. */
+export const LEADER_ELECTION_ROLE = "kinglet-leader-election";
 
 const RBAC = "rbac.authorization.k8s.io";
 const LABELS = { "app.kubernetes.io/name": "kinglet" };
-const KINDS = ["webapps", "databaseclusters", "inferenceservices"];
 
-/** The rules of the `kinglet` ClusterRole; deploy/clusterrole.yaml says why each is there. */
-export const CLUSTER_RULES: readonly Record<string, string[]>[] = [
-  { apiGroups: ["kinglet.dev"], resources: KINDS, verbs: ["get", "list", "watch"] },
-  { apiGroups: ["kinglet.dev"], resources: ["databaseclusters"], verbs: ["patch"] },
-  { apiGroups: ["kinglet.dev"], resources: KINDS.map((k) => `${k}/status`), verbs: ["patch"] },
-  { apiGroups: ["kinglet.dev"], resources: KINDS.map((k) => `${k}/finalizers`), verbs: ["update"] },
-  {
-    apiGroups: ["apps"],
-    resources: ["deployments", "statefulsets"],
-    verbs: ["list", "watch", "create", "patch"],
-  },
-  { apiGroups: [""], resources: ["services"], verbs: ["list", "watch", "create", "patch"] },
-  { apiGroups: [""], resources: ["secrets"], verbs: ["list", "watch", "create", "patch"] },
-  { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["list", "delete"] },
-  {
-    apiGroups: ["apiextensions.k8s.io"],
-    resources: ["customresourcedefinitions"],
-    resourceNames: KINDS.map((k) => `${k}.kinglet.dev`),
-    verbs: ["get"],
-  },
-  { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
-  { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
-  { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
-];
+/** What the CLI itself does, beside its controllers. */
+function cliRules(primaries: readonly Resource[]): RbacRule[] {
+  const review = (resource: Resource): RbacRule => ({
+    apiGroups: [resource.group],
+    resources: [resource.plural],
+    verbs: ["create"],
+    clusterScoped: true,
+    reason: "/metrics and /debug/cache on the pod network answer only a bearer token the API " +
+      "server authenticates (TokenReview) and allows to get the path (SubjectAccessReview), as " +
+      "controller-runtime's secure metrics do; asked, never read back",
+  });
+  return [
+    {
+      apiGroups: [CUSTOM_RESOURCE_DEFINITIONS.group],
+      resources: [CUSTOM_RESOURCE_DEFINITIONS.plural],
+      resourceNames: primaries.map(resourceName),
+      verbs: ["get"],
+      clusterScoped: true,
+      reason: "at start-up, kinglet run reads its own CRDs by name to say when one is missing or " +
+        "older than the binary (the kinglet.dev/schema-hash annotation)",
+    },
+    review(TOKEN_REVIEWS),
+    review(SUBJECT_ACCESS_REVIEWS),
+  ];
+}
 
-/** The objects, in the order they can be applied, each with the resource it is written to. */
+/**
+ * The rules of the `kinglet` ClusterRole, each with its reasons: those
+ * `controllerRules` derives from the specs of every controller kinglet runs,
+ * then the CLI's own.
+ *
+ * @example
+ * ```ts
+ * import { kingletClusterRules } from "./rbac.ts";
+ * kingletClusterRules()[0]?.resources; // ["webapps", "inferenceservices"]
+ * ```
+ */
+export function kingletClusterRules(): ExplainedRule[] {
+  const specs = CONTROLLER_NAMES.map((name) => CONTROLLERS[name]());
+  return controllerRules(specs, { extra: cliRules(specs.map((spec) => spec.resource)) });
+}
+
+/**
+ * The rules of the Role of kinglet's leader Lease (`--lease-name`'s default),
+ * each with its reasons.
+ *
+ * @example
+ * ```ts
+ * import { kingletLeaderRules } from "./rbac.ts";
+ * kingletLeaderRules()[1]?.resourceNames; // ["kinglet-leader"]
+ * ```
+ */
+export function kingletLeaderRules(): ExplainedRule[] {
+  const lease = RUN_FLAGS.find((flag) => flag.name === "lease-name")?.default;
+  return leaderElectionRules(lease ?? "");
+}
+
+/** `rules` as a Role holds them: without their reasons and scope. */
+function bare(rules: readonly ExplainedRule[]): PolicyRule[] {
+  return rules.map(({ reasons: _, clusterScoped: __, ...rule }) => rule);
+}
+
+/** Options of {@link kingletRbac}. */
+export interface KingletRbacOptions {
+  /**
+   * Confines kinglet to these namespaces, for a kinglet run with
+   * `--namespace`: what it does in a namespace (its kinds, their children,
+   * Secrets and PersistentVolumeClaims included, Events) is granted by a Role
+   * `kinglet` and a RoleBinding in each, and the ClusterRole keeps only what
+   * is in no namespace (its CRDs by name, token and access reviews).
+   * Defaults to none: the ClusterRole grants everything, in every namespace.
+   */
+  watchNamespaces?: readonly string[];
+}
+
+/**
+ * The objects, in the order they can be applied, each with the resource it
+ * is written to; `namespace` is kinglet's own (its ServiceAccount, Lease and
+ * leader Role).
+ *
+ * @throws {RangeError} when a name in `watchNamespaces` is empty.
+ */
 export function kingletRbac(
   namespace: string = KINGLET_NAMESPACE,
+  options: KingletRbacOptions = {},
 ): (KubeObject & { resource: Resource })[] {
   const subjects = [{ kind: "ServiceAccount", name: KINGLET_ACCOUNT, namespace }];
   const meta = (name: string, ns?: string) => ({
@@ -68,6 +140,33 @@ export function kingletRbac(
     ...(ns !== undefined && { namespace: ns }),
     labels: { ...LABELS },
   });
+  const confined = options.watchNamespaces ?? [];
+  if (confined.some((ns) => !ns)) {
+    throw new RangeError(
+      `Cannot confine kinglet's RBAC: a namespace to watch is empty, got ${
+        JSON.stringify(confined)
+      }`,
+    );
+  }
+  const rules = kingletClusterRules();
+  const clusterRules = confined.length ? rules.filter((rule) => rule.clusterScoped) : rules;
+  const namespaced = confined.flatMap((ns) => [
+    {
+      resource: ROLES,
+      apiVersion: `${RBAC}/v1`,
+      kind: "Role",
+      metadata: meta(KINGLET_ACCOUNT, ns),
+      rules: bare(rules.filter((rule) => !rule.clusterScoped)),
+    },
+    {
+      resource: ROLE_BINDINGS,
+      apiVersion: `${RBAC}/v1`,
+      kind: "RoleBinding",
+      metadata: meta(KINGLET_ACCOUNT, ns),
+      roleRef: { apiGroup: RBAC, kind: "Role", name: KINGLET_ACCOUNT },
+      subjects,
+    },
+  ]);
   return [
     {
       resource: SERVICE_ACCOUNTS,
@@ -81,7 +180,7 @@ export function kingletRbac(
       apiVersion: `${RBAC}/v1`,
       kind: "ClusterRole",
       metadata: meta(KINGLET_ACCOUNT),
-      rules: CLUSTER_RULES.map((rule) => ({ ...rule })),
+      rules: bare(clusterRules),
     },
     {
       resource: CLUSTER_ROLE_BINDINGS,
@@ -91,27 +190,20 @@ export function kingletRbac(
       roleRef: { apiGroup: RBAC, kind: "ClusterRole", name: KINGLET_ACCOUNT },
       subjects,
     },
+    ...namespaced,
     {
       resource: ROLES,
       apiVersion: `${RBAC}/v1`,
       kind: "Role",
-      metadata: meta("kinglet-leader-election", namespace),
-      rules: [
-        { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
-        {
-          apiGroups: ["coordination.k8s.io"],
-          resources: ["leases"],
-          resourceNames: ["kinglet-leader"],
-          verbs: ["get", "update"],
-        },
-      ],
+      metadata: meta(LEADER_ELECTION_ROLE, namespace),
+      rules: bare(kingletLeaderRules()),
     },
     {
       resource: ROLE_BINDINGS,
       apiVersion: `${RBAC}/v1`,
       kind: "RoleBinding",
-      metadata: meta("kinglet-leader-election", namespace),
-      roleRef: { apiGroup: RBAC, kind: "Role", name: "kinglet-leader-election" },
+      metadata: meta(LEADER_ELECTION_ROLE, namespace),
+      roleRef: { apiGroup: RBAC, kind: "Role", name: LEADER_ELECTION_ROLE },
       subjects,
     },
   ];

@@ -34,7 +34,8 @@ import { explainPermissionError } from "./permissions.ts";
 import { VERSION } from "./version.ts";
 import type { ControllerName, RunOptions } from "./run_flags.ts";
 
-const CONTROLLERS: Record<ControllerName, () => ControllerSpec<KubeObject>> = {
+/** The spec of each controller `kinglet run` can run, by its name in `--controllers`. */
+export const CONTROLLERS: Readonly<Record<ControllerName, () => ControllerSpec<KubeObject>>> = {
   webapp: () => webAppController(),
   databasecluster: () => databaseClusterController(),
   inferenceservice: () => inferenceServiceController(),
@@ -94,6 +95,7 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
         name: options.leaseName,
         identity,
       },
+      standby: options.standby,
     }),
   });
   const specs = options.controllers.map((name): ControllerSpec<KubeObject> => {

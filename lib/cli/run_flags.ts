@@ -80,6 +80,14 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
     help: "Name of the leader Lease.",
   },
   {
+    name: "standby",
+    type: "string",
+    default: "cold",
+    choices: ["cold", "warm"],
+    help:
+      "What a waiting --leader-elect instance holds: cold (nothing, least memory) or warm (its caches listed and watched, so it reconciles as soon as it leads).",
+  },
+  {
     name: "leader-election-id",
     type: "string",
     default: "",
@@ -173,6 +181,8 @@ export interface RunOptions {
   controllers: ControllerName[];
   leaderElect: boolean;
   leaderElectionNamespace: string;
+  /** What a standby holds while another instance leads. */
+  standby: "cold" | "warm";
   leaseName: string;
   leaderElectionId?: string;
   /** Unset: chosen by where kinglet runs; see endpointPlan. */
@@ -268,6 +278,7 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
     controllers: controllers as ControllerName[],
     leaderElect: values["leader-elect"] === "true",
     leaderElectionNamespace: values["leader-election-namespace"] ?? "kinglet-system",
+    standby: values.standby === "warm" ? "warm" : "cold",
     leaseName: values["lease-name"] ?? "kinglet-leader",
     ...(values["metrics-bind-address"] !== undefined &&
       { metricsAddress: values["metrics-bind-address"] }),

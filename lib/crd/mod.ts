@@ -45,6 +45,7 @@
  *
  * @module
  */
+export * from "./conditions.ts";
 export * from "./kind.ts";
 export * from "./schema_hash.ts";
 export * from "./structural.ts";

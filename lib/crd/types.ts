@@ -24,6 +24,21 @@ export interface ZodSchema<Output = unknown> {
   readonly _zod: { readonly output: Output };
 }
 
+/**
+ * A zod v4 schema of a field a `z.object` may leave out, as `.optional()`
+ * makes one, as far as this module relies on it: the field's type, and the
+ * marks by which zod (any copy of v4) infers its key as optional.
+ */
+export interface OptionalZodSchema<Output = unknown> {
+  /** zod's internals: the field's type, and the marks of an optional key. */
+  readonly _zod: {
+    readonly output: Output | undefined;
+    readonly input: Output | undefined;
+    readonly optin: "optional" | "defaulted";
+    readonly optout: "optional";
+  };
+}
+
 /** A JSON Schema node as the API server reads it (extensions keep their `x-` names). */
 export type JsonSchema = { [keyword: string]: unknown };
 

@@ -1,8 +1,8 @@
 /**
  * The standard conditions every kinglet kind reports, set together from one
  * health report, on top of the runtime's `metav1.Condition` helpers
- * (`setCondition`, `findCondition`; the zod schema is in
- * `schema/conditions.ts`):
+ * (`setCondition`, `findCondition`; the zod schema is `./crd`'s
+ * `conditionsSchema`, described in `schema/conditions.ts`):
  *
  * - `Ready`: the workload serves as the spec asks.
  * - `Progressing`: kinglet or Kubernetes is still moving toward the spec.

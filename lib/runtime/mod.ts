@@ -60,7 +60,8 @@
  *
  * The stages are usable on their own, each from its folder: `watcher/`,
  * `cache/`, `queue/`, `controller/`, `events/`, `leader/`, `metrics/`,
- * `memory/` (a memory limit kept by degrading in order) and `manager/`; `objects/` holds the helpers a reconcile uses on the objects
+ * `memory/` (a memory limit kept by degrading in order), `manager/` and `rbac/`
+ * (least-privilege rules derived from the controller specs); `objects/` holds the helpers a reconcile uses on the objects
  * it writes (conditions, owner references, order-insensitive equality).
  *
  * @example A work queue on a fake clock, the way the runtime's tests drive it
@@ -89,4 +90,5 @@ export * from "./memory/mod.ts";
 export * from "./metrics/mod.ts";
 export * from "./objects/mod.ts";
 export * from "./queue/mod.ts";
+export * from "./rbac/mod.ts";
 export * from "./watcher/mod.ts";

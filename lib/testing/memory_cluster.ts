@@ -16,16 +16,34 @@
  * is the bare 422 the API server answers), and deletion that waits for
  * finalizers. Events are stored like any object (`objects(EVENTS)`).
  *
- * What it does not: field ownership and apply conflicts, defaulting,
- * validation and admission, garbage collection of children, pagination,
+ * Namespaces: `default`, `kube-system`, `kube-public` and `kube-node-lease`
+ * exist from the start, and {@link MemoryClusterOptions.namespaces} adds
+ * more; a create or an apply into any other namespace fails with the API
+ * server's 404 (`namespaces "shop" not found`) until a Namespace of that
+ * name is stored.
+ *
+ * CRDs: once the cluster holds a kind's CRD (`installCrds` and a manager's
+ * `crds` apply it, and find it `Established` at once; a test may `put` it),
+ * the writes of the kind are checked against the structural schema of their
+ * version, and refused with the API server's 422 Invalid, one cause per
+ * field (`spec.keep: Invalid value: 0: spec.keep in body should be greater
+ * than or equal to 1`): types, `required`, `enum`, bounds, lengths, patterns,
+ * item counts and duplicate keys. A kind without its CRD is taken as it comes.
+ *
+ * What it does not: field ownership and apply conflicts, defaulting and
+ * pruning, CEL rules, `format`, ratcheting, other admission, garbage
+ * collection of children or of a deleted namespace's objects, pagination,
  * set-based label selectors and field selectors. Test those against a real
  * API server.
+ *
+ * {@link MemoryCluster.put} and {@link MemoryCluster.remove} are the test's
+ * own hand: they store and delete as told, unchecked.
  *
  * @example
  * ```ts
  * import { MemoryCluster } from "./memory_cluster.ts";
  * import { CONFIG_MAPS } from "../kube/mod.ts";
- * const cluster = new MemoryCluster();
+ * const cluster = new MemoryCluster({ namespaces: ["ns"] });
  * cluster.put(CONFIG_MAPS, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "ns" } });
  * await cluster.patch(CONFIG_MAPS, "a", { data: { k: "v" } }, { type: "merge", namespace: "ns" });
  * cluster.object(CONFIG_MAPS, "ns/a")?.data; // { k: "v" }
@@ -44,19 +62,31 @@ import type {
   WatchOptions,
   WriteOptions,
 } from "../kube/client.ts";
-import { ApiError } from "../kube/errors.ts";
+import { ApiError, type StatusCause } from "../kube/errors.ts";
 import { keyOf } from "../kube/object_key.ts";
-import { resourcePath } from "../kube/resources.ts";
+import {
+  CUSTOM_RESOURCE_DEFINITIONS,
+  NAMESPACES,
+  resourceName,
+  resourcePath,
+} from "../kube/resources.ts";
 import type { KubeList, KubeObject, ObjectKey, Resource, WatchEvent } from "../kube/types.ts";
 import type { ManagerClient } from "../runtime/manager/manager.ts";
 import { sameJson } from "../runtime/objects/same_json.ts";
 import { labelMatcher } from "./_label_selector.ts";
 import { jsonPatch, mergePatch, type Operation } from "./_patches.ts";
+import { crdSchema, served } from "./_crds.ts";
+import { invalidMessage, schemaErrors } from "./_schema_check.ts";
 
 /** Options of {@link MemoryCluster}. */
 export interface MemoryClusterOptions {
   /** Stamps `creationTimestamp` and `deletionTimestamp`. Defaults to the system time. */
   clock?: Pick<Clock, "now">;
+  /**
+   * Namespaces that exist from the start, beside those every cluster has
+   * (`default`, `kube-system`, `kube-public`, `kube-node-lease`). Defaults to none.
+   */
+  namespaces?: readonly string[];
 }
 
 interface Change {
@@ -68,6 +98,8 @@ interface Change {
 }
 
 const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+/** The namespaces a new cluster has. */
+const CLUSTER_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
 /** Objects by resource, a log of changes, and watches that follow the log. */
 export class MemoryCluster implements ManagerClient {
@@ -81,10 +113,20 @@ export class MemoryCluster implements ManagerClient {
   /** Every apply, in order, as `plural namespace/name` (`plural/status` for status). */
   readonly applies: string[] = [];
 
-  /** Creates an empty cluster. */
+  /**
+   * Creates a cluster holding nothing but its namespaces, which are there
+   * before any watch starts (no change records them).
+   */
   constructor(options: MemoryClusterOptions = {}) {
     const clock = options.clock;
     this.#now = clock ? () => clock.now() : Date.now;
+    for (const name of new Set([...CLUSTER_NAMESPACES, ...options.namespaces ?? []])) {
+      const namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name } };
+      this.put(NAMESPACES, { ...namespace, status: { phase: "Active" } });
+    }
+    // They were there before anything could watch: no change tells of them.
+    this.#log.length = 0;
+    this.changes.length = 0;
   }
 
   /**
@@ -202,21 +244,40 @@ export class MemoryCluster implements ManagerClient {
     return Promise.resolve(this.#view(object, options.metadataOnly) as T);
   }
 
-  /** Creates `object`; 409 AlreadyExists when it exists. */
+  /** The object, or `undefined` when there is none. */
+  getOptional<T extends KubeObject>(
+    resource: Resource,
+    name: string,
+    options: GetOptions = {},
+  ): Promise<T | undefined> {
+    const object = this.#of(resource).get(keyOf(options.namespace, name));
+    return Promise.resolve(object && this.#view(object, options.metadataOnly) as T);
+  }
+
+  /**
+   * Creates `object`; 409 AlreadyExists when it exists, 404 when its
+   * namespace does not, 422 when its CRD's schema refuses it.
+   */
   create<T extends KubeObject>(
     resource: Resource,
     object: T,
     options: WriteOptions = {},
   ): Promise<T> {
     const { name = "", namespace = options.namespace } = object.metadata ?? {};
+    const { uid: _, ...metadata } = object.metadata ?? {};
+    const created = { ...object, metadata: { ...metadata, namespace } };
+    const refused = this.#refusal<T>("POST", resource, created, { namespaced: true });
+    if (refused) return refused;
     if (this.#of(resource).has(keyOf(namespace, name))) {
       return this.#fail(409, "AlreadyExists", "POST", resource, name, namespace);
     }
-    const { uid: _, ...metadata } = object.metadata ?? {};
-    return Promise.resolve(this.put(resource, { ...object, metadata: { ...metadata, namespace } }));
+    return Promise.resolve(this.put(resource, served(resource, created)));
   }
 
-  /** Replaces `object`; 409 Conflict when its resourceVersion is not the stored one. */
+  /**
+   * Replaces `object`; 409 Conflict when its resourceVersion is not the
+   * stored one, 422 when its CRD's schema refuses it.
+   */
   replace<T extends KubeObject>(
     resource: Resource,
     object: T,
@@ -231,13 +292,16 @@ export class MemoryCluster implements ManagerClient {
     const next = options.subresource
       ? { ...stored, status: object.status }
       : { ...object, status: stored.status, metadata: { ...stored.metadata, ...object.metadata } };
-    return Promise.resolve(this.put<KubeObject>(resource, next) as T);
+    return this.#refusal("PUT", resource, next) ??
+      Promise.resolve(this.put<KubeObject>(resource, next) as T);
   }
 
   /**
    * Server-side apply, simplified: the applied fields replace the stored
    * ones; the main resource keeps the stored status, and the status
    * subresource changes status alone (404 when the object does not exist).
+   * An apply that creates is refused as a create is (404 for a namespace
+   * that does not exist); any is refused when its CRD's schema says so (422).
    */
   apply<T extends KubeObject>(resource: Resource, object: T, options: ApplyOptions): Promise<T> {
     const { name = "", namespace } = object.metadata ?? {};
@@ -246,12 +310,14 @@ export class MemoryCluster implements ManagerClient {
     const stored = this.#of(resource).get(key);
     if (options.subresource) {
       if (!stored) return this.#fail(404, "NotFound", "PATCH", resource, name, namespace);
-      return Promise.resolve(
-        this.put<KubeObject>(resource, { ...stored, status: object.status }) as T,
-      );
+      const next = { ...stored, status: object.status };
+      return this.#refusal("PATCH", resource, next) ??
+        Promise.resolve(this.put<KubeObject>(resource, next) as T);
     }
     const metadata = { ...stored?.metadata, ...object.metadata };
-    return Promise.resolve(this.put(resource, { ...object, status: stored?.status, metadata }));
+    const next = { ...object, status: stored?.status, metadata };
+    return this.#refusal("PATCH", resource, next, { namespaced: !stored }) ??
+      Promise.resolve(this.put(resource, served(resource, next)));
   }
 
   /**
@@ -282,6 +348,8 @@ export class MemoryCluster implements ManagerClient {
     const kept = options.subresource
       ? { ...stored, status: next.status }
       : { ...next, status: stored.status };
+    const refused = this.#refusal<T>("PATCH", resource, kept);
+    if (refused) return refused;
     if (kept.metadata?.deletionTimestamp && !kept.metadata.finalizers?.length) {
       this.remove(resource, key);
       return Promise.resolve(structuredClone(kept) as KubeObject as T);
@@ -289,11 +357,17 @@ export class MemoryCluster implements ManagerClient {
     return Promise.resolve(this.put<KubeObject>(resource, kept) as T);
   }
 
-  /** Deletes, or marks for deletion while finalizers remain; 404 when there is nothing. */
+  /**
+   * Deletes, or marks for deletion while finalizers remain; 404 when there is
+   * nothing, unless `ignoreNotFound`.
+   */
   delete(resource: Resource, name: string, options: DeleteOptions = {}): Promise<void> {
     const key = keyOf(options.namespace, name);
     const stored = this.#of(resource).get(key);
-    if (!stored) return this.#fail(404, "NotFound", "DELETE", resource, name, options.namespace);
+    if (!stored) {
+      if (options.ignoreNotFound) return Promise.resolve();
+      return this.#fail(404, "NotFound", "DELETE", resource, name, options.namespace);
+    }
     if (!stored.metadata?.finalizers?.length) this.remove(resource, key);
     else if (!stored.metadata.deletionTimestamp) {
       const deletionTimestamp = this.#stamp();
@@ -334,6 +408,35 @@ export class MemoryCluster implements ManagerClient {
     });
   }
 
+  /**
+   * Why the API server would refuse to store `object`, as the rejected
+   * promise of the write; `undefined` when it would store it. With
+   * `namespaced`, the write creates, and its namespace must exist.
+   */
+  #refusal<T>(
+    verb: string,
+    resource: Resource,
+    object: KubeObject,
+    { namespaced = false } = {},
+  ): Promise<T> | undefined {
+    const { name = "", namespace } = object.metadata ?? {};
+    const crd = this.#of(CUSTOM_RESOURCE_DEFINITIONS).get(resourceName(resource));
+    const schema = crd && crdSchema(crd, resource.version);
+    const errors = schema ? schemaErrors(schema, object) : [];
+    if (errors.length > 0) {
+      const message = invalidMessage(resource.kind, resource.group, name, errors);
+      return this.#fail(422, "Invalid", verb, resource, name, namespace, {
+        message,
+        causes: errors,
+      });
+    }
+    if (namespaced && resource.namespaced && namespace && !this.#of(NAMESPACES).has(namespace)) {
+      const message = `namespaces "${namespace}" not found`;
+      return this.#fail(404, "NotFound", verb, resource, name, namespace, { message });
+    }
+    return undefined;
+  }
+
   #fail<T>(
     status: number,
     reason: string,
@@ -341,15 +444,18 @@ export class MemoryCluster implements ManagerClient {
     resource: Resource,
     name: string,
     namespace?: string,
+    details: { message?: string; causes?: StatusCause[] } = {},
   ): Promise<T> {
-    const message = reason === "Conflict"
-      ? `the object has been modified; please apply your changes to the latest version`
-      : `${resource.plural} "${name}" ${reason === "Invalid" ? "failed a test" : reason}`;
+    const message = details.message ??
+      (reason === "Conflict"
+        ? `the object has been modified; please apply your changes to the latest version`
+        : `${resource.plural} "${name}" ${FAILURES[reason] ?? reason}`);
     return Promise.reject(
       new ApiError({
         status,
         reason,
         message,
+        ...(details.causes && { causes: details.causes }),
         verb,
         path: resourcePath(resource, { ...(namespace && { namespace }), name }),
       }),
@@ -380,3 +486,10 @@ export class MemoryCluster implements ManagerClient {
 function resourceId(resource: Resource): string {
   return `${resource.group}/${resource.plural}`;
 }
+
+/** The end of the API server's message for a refusal, after `plural "name"`. */
+const FAILURES: Record<string, string> = {
+  NotFound: "not found",
+  AlreadyExists: "already exists",
+  Invalid: "failed a test",
+};

@@ -54,7 +54,7 @@
  * };
  *
  * const clock = new FakeClock();
- * const cluster = new MemoryCluster({ clock });
+ * const cluster = new MemoryCluster({ clock, namespaces: ["shop"] });
  * const manager = new Manager({
  *   client: cluster, clock, metricsAddress: "0", healthAddress: "0", reportingInstance: "test",
  * });

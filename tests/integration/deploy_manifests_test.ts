@@ -220,7 +220,8 @@ const NAMESPACED_GRANTS: Record<string, string[]> = {
   "kinglet.dev/databaseclusters/finalizers": ["update"],
   // Server-side apply creates them: a PATCH authorized as create too.
   "apps/deployments": ["list", "watch", "create", "patch"],
-  "apps/statefulsets": ["list", "watch", "create", "patch"],
+  // get: a DatabaseCluster's cleanup reads its StatefulSet back when a memory limit evicted it.
+  "apps/statefulsets": ["get", "list", "watch", "create", "patch"],
   "/services": ["list", "watch", "create", "patch"],
   // Cluster-wide, kube-system included: a DatabaseCluster may live in any namespace.
   "/secrets": ["list", "watch", "create", "patch"],
@@ -296,14 +297,14 @@ Deno.test("the service account can do exactly what kinglet needs, verb by verb",
   ) {
     for (const verb of VERBS) checks.push({ resource, verb, allowed: verb === "create" });
   }
-  // The leader Lease: created in kinglet-system, then read and replaced by name only.
+  // The leader Lease: created in kinglet-system, then read, replaced and watched by name only.
   const leases = "coordination.k8s.io/leases";
   for (const verb of VERBS) {
     const namespace = SA.namespace;
     checks.push({ namespace, resource: leases, verb, allowed: verb === "create" });
     for (const name of ["kinglet-leader", "kube-controller-manager"]) {
       const allowed = verb === "create" ||
-        (name === "kinglet-leader" && (verb === "get" || verb === "update"));
+        (name === "kinglet-leader" && ["get", "update", "watch"].includes(verb));
       checks.push({ namespace, resource: leases, verb, name, allowed });
     }
   }

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { kingletRbac } from "../../lib/cli/rbac.ts";
+import type { KubeObject } from "../../lib/kube/mod.ts";
+import type { PolicyRule } from "../../lib/runtime/mod.ts";
 
 Deno.test("the RBAC kinglet install applies is deploy/'s, object for object", async () => {
   const files = ["serviceaccount", "clusterrole", "clusterrolebinding", "role", "rolebinding"];
@@ -20,4 +22,37 @@ Deno.test("the RBAC follows the namespace it is installed in", () => {
     (objects[2] as { subjects?: unknown }).subjects,
     [{ kind: "ServiceAccount", name: "kinglet", namespace: "edge-ops" }],
   );
+});
+
+function rulesOf(object: KubeObject | undefined): PolicyRule[] {
+  return (object as { rules?: PolicyRule[] } | undefined)?.rules ?? [];
+}
+
+Deno.test("confined to a namespace, kinglet's rights there come from a Role and the ClusterRole keeps what is in no namespace", () => {
+  const objects = kingletRbac("kinglet-system", { watchNamespaces: ["tenant-a"] });
+  assert.deepEqual(
+    objects.map((o) => `${o.kind}/${o.metadata?.namespace ?? ""}/${o.metadata?.name}`),
+    [
+      "ServiceAccount/kinglet-system/kinglet",
+      "ClusterRole//kinglet",
+      "ClusterRoleBinding//kinglet",
+      "Role/tenant-a/kinglet",
+      "RoleBinding/tenant-a/kinglet",
+      "Role/kinglet-system/kinglet-leader-election",
+      "RoleBinding/kinglet-system/kinglet-leader-election",
+    ],
+  );
+  const rules = (kind: string) => rulesOf(objects.find((o) => o.kind === kind));
+  assert.deepEqual(rules("ClusterRole").map((r) => r.resources).flat(), [
+    "customresourcedefinitions",
+    "tokenreviews",
+    "subjectaccessreviews",
+  ]);
+  const everything = rulesOf(kingletRbac()[1]);
+  assert.deepEqual([...rules("Role"), ...rules("ClusterRole")], everything);
+  assert.ok(rules("Role").some((r) => r.resources.includes("secrets")));
+  assert.deepEqual((objects[4] as { subjects?: unknown }).subjects, [
+    { kind: "ServiceAccount", name: "kinglet", namespace: "kinglet-system" },
+  ]);
+  assert.throws(() => kingletRbac("kinglet-system", { watchNamespaces: [""] }), RangeError);
 });

@@ -21,7 +21,7 @@ function harness(
   random?: () => number,
 ) {
   const clock = new FakeClock();
-  const cluster = new MemoryCluster();
+  const cluster = new MemoryCluster({ namespaces: ["ns"] });
   const caches = new Caches({ client: cluster, clock, watcherOptions: { streamingList: "off" } });
   const controller = new Controller({ name: "test", resource: CONFIG_MAPS, reconcile, ...extra }, {
     client: cluster,

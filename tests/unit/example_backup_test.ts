@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import {
   CONFIG_MAPS,
+  CUSTOM_RESOURCE_DEFINITIONS,
   EVENTS,
   type KubeObject,
   PERSISTENT_VOLUME_CLAIMS,
@@ -56,7 +57,9 @@ Deno.test("the example's Backup CRD refuses a schedule that is not cron and show
 
 Deno.test("the example's controller plans, reports Ready, looks again each minute, backs off and says it stopped", async (t) => {
   const clock = new FakeClock();
-  const cluster = new MemoryCluster({ clock });
+  const cluster = new MemoryCluster({ clock, namespaces: ["shop"] });
+  // With the CRD in the cluster, every write of a Backup's status is checked against its schema.
+  cluster.put(CUSTOM_RESOURCE_DEFINITIONS, backups.crd());
   const manager = new Manager({
     client: cluster,
     clock,
@@ -81,6 +84,7 @@ Deno.test("the example's controller plans, reports Ready, looks again each minut
       await waitFor("Ready", () => ready()?.status === "True");
       const { metadata, status } = backup()!;
       assert.equal(ready()?.reason, "Scheduled");
+      assert.equal(ready()?.lastTransitionTime, "1970-01-01T00:00:00Z", "the fake clock's time");
       assert.equal(status?.observedGeneration, metadata.generation);
       assert.equal(status?.plan, "nightly-backup-plan");
       assert.deepEqual(metadata.finalizers, ["example.kinglet.dev/backup"]);
@@ -95,6 +99,7 @@ Deno.test("the example's controller plans, reports Ready, looks again each minut
       await clock.advance(1_000);
       await waitFor("Ready=False", () => ready()?.status === "False");
       assert.equal(ready()?.reason, "SourceNotFound");
+      assert.equal(ready()?.lastTransitionTime, "1970-01-01T00:01:00Z", "a minute on");
     });
 
     await t.step(
@@ -119,6 +124,51 @@ Deno.test("the example's controller plans, reports Ready, looks again each minut
       assert.equal(stopped.note, "Stopped copying data; the copies in s3://backups are kept");
     });
   } finally {
+    stop.abort();
+    await running;
+  }
+});
+
+Deno.test("the README's snippet reaches the minute's requeue by 66 s, whatever the jitter draws", async () => {
+  const random = Math.random;
+  // The latest draw: a ±10 % jitter puts the requeue just short of 66 s, past 60 s.
+  Math.random = () => 0.999_999;
+  const clock = new FakeClock();
+  const cluster = new MemoryCluster({ clock, namespaces: ["shop"] });
+  const manager = new Manager({
+    client: cluster,
+    clock,
+    metricsAddress: "0",
+    healthAddress: "0",
+    reportingInstance: "test",
+  });
+  let reconciles = 0;
+  manager.add({
+    ...backupController,
+    reconcile: (backup, context) => {
+      reconciles++;
+      return backupController.reconcile(backup, context);
+    },
+  });
+  const stop = new AbortController();
+  const running = manager.run(stop.signal);
+  try {
+    cluster.put(PERSISTENT_VOLUME_CLAIMS, claim);
+    cluster.put(backups.resource, nightly);
+    await waitFor("the plan", () => cluster.object(CONFIG_MAPS, "shop/nightly-backup-plan"));
+    await waitFor(
+      "the status",
+      () => cluster.object<Backup>(backups.resource, "shop/nightly")?.status,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const settled = reconciles;
+    await clock.advance(65_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(reconciles, settled, "requeued before the jittered minute was up");
+    await clock.advance(1_000);
+    await waitFor("the requeue", () => reconciles > settled);
+  } finally {
+    Math.random = random;
     stop.abort();
     await running;
   }

@@ -59,7 +59,7 @@ Deno.test("the example's Greeting says hello by default, as its CRD defaults it"
 
 Deno.test("the example's controller renders, reports, repairs and says goodbye", async () => {
   const clock = new FakeClock();
-  const cluster = new MemoryCluster({ clock });
+  const cluster = new MemoryCluster({ clock, namespaces: ["shop"] });
   const stop = run(cluster, clock);
   try {
     cluster.put(greetings.resource, { ...ada, metadata: { name: "ada", namespace: "shop" } });

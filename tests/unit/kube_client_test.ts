@@ -7,7 +7,14 @@
 import assert from "node:assert/strict";
 import { KubeClient, type RequestObservation } from "../../lib/kube/client.ts";
 import type { ClusterConfig } from "../../lib/kube/config.ts";
-import { ApiError, isForbidden, isUnauthorized, TransportError } from "../../lib/kube/errors.ts";
+import {
+  ApiError,
+  isConflict,
+  isForbidden,
+  isNotFound,
+  isUnauthorized,
+  TransportError,
+} from "../../lib/kube/errors.ts";
 import { CONFIG_MAPS, NAMESPACES } from "../../lib/kube/resources.ts";
 import {
   FileTokenSource,
@@ -178,6 +185,37 @@ Deno.test("writes send the right method, content type, query and body", async ()
     propagationPolicy: "Foreground",
   });
   assert.deepEqual(JSON.parse(h.seen[5]?.body ?? ""), obj);
+});
+
+Deno.test("getOptional reads a missing object as undefined, and delete with ignoreNotFound resolves for one", async () => {
+  const status = (code: number, reason: string) => ({
+    kind: "Status",
+    apiVersion: "v1",
+    status: "Failure",
+    reason,
+    code,
+    message: `configmaps "x" ${reason}`,
+  });
+  await using h = harness((_req, s) => {
+    if (s.url.pathname.endsWith("/gone")) return json(status(404, "NotFound"), 404);
+    if (s.url.pathname.endsWith("/held")) return json(status(409, "Conflict"), 409);
+    return json({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "web" } });
+  });
+  assert.equal(await h.client.getOptional(CONFIG_MAPS, "gone"), undefined);
+  assert.equal((await h.client.getOptional(CONFIG_MAPS, "web"))?.metadata?.name, "web");
+  await h.client.delete(CONFIG_MAPS, "gone", { ignoreNotFound: true });
+  await assert.rejects(() => h.client.delete(CONFIG_MAPS, "gone"), isNotFound);
+  await assert.rejects(() => h.client.getOptional(CONFIG_MAPS, "held"), isConflict);
+  await assert.rejects(
+    () => h.client.delete(CONFIG_MAPS, "held", { ignoreNotFound: true }),
+    isConflict,
+  );
+  const deletes = h.seen.filter((s) => s.method === "DELETE");
+  assert.deepEqual(
+    deletes.map((s) => s.url.search + s.body),
+    ["", "", ""],
+    "the option stays here",
+  );
 });
 
 Deno.test("client misuse throws before any request", async () => {

@@ -125,7 +125,7 @@ Deno.test("each controller's max_concurrent_reconciles is what it may really run
 });
 
 Deno.test("the manager records every reconcile's Events and flushes them when it stops", async () => {
-  const cluster = new MemoryCluster();
+  const cluster = new MemoryCluster({ namespaces: ["ns"] });
   cluster.put(CONFIG_MAPS, configMap("a"));
   const m = new Manager({
     client: cluster,
@@ -248,4 +248,52 @@ Deno.test("keys of two controllers failing together retry through one bucket, at
   assert.equal(retriedAt.length, 160, "and every key converges");
   stop.abort();
   assert.equal(await outcome, "stopped");
+});
+
+Deno.test("a warm standby lists and watches its caches while it waits and reconciles nothing; a cold one holds none", async () => {
+  for (const standby of ["warm", "cold"] as const) {
+    const cluster = new MemoryCluster();
+    cluster.put(CONFIG_MAPS, configMap("a"));
+    const startLeading = Promise.withResolvers<void>();
+    const election: LeaderElection = {
+      async run(signal, lead) {
+        await startLeading.promise;
+        await lead(signal);
+      },
+    };
+    const reconciled = new Happenings<string>();
+    const m = new Manager({
+      client: cluster,
+      clock: new FakeClock(),
+      metricsAddress: "0",
+      healthAddress: "0",
+      watcherOptions: { streamingList: "off" },
+      leaderElection: election,
+      standby,
+    });
+    const controller = m.add({
+      name: "configmaps",
+      resource: CONFIG_MAPS,
+      reconcile: (_object, { key }) => {
+        reconciled.push(key);
+        return Promise.resolve({});
+      },
+    });
+    const stop = new AbortController();
+    const outcome = m.run(stop.signal);
+    for (let i = 0; i < 50; i++) await new Promise((r) => setTimeout(r, 0));
+    cluster.put(CONFIG_MAPS, configMap("b"));
+    for (let i = 0; i < 50; i++) await new Promise((r) => setTimeout(r, 0));
+    if (standby === "warm") {
+      assert.deepEqual(controller.store.keys().sort(), ["ns/a", "ns/b"], "listed, then watched");
+    } else {
+      assert.equal(controller.store.size, 0, "a cold standby lists nothing");
+    }
+    assert.deepEqual(reconciled.items, [], `a ${standby} standby reconciles nothing`);
+    startLeading.resolve();
+    await reconciled.count(2, `the reconciles once the ${standby} standby leads`);
+    assert.deepEqual(reconciled.items.sort(), ["ns/a", "ns/b"]);
+    stop.abort();
+    assert.equal(await outcome, "stopped");
+  }
 });

@@ -6,6 +6,7 @@ import {
   isInvalid,
   isNotFound,
   type KubeObject,
+  NAMESPACES,
   type WatchEvent,
 } from "../../lib/kube/mod.ts";
 import { MemoryCluster } from "../../lib/testing/mod.ts";
@@ -76,7 +77,7 @@ Deno.test("the in-memory API server gives metadata alone to a metadata-only read
 });
 
 Deno.test("the in-memory API server moves the generation on a spec change, not on status or metadata", async () => {
-  const cluster = new MemoryCluster();
+  const cluster = new MemoryCluster({ namespaces: ["ns"] });
   const created = await cluster.create(CONFIG_MAPS, { ...configMap("a"), spec: { n: 1 } });
   assert.equal(created.metadata?.generation, 1);
   assert.ok(created.metadata?.uid && created.metadata.creationTimestamp);
@@ -101,7 +102,7 @@ Deno.test("the in-memory API server moves the generation on a spec change, not o
 });
 
 Deno.test("the in-memory API server refuses a duplicate create, a stale replace and a failed test", async () => {
-  const cluster = new MemoryCluster();
+  const cluster = new MemoryCluster({ namespaces: ["ns"] });
   const stored = cluster.put(CONFIG_MAPS, configMap("a"));
   assert.equal((await cluster.create(CONFIG_MAPS, configMap("a")).catch((e) => e)).status, 409);
   cluster.put(CONFIG_MAPS, { ...stored, data: { moved: "on" } });
@@ -138,4 +139,45 @@ Deno.test("the in-memory API server refuses a set-based label selector with a cl
     () => cluster.list(CONFIG_MAPS, { labelSelector: "app in (web,db)" }),
     { name: "TypeError", message: /cannot select labels by "app in \(web": it knows "key=value"/ },
   );
+});
+
+Deno.test("the in-memory API server refuses a create or an apply into a namespace that does not exist", async () => {
+  const cluster = new MemoryCluster({ namespaces: ["ns"] });
+  const into = (namespace: string) => ({ ...configMap("a"), metadata: { name: "a", namespace } });
+  await cluster.create(CONFIG_MAPS, into("ns"));
+  await cluster.create(CONFIG_MAPS, into("default"));
+  await cluster.apply(CONFIG_MAPS, into("kube-system"), { fieldManager: "test" });
+  const refused = await cluster.create(CONFIG_MAPS, into("shop")).catch((e) => e);
+  assert.ok(isNotFound(refused), String(refused));
+  assert.match(refused.message, /: namespaces "shop" not found \(404 NotFound\)$/);
+  assert.ok(isNotFound(
+    await cluster.apply(CONFIG_MAPS, into("shop"), { fieldManager: "test" }).catch((e) => e),
+  ));
+  assert.equal(cluster.object(CONFIG_MAPS, "shop/a"), undefined);
+  await cluster.create(NAMESPACES, {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: "shop" },
+  });
+  await cluster.apply(CONFIG_MAPS, into("shop"), { fieldManager: "test" });
+  assert.ok(cluster.object(CONFIG_MAPS, "shop/a"));
+});
+
+Deno.test("the in-memory API server starts with a new cluster's namespaces, unannounced", async () => {
+  const cluster = new MemoryCluster({ namespaces: ["shop"] });
+  const names = (await cluster.list(NAMESPACES)).items.map((n) => n.metadata?.name);
+  assert.deepEqual(names, ["default", "kube-system", "kube-public", "kube-node-lease", "shop"]);
+  assert.deepEqual(cluster.changes, []);
+});
+
+Deno.test("the in-memory API server reads a missing object as undefined, and deletes it quietly when asked", async () => {
+  const cluster = new MemoryCluster();
+  cluster.put(CONFIG_MAPS, configMap("a"));
+  const found = await cluster.getOptional(CONFIG_MAPS, "a", { namespace: "ns" });
+  assert.equal(found?.metadata?.name, "a");
+  assert.equal(await cluster.getOptional(CONFIG_MAPS, "b", { namespace: "ns" }), undefined);
+  await cluster.delete(CONFIG_MAPS, "b", { namespace: "ns", ignoreNotFound: true });
+  const refused = await cluster.delete(CONFIG_MAPS, "b", { namespace: "ns" }).catch((e) => e);
+  assert.ok(isNotFound(refused));
+  assert.match(refused.message, /configmaps "b" not found/);
 });

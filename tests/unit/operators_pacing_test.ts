@@ -10,13 +10,13 @@ import { databaseClusterController } from "../../lib/operators/database/reconcil
 import { inferenceServiceController } from "../../lib/operators/inference/reconcile.ts";
 import { FINALIZER } from "../../lib/operators/labels.ts";
 import { webAppController } from "../../lib/operators/webapp/reconcile.ts";
-import type { ControllerSpec, ReconcileClient } from "../../lib/runtime/controller/spec.ts";
+import type { ControllerSpec, ReconcileContext } from "../../lib/runtime/controller/spec.ts";
 import { Store } from "../../lib/runtime/cache/store.ts";
 import { ChildApplier } from "../../lib/runtime/controller/child_applier.ts";
 
 /** The client of one reconcile, and the clock of its conditions. */
 interface Deps {
-  client: ReconcileClient;
+  client: ReconcileContext["client"];
   now: () => Date;
 }
 
@@ -47,7 +47,8 @@ function deps(ready: boolean): Deps {
       delete: () => Promise.reject(new Error("no delete expected")),
       list: () => Promise.reject(new Error("no list expected")),
       get: () => Promise.reject(new Error("no get expected")),
-    } as unknown as ReconcileClient,
+      getOptional: () => Promise.reject(new Error("no get expected")),
+    } as unknown as ReconcileContext["client"],
     now: () => new Date("2025-03-01T12:00:00Z"),
   };
 }
@@ -88,6 +89,7 @@ async function reconcileOnce(
     signal: new AbortController().signal,
     key: "shop/one",
     client,
+    clock: { now: () => now().getTime(), sleep: () => Promise.resolve() },
     events: { publish() {} },
     status: () => Promise.resolve(true),
     cache,

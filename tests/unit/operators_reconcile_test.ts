@@ -31,7 +31,7 @@ interface Workload extends KubeObject {
 /** Runs one of kinglet's controllers over an in-memory cluster on a fake clock. */
 function run(build: (options: { now: () => Date }) => ControllerSpec<KubeObject>) {
   const clock = new FakeClock();
-  const cluster = new MemoryCluster({ clock });
+  const cluster = new MemoryCluster({ clock, namespaces: ["shop", "web", "ml"] });
   const events = new Happenings<string>();
   const caches = new Caches({ client: cluster, clock, watcherOptions: { streamingList: "off" } });
   const statusWrites = new Happenings<string>();

@@ -10,11 +10,13 @@ import { type ApplyOptions, CONFIG_MAPS, type KubeObject, SECRETS } from "../../
 import {
   type Action,
   Caches,
+  type Condition,
   Controller,
   controllerReference,
   type ControllerSpec,
   type EventInit,
   type ReconcileContext,
+  setCondition,
 } from "../../lib/runtime/mod.ts";
 import { MemoryCluster, waitFor } from "../../lib/testing/mod.ts";
 
@@ -27,9 +29,9 @@ interface Published {
 function harness(
   reconcile: (object: KubeObject, context: ReconcileContext) => Promise<Action>,
   extra: Partial<ControllerSpec<KubeObject>> = {},
+  clock = new FakeClock(),
 ) {
-  const clock = new FakeClock();
-  const cluster = new MemoryCluster({ clock });
+  const cluster = new MemoryCluster({ clock, namespaces: ["ns"] });
   const managers: string[] = [];
   const apply = cluster.apply.bind(cluster);
   cluster.apply = <T extends KubeObject>(r: typeof CONFIG_MAPS, o: T, options: ApplyOptions) => {
@@ -127,6 +129,51 @@ Deno.test("context.events publishes about the object being reconciled, and conte
   h.cluster.put(CONFIG_MAPS, configMap("a"));
   await waitFor("the Secret", () => h.cluster.object(SECRETS, "ns/a-seen"));
   assert.deepEqual(h.published, [{ regarding: "a", reason: "Seen" }]);
+});
+
+Deno.test("context.client reads a missing object as undefined, and deletes one already gone, whatever the client", async () => {
+  const read: string[] = [];
+  await using h = harness(async (object, { client, signal }) => {
+    const name = `${object.metadata!.name}-secret`;
+    const secret = await client.getOptional(SECRETS, name, { namespace: "ns", signal });
+    await client.delete(SECRETS, name, { namespace: "ns", ignoreNotFound: true, signal });
+    read.push(`${name}: ${secret ? "found" : "none"}`);
+    return {};
+  });
+  h.cluster.put(SECRETS, {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "a-secret", namespace: "ns" },
+  });
+  // A client that knows no ignoreNotFound: the context keeps the promise all the same.
+  const remove = h.cluster.delete.bind(h.cluster);
+  h.cluster.delete = (res, name, opts) => remove(res, name, { ...opts, ignoreNotFound: false });
+  h.cluster.put(CONFIG_MAPS, configMap("a"));
+  h.cluster.put(CONFIG_MAPS, configMap("b"));
+  await waitFor("both reconciles", () => read.length === 2);
+  assert.deepEqual(read.toSorted(), ["a-secret: found", "b-secret: none"]);
+  assert.equal(h.cluster.object(SECRETS, "ns/a-secret"), undefined);
+});
+
+Deno.test("context.clock is the controller's, so a condition set under a fake clock has the fake time", async () => {
+  const clock = new FakeClock(Date.UTC(2025, 0, 1, 12));
+  await using h = harness(
+    async (_object, { clock, status }) => {
+      const update = { type: "Ready", status: "True", reason: "Seen", message: "" } as const;
+      await status({ conditions: setCondition(undefined, update, clock) });
+      return {};
+    },
+    {},
+    clock,
+  );
+  h.cluster.put(CONFIG_MAPS, configMap("a"));
+  const status = await waitFor(
+    "a status",
+    () =>
+      h.cluster.object<KubeObject & { status?: { conditions: Condition[] } }>(CONFIG_MAPS, "ns/a")
+        ?.status,
+  );
+  assert.equal(status.conditions[0]?.lastTransitionTime, "2025-01-01T12:00:00Z");
 });
 
 Deno.test("children are server-side applied as the spec's field manager without an applyChild", async () => {

@@ -171,14 +171,11 @@ export function databaseClusterController(
       signal,
     });
     for (const claim of claims.items) {
-      try {
-        await ctx.client.delete(PERSISTENT_VOLUME_CLAIMS, claim.metadata?.name ?? "", {
-          namespace: stored.metadata.namespace,
-          signal,
-        });
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-      }
+      await ctx.client.delete(PERSISTENT_VOLUME_CLAIMS, claim.metadata?.name ?? "", {
+        namespace: stored.metadata.namespace,
+        ignoreNotFound: true,
+        signal,
+      });
     }
     ctx.events.publish({
       type: "Normal",
@@ -200,6 +197,28 @@ export function databaseClusterController(
       { resource: SECRETS, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
     ],
     fieldManager: FIELD_MANAGER,
+    rbac: [
+      {
+        apiGroups: [""],
+        resources: ["secrets"],
+        verbs: ["create", "patch"],
+        reason: "the credentials Secret, created once by client (never applied, so its " +
+          "password stays), released from the cluster by a merge patch under deletionPolicy Retain",
+      },
+      {
+        apiGroups: [""],
+        resources: ["persistentvolumeclaims"],
+        verbs: ["list", "delete"],
+        reason: "under deletionPolicy Delete, cleanup lists the volumes of the cluster by label " +
+          "and deletes each",
+      },
+      {
+        apiGroups: ["apps"],
+        resources: ["statefulsets"],
+        verbs: ["get"],
+        reason: "cleanup reads the StatefulSet back when a memory limit evicted it from the cache",
+      },
+    ],
     finalizer: {
       name: FINALIZER,
       cleanup: (object, ctx) => cleanup(object as DatabaseCluster, ctx).then(() => ({})),

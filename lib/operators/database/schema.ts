@@ -25,7 +25,7 @@
 import { z } from "npm:zod@4.6.7";
 import { type CustomKind, defineKind } from "../../crd/mod.ts";
 import { kingletKindOptions } from "../schema/kind_options.ts";
-import { conditionsSchema } from "../schema/conditions.ts";
+import { standardConditionsSchema } from "../schema/conditions.ts";
 import { resourcesSchema } from "../schema/pod_fields.ts";
 import { quantitySchema } from "../schema/quantity.ts";
 import { ENGINE_NAMES } from "./engines.ts";
@@ -88,7 +88,7 @@ export const databaseStatusSchema = z.object({
     "Secret with username, password, host, port and uri of the superuser.",
   ),
   endpoint: z.string().optional().describe("host:port of the client Service."),
-  conditions: conditionsSchema.optional(),
+  conditions: standardConditionsSchema,
 }).describe("Observed state, written by kinglet.");
 
 /** Observed state of a DatabaseCluster. */

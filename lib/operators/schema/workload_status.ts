@@ -11,7 +11,7 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { conditionsSchema } from "./conditions.ts";
+import { standardConditionsSchema } from "./conditions.ts";
 
 /** Phases of a Deployment-backed kind. */
 export const workloadPhaseSchema = z.enum([
@@ -45,7 +45,7 @@ export const workloadStatusSchema = z.object({
     "Label selector of the pods, for the scale subresource and autoscalers.",
   ),
   phase: workloadPhaseSchema.optional(),
-  conditions: conditionsSchema.optional(),
+  conditions: standardConditionsSchema,
 }).describe("Observed state, written by kinglet.");
 
 /** Observed state of a Deployment-backed kind. */

@@ -1,11 +1,13 @@
 /**
  * How a controller calls its spec: the {@link ReconcileContext} of each
- * reconcile (signal, key, client, caches, children, events bound to the
- * object, a status write that skips an unchanged status), and the finalizer
- * protocol of a spec that declares one.
+ * reconcile (signal, key, client, clock, caches, children, events bound to
+ * the object, a status write that skips an unchanged status), and the
+ * finalizer protocol of a spec that declares one.
  *
  * @module
  */
+import type { Clock } from "../../async/clock.ts";
+import type { GetOptions } from "../../kube/client.ts";
 import { isNotFound } from "../../kube/errors.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import type { CacheReader } from "../cache/store.ts";
@@ -19,6 +21,7 @@ import type { Action, ControllerSpec, ReconcileClient, ReconcileContext } from "
 /** What a {@link Reconciler} lends each context. */
 export interface ReconcilerParts {
   client: ReconcileClient;
+  clock: Clock;
   events: EventPublisher;
   cache<C extends KubeObject>(resource: Resource): CacheReader<C>;
   children: Children;
@@ -53,6 +56,7 @@ export function applyAs(client: ReconcileClient, fieldManager: string): ApplyChi
 export class Reconciler<T extends KubeObject> {
   readonly #spec: ControllerSpec<T>;
   readonly #parts: ReconcilerParts;
+  readonly #client: ReconcileContext["client"];
   readonly #fieldManager: string;
 
   /**
@@ -62,6 +66,7 @@ export class Reconciler<T extends KubeObject> {
   constructor(spec: ControllerSpec<T>, parts: ReconcilerParts) {
     this.#spec = spec;
     this.#parts = parts;
+    this.#client = contextClient(parts.client);
     this.#fieldManager = fieldManagerOf(spec as unknown as ControllerSpec<KubeObject>);
     if (spec.finalizer) checkFinalizerName(spec.finalizer.name);
   }
@@ -82,14 +87,15 @@ export class Reconciler<T extends KubeObject> {
   }
 
   #context(object: T, key: ObjectKey, signal: AbortSignal): ReconcileContext<T> {
-    const { client, events, cache, children } = this.#parts;
+    const { client, clock, events, cache, children } = this.#parts;
     const resource = this.#spec.resource;
     const fieldManager = this.#fieldManager;
     let current: unknown = object.status;
     return {
       signal,
       key,
-      client,
+      client: this.#client,
+      clock,
       cache,
       children,
       events: { publish: (init) => events.publish(object, init) },
@@ -114,4 +120,32 @@ export class Reconciler<T extends KubeObject> {
       },
     };
   }
+}
+
+/**
+ * `client` with `getOptional` made from its `get`, and `ignoreNotFound` kept
+ * by its `delete`, so that every reconcile has both whatever client its
+ * controller was given. Each call looks the method up on `client` then, so a
+ * test that swaps one out is still heard.
+ */
+function contextClient(client: ReconcileClient): ReconcileContext["client"] {
+  return {
+    get: (res, name, opts) => client.get(res, name, opts),
+    getOptional: <T extends KubeObject>(res: Resource, name: string, opts?: GetOptions) =>
+      client.get<T>(res, name, opts).catch(undefinedIfNotFound),
+    list: (res, opts) => client.list(res, opts),
+    create: (res, object, opts) => client.create(res, object, opts),
+    apply: (res, object, opts) => client.apply(res, object, opts),
+    patch: (res, name, patch, opts) => client.patch(res, name, patch, opts),
+    delete: async (res, name, opts) => {
+      const deleting = client.delete(res, name, opts);
+      await (opts?.ignoreNotFound ? deleting.catch(undefinedIfNotFound) : deleting);
+    },
+  };
+}
+
+/** A rejection handler: 404 NotFound becomes `undefined`, anything else is thrown again. */
+function undefinedIfNotFound(error: unknown): undefined {
+  if (isNotFound(error)) return undefined;
+  throw error;
 }

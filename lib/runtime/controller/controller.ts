@@ -228,6 +228,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
     this.#reconciler = new Reconciler(spec, {
       client: deps.client,
+      clock: this.#clock,
       events: deps.events ?? new EventRecorder(eventSink(deps.client)),
       cache: (resource) => this.#cache(resource),
       children: this.#children,

@@ -25,6 +25,7 @@
  *
  * @module
  */
+import type { Clock } from "../../async/clock.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import type { CacheOptions } from "../cache/caches.ts";
@@ -32,6 +33,7 @@ import type { CacheReader } from "../cache/store.ts";
 import type { EventInit } from "../events/events.ts";
 import type { ApplyChild, Children } from "./child_applier.ts";
 import type { PacingOptions } from "./pacing.ts";
+import type { RbacRule } from "../rbac/policy_rule.ts";
 
 /** What a reconcile asks for next. `{}` means done until something changes. */
 export interface Action {
@@ -56,9 +58,10 @@ export class TerminalError extends Error {
 }
 
 /**
- * The part of the client a reconcile uses: reads, creates, server-side
- * apply, patches and deletes. A `KubeClient` is one; so is the test kit's
- * in-memory API server.
+ * The part of the client a controller lends its reconciles: reads, creates,
+ * server-side apply, patches and deletes. A `KubeClient` is one; so is the
+ * test kit's in-memory API server. A reconcile's
+ * {@link ReconcileContext.client} adds `getOptional` on top of `get`.
  */
 export type ReconcileClient = Pick<
   KubeClient,
@@ -81,8 +84,18 @@ export interface ReconcileContext<T extends KubeObject = KubeObject> {
   signal: AbortSignal;
   /** `namespace/name` of the object. */
   key: ObjectKey;
-  /** The controller's client, for what the caches and children do not cover. */
-  client: ReconcileClient;
+  /**
+   * The controller's client, for what the caches and children do not cover.
+   * Whatever client the controller was given, `getOptional` reads an object
+   * that is not there as `undefined`, and `delete(..., { ignoreNotFound: true })`
+   * resolves for an object already gone.
+   */
+  client: ReconcileClient & Pick<KubeClient, "getOptional">;
+  /**
+   * The controller's clock: pass it to `setCondition`, so that a condition's
+   * `lastTransitionTime` is the fake time in a test on a `FakeClock`.
+   */
+  clock: Clock;
   /**
    * Events about the object being reconciled, written by the manager's
    * event recorder (flushed when the manager stops).
@@ -191,4 +204,11 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> extends Pacin
    * every slot. Defaults to the manager's limit.
    */
   maxConcurrentReconciles?: number;
+  /**
+   * Rules for what reconcile reads or writes by client beyond its caches
+   * (and what it reads back from a cache with `getOrFetch`, a GET when a
+   * memory limit evicted the object), each with its reason. `controllerRules`
+   * adds them to what it derives from the rest of the spec. Defaults to none.
+   */
+  rbac?: RbacRule[];
 }

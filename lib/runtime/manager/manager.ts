@@ -79,6 +79,13 @@ export type { ManagerClient, ManagerOptions, ManagerOutcome } from "./options.ts
 
 type Phase = "starting" | "standby" | "syncing" | "running" | "stopping";
 
+/** Caches running under {@link Manager}: `stopped` aborts when they stop or fail. */
+interface RunningCaches {
+  stopped: AbortSignal;
+  /** Stops them and waits; rethrows what made them fail, if anything did. */
+  stop(): Promise<void>;
+}
+
 /** Runs controllers; see the module documentation. */
 export class Manager {
   /** The metrics `/metrics` serves. */
@@ -237,10 +244,16 @@ export class Manager {
         await this.#lead(signal, signal);
       } else {
         this.#phase = "standby";
-        await this.#election.run(signal, async (leading) => {
-          await this.#lead(leading, signal);
-          if (!signal.aborted) lost = true;
-        });
+        // A warm standby's caches run from now until shutdown, leading or not.
+        const warm = this.#options.standby === "warm" ? this.#runCaches(signal) : undefined;
+        try {
+          await this.#election.run(signal, async (leading) => {
+            await this.#lead(leading, signal, warm);
+            if (!signal.aborted) lost = true;
+          });
+        } finally {
+          await warm?.stop();
+        }
       }
     } finally {
       this.#phase = "stopping";
@@ -271,21 +284,44 @@ export class Manager {
     return !signal.aborted;
   }
 
-  /** Runs caches and controllers until `leading` aborts; `shutdown` tells a shutdown from a lost Lease. */
-  async #lead(leading: AbortSignal, shutdown: AbortSignal): Promise<void> {
-    this.#phase = "syncing";
+  /**
+   * Runs the caches until `signal` aborts or one fails; `stopped` aborts
+   * then, and `stop` ends them and rethrows a failure.
+   */
+  #runCaches(signal: AbortSignal): RunningCaches {
     const caches = new AbortController();
+    const stopOnSignal = () => caches.abort();
+    signal.addEventListener("abort", stopOnSignal, { once: true });
     let failure: { error: unknown } | undefined;
-    const cachesDone = this.caches.run(caches.signal).catch((error) => {
+    const done = this.caches.run(caches.signal).catch((error) => {
       failure = { error };
       caches.abort();
     });
+    return {
+      stopped: caches.signal,
+      async stop() {
+        signal.removeEventListener("abort", stopOnSignal);
+        caches.abort();
+        await done;
+        if (failure) throw failure.error;
+      },
+    };
+  }
+
+  /**
+   * Runs controllers (and the caches, unless a warm standby's are given)
+   * until `leading` aborts; `shutdown` tells a shutdown from a lost Lease.
+   */
+  async #lead(leading: AbortSignal, shutdown: AbortSignal, warm?: RunningCaches): Promise<void> {
+    this.#phase = "syncing";
+    const caches = warm ?? this.#runCaches(leading);
     // A shutdown drains; a lost Lease does not wait, since another leader may already act.
     const drainMs = () => shutdown.aborted ? this.#drainMs() : 0;
     this.caches.synced().then(() => {
       if (this.#phase === "syncing") this.#phase = "running";
     });
-    const running = AbortSignal.any([leading, caches.signal]);
+    const ended = new AbortController();
+    const running = AbortSignal.any([leading, caches.stopped, ended.signal]);
     const releasing = this.#releaseHeap(running);
     // The primaries share the limit's cache budget, known only once every controller is added.
     if (this.#memory) {
@@ -295,12 +331,13 @@ export class Manager {
     try {
       await Promise.all(this.#controllers.map((c) => c.run(running, { drainMs })));
     } finally {
-      caches.abort();
-      await cachesDone;
+      ended.abort();
+      // A warm standby's caches outlive a lead, unless they failed: then their error ends it.
+      const stopping = warm && !warm.stopped.aborted ? undefined : caches.stop();
       await releasing;
       await governing;
+      await stopping;
     }
-    if (failure) throw failure.error;
   }
 
   /** The budget of each primary cache when all of them may keep `totalBytes` together. */

@@ -76,6 +76,15 @@ export interface ManagerOptions {
    */
   leaderElection?: LeaseElectionOptions | LeaderElection;
   /**
+   * With leader election, what a standby holds while it waits: `"cold"`
+   * (nothing: every cache is listed once it leads, the least memory) or
+   * `"warm"` (its caches listed and watched while it waits, so that it
+   * reconciles as soon as it leads, at the memory of the caches).
+   *
+   * @default "cold"
+   */
+  standby?: "cold" | "warm";
+  /**
    * Names the controller in the Events of every reconcile, e.g.
    * `example.com/backup-operator`.
    *

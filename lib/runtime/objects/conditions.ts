@@ -6,18 +6,22 @@
  *
  * The helpers are pure: they return a new list and never modify their input,
  * so a reconcile can build the status it wants and hand it to
- * `context.status`, which writes it only when it differs.
+ * `context.status`, which writes it only when it differs. The time of a
+ * transition comes from a clock: pass the reconcile's `context.clock`, so that
+ * a test on a `FakeClock` sees the fake time.
  *
  * @example
  * ```ts
  * import { isConditionTrue, setCondition } from "./conditions.ts";
- * const t0 = new Date("2025-01-01T00:00:00Z");
+ * import { FakeClock } from "../../async/clock.ts";
+ * const clock = new FakeClock(Date.UTC(2025, 0, 1));
  * const ready = setCondition([], {
  *   type: "Ready", status: "True", reason: "Rendered", message: "the ConfigMap is in place",
- * }, t0);
+ * }, clock);
+ * await clock.advance(300_000);
  * const again = setCondition(ready, {
  *   type: "Ready", status: "True", reason: "Rendered", message: "still in place",
- * }, new Date("2025-01-01T00:05:00Z"));
+ * }, clock);
  * again[0]?.lastTransitionTime; // "2025-01-01T00:00:00Z": the status did not change
  * isConditionTrue(again, "Ready"); // true
  * ```
@@ -25,46 +29,40 @@
  * @module
  */
 import { rfc3339 } from "../../_rfc3339.ts";
+import { type Clock, systemClock } from "../../async/clock.ts";
+import {
+  type Condition,
+  MAX_MESSAGE,
+  MAX_REASON,
+  MAX_TYPE,
+  REASON_PATTERN,
+  TYPE_PATTERN,
+} from "../../kube/condition.ts";
 
-/** One status condition, as `metav1.Condition` defines it. */
-export interface Condition {
-  /** CamelCase, optionally prefixed by a domain: `Ready`, `example.com/Synced`. */
-  type: string;
-  /** Whether the condition holds. */
-  status: ConditionStatus;
-  /** The `metadata.generation` the condition was set for. */
-  observedGeneration?: number;
-  /** RFC 3339 at second precision: when the status last changed. */
-  lastTransitionTime: string;
-  /** Programmatic identifier of the last transition, in CamelCase. */
-  reason: string;
-  /** Human-readable details; may be empty. */
-  message: string;
-}
-
-/** Status of a {@link Condition}. */
-export type ConditionStatus = "True" | "False" | "Unknown";
+export {
+  type Condition,
+  type ConditionStatus,
+  MAX_MESSAGE,
+  REASON_PATTERN,
+  TYPE_PATTERN,
+} from "../../kube/condition.ts";
 
 /** A condition to set; {@link setCondition} computes `lastTransitionTime`. */
 export type ConditionUpdate = Omit<Condition, "lastTransitionTime">;
-
-/** The pattern of a condition type, as `metav1.Condition` requires. */
-export const TYPE_PATTERN: RegExp =
-  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/;
-/** The pattern of a condition reason, as `metav1.Condition` requires. */
-export const REASON_PATTERN: RegExp = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
-/** The longest condition message `metav1.Condition` accepts. */
-export const MAX_MESSAGE = 32768;
 
 /**
  * Sets one condition, returning a new list (the input is not modified).
  * An existing condition of that type is replaced in place, keeping its
  * `lastTransitionTime` unless its status changes; a new type is appended.
  *
- * @param now the time of a transition; defaults to `new Date()`.
- * @throws {TypeError} when `type` or `reason` does not match the patterns
- * `metav1.Condition` requires, `message` is longer than 32768 characters, or
- * `now` is an invalid Date: the API server would reject the status otherwise.
+ * @param at when a transition happens: a clock, whose `now()` is read as
+ * milliseconds since the Unix epoch (as `systemClock` gives it; start a
+ * `FakeClock` at a date), or a Date. Pass a reconcile's `context.clock`.
+ * Defaults to `systemClock`.
+ * @throws {TypeError} when `type` or `reason` does not match the pattern or
+ * exceeds the length `metav1.Condition` requires (316 and 1024 characters),
+ * `message` is longer than 32768 characters, or `at` reads an invalid time:
+ * the API server would reject the status otherwise.
  * @example
  * ```ts
  * import { setCondition } from "./conditions.ts";
@@ -78,7 +76,7 @@ export const MAX_MESSAGE = 32768;
 export function setCondition(
   conditions: readonly Condition[] | undefined,
   update: ConditionUpdate,
-  now: Date = new Date(),
+  at: Pick<Clock, "now"> | Date = systemClock,
 ): Condition[] {
   checkUpdate(update);
   const list = conditions ?? [];
@@ -86,7 +84,7 @@ export function setCondition(
   const previous = index === -1 ? undefined : list[index];
   const lastTransitionTime = previous && previous.status === update.status
     ? previous.lastTransitionTime
-    : formatTime(now);
+    : formatTime(at);
   const next: Condition = {
     type: update.type,
     status: update.status,
@@ -134,24 +132,26 @@ export function isConditionTrue(
 }
 
 /** RFC 3339 with second precision, as the API server stores `metav1.Time`. */
-function formatTime(now: Date): string {
-  if (Number.isNaN(now.getTime())) {
-    throw new TypeError("Cannot set a condition: 'now' is an invalid Date");
+function formatTime(at: Pick<Clock, "now"> | Date): string {
+  const ms = at instanceof Date ? at.getTime() : at.now();
+  if (!Number.isFinite(ms)) {
+    throw new TypeError(`Cannot set a condition: 'at' must read a valid time, got ${ms}`);
   }
-  return rfc3339(now.getTime(), 0);
+  return rfc3339(ms, 0);
 }
 
 function checkUpdate(update: ConditionUpdate): void {
-  if (!TYPE_PATTERN.test(update.type)) {
+  if (!TYPE_PATTERN.test(update.type) || update.type.length > MAX_TYPE) {
     throw new TypeError(
       `Cannot set a condition: type must be CamelCase, optionally prefixed by a domain, ` +
-        `got ${JSON.stringify(update.type)}`,
+        `at most ${MAX_TYPE} characters, got ${JSON.stringify(update.type)}`,
     );
   }
-  if (!REASON_PATTERN.test(update.reason)) {
+  if (!REASON_PATTERN.test(update.reason) || update.reason.length > MAX_REASON) {
     throw new TypeError(
       `Cannot set condition ${update.type}: reason must be CamelCase ` +
-        `(letters, digits, '_', ',' or ':'), got ${JSON.stringify(update.reason)}`,
+        `(letters, digits, '_', ',' or ':'), at most ${MAX_REASON} characters, ` +
+        `got ${JSON.stringify(update.reason)}`,
     );
   }
   if (update.message.length > MAX_MESSAGE) {
