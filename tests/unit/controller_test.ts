@@ -283,7 +283,7 @@ Deno.test("a change of an owned child reconciles its controller owner", async ()
   assert.deepEqual(await calls.count(2, "the owner's reconcile"), ["ns/a", "ns/a"]);
 });
 
-Deno.test("an owned kind is cached lean by default, and whole with a transform of its own", async () => {
+Deno.test("an owned kind is cached lean by default, labels kept, and whole with a transform of its own", async () => {
   const seen = new Happenings<KubeObject | undefined>();
   for (const transform of [undefined, stripTransform]) {
     await using h = harness((_object, { cache }) => {
@@ -303,7 +303,7 @@ Deno.test("an owned kind is cached lean by default, and whole with a transform o
   const [lean, whole] = seen.items;
   assert.equal(lean?.metadata?.name, "a-secret");
   assert.equal(lean?.data, undefined, "the default cache keeps no data");
-  assert.equal(lean?.metadata?.labels, undefined);
+  assert.deepEqual(lean?.metadata?.labels, { app: "a" }, "a map by label needs no transform");
   assert.deepEqual(whole?.data, { password: "c2VjcmV0" });
 });
 
@@ -392,4 +392,60 @@ Deno.test("a reconcile past its timeout is aborted on the injected clock", async
   assert.equal(aborted.items.length, 0);
   await h.clock.advance(1);
   await aborted.count(1, "the aborted reconcile");
+});
+
+Deno.test("a watch's map finds primaries by a declared index, evicted ones too, so a source edit reconciles every one", async () => {
+  const clock = new FakeClock();
+  const cluster = new MemoryCluster({ namespaces: ["ns"] });
+  const caches = new Caches({ client: cluster, clock, watcherOptions: { streamingList: "off" } });
+  const reconciled = new Happenings<string>();
+  const controller = new Controller<KubeObject & { data?: Record<string, string> }>({
+    name: "mirrors",
+    resource: CONFIG_MAPS,
+    indexes: { bySource: (m) => m.data?.source ? [`ns/${m.data.source}`] : [] },
+    watches: [{
+      resource: SECRETS,
+      map: (secret, primary) => primary.byIndex("bySource", `ns/${secret.metadata?.name}`),
+    }],
+    reconcile: (_object, { key }) => {
+      reconciled.push(key);
+      return Promise.resolve({});
+    },
+  }, { client: cluster, semaphore: new Semaphore(2), caches, clock, budget: { maxObjects: 1 } });
+  for (const name of ["m1", "m2", "m3"]) {
+    cluster.put(CONFIG_MAPS, { ...configMap(name), data: { source: "src" } });
+  }
+  cluster.put(CONFIG_MAPS, { ...configMap("other"), data: { source: "elsewhere" } });
+  const secret = { apiVersion: "v1", kind: "Secret", metadata: { name: "src", namespace: "ns" } };
+  cluster.put(SECRETS, secret);
+  const stop = new AbortController();
+  const running = Promise.all([caches.run(stop.signal), controller.run(stop.signal)]);
+  try {
+    await reconciled.count(4, "the initial reconciles");
+    const evicted = ["ns/m1", "ns/m2", "ns/m3"].filter((k) =>
+      controller.store.get(k) === undefined
+    );
+    assert.ok(evicted.length >= 2, `a budget of one object evicted ${evicted}`);
+    cluster.put(SECRETS, { ...secret, data: { k: "dg==" } });
+    const after = await reconciled.count(7, "the mirrors of the edited source");
+    assert.deepEqual(after.slice(4).sort(), ["ns/m1", "ns/m2", "ns/m3"]);
+  } finally {
+    stop.abort();
+    await running;
+  }
+});
+
+Deno.test("a controller caching one kind twice among owns and watches is refused, with what to write", () => {
+  const cluster = new MemoryCluster();
+  assert.throws(
+    () =>
+      new Controller({
+        name: "mirrors",
+        resource: SECRETS,
+        owns: [{ resource: CONFIG_MAPS }],
+        watches: [{ resource: CONFIG_MAPS, map: () => [] }],
+        reconcile: () => Promise.resolve({}),
+      }, { client: cluster, semaphore: new Semaphore(1) }),
+    /controller 'mirrors': watches\[0\] caches configmaps again after owns\[0\].*keep one entry/,
+  );
 });

@@ -74,7 +74,7 @@ function deployment(progressing: Record<string, string>) {
   }));
 }
 
-Deno.test("projectOwned keeps identity, revision and controller owners, and its store a fingerprint of labels and annotations", () => {
+Deno.test("projectOwned keeps identity, labels, annotations, revision and controller owners, and its store a fingerprint of labels and annotations", () => {
   const identity = { name: "shop", namespace: "default", uid: "u1", resourceVersion: "77" };
   const full: KubeObject = {
     apiVersion: "v1",
@@ -82,7 +82,7 @@ Deno.test("projectOwned keeps identity, revision and controller owners, and its 
     metadata: {
       ...identity,
       labels: { a: "b" },
-      annotations: { c: "d" },
+      annotations: { c: "d", "kubectl.kubernetes.io/last-applied-configuration": "{}" },
       creationTimestamp: "2026-11-23T10:00:00Z",
       ownerReferences: [OWNER],
     },
@@ -94,6 +94,8 @@ Deno.test("projectOwned keeps identity, revision and controller owners, and its 
     kind: "Service",
     metadata: {
       ...identity,
+      labels: { a: "b" },
+      annotations: { c: "d" },
       ownerReferences: [owner],
     },
   });
@@ -131,7 +133,7 @@ Deno.test("projectWorkload keeps the replica counts and the Progressing conditio
     updatedReplicas: 2,
     conditions: [{ type: "Progressing", status: "True", reason: "NewReplicaSetAvailable" }],
   });
-  assert.equal(projected.metadata?.labels, undefined);
+  assert.deepEqual(projected.metadata?.labels, deployment({}).metadata?.labels);
   assert.equal(projected.metadata?.generation, 3);
 });
 

@@ -180,6 +180,7 @@ const SURFACE: Record<string, string[]> = {
     "OutageReportOptions",
     "PacingOptions",
     "PolicyRule",
+    "PrimaryView",
     "ProcessStats",
     "QueueMetrics",
     "QueueSnapshot",

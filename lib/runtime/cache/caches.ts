@@ -82,6 +82,12 @@ export interface CacheOptions<T extends KubeObject = KubeObject> {
   labelSelector?: string;
   /** Caps on full objects kept. Defaults to none. */
   budget?: StoreBudget;
+  /**
+   * Named indexes of the store, each a function from an object to the
+   * values it is found under by `byIndex`, which sees every key, evicted or
+   * not. Defaults to none.
+   */
+  indexers?: Record<string, (object: T) => readonly string[]>;
 }
 
 /** One reflector per resource, created on first use; see the module documentation. */
@@ -120,6 +126,8 @@ export class Caches {
     const store = new Store<KubeObject>({
       ...(options.transform && { transform: options.transform }),
       ...(options.budget && { budget: options.budget }),
+      ...(options.indexers &&
+        { indexers: options.indexers as Record<string, (o: KubeObject) => readonly string[]> }),
       fetch: async (key, signal) => {
         const { namespace, name } = splitKey(key);
         try {
@@ -236,7 +244,7 @@ const transformIds = new WeakMap<(object: KubeObject) => unknown, number>();
 let transformsSeen = 0;
 
 /** The identity of a cache: its resource and everything that shapes what it holds. */
-function cacheId(resource: Resource, options: CacheOptions<KubeObject>): string {
+function cacheId<T extends KubeObject>(resource: Resource, options: CacheOptions<T>): string {
   let id = resourceId(resource);
   if (options.metadataOnly) id += " metadata-only";
   if (options.labelSelector) id += ` labels=${options.labelSelector}`;
@@ -246,5 +254,6 @@ function cacheId(resource: Resource, options: CacheOptions<KubeObject>): string 
     id += ` transform#${n}`;
   }
   if (options.budget) id += ` budget=${options.budget.maxObjects}/${options.budget.maxBytes}`;
+  if (options.indexers) id += ` indexes=${Object.keys(options.indexers).join(",")}`;
   return id;
 }

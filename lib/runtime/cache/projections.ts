@@ -5,9 +5,11 @@
  * repeated strings shared, so that thousands of primaries, Deployments and
  * Services cost a fraction of their size.
  *
- * A projection drops labels and annotations; the store keeps a fingerprint
- * of them beside each object (`StoreEntry.fingerprint`), which is what the
- * child applier compares.
+ * A projection of an owned child keeps its labels and annotations (less
+ * kubectl's last-applied copy), so that a watch's `map` can find its owner
+ * by them; their keys and common values are shared strings. The store also
+ * keeps a fingerprint of them beside each object (`StoreEntry.fingerprint`),
+ * which is what the child applier compares.
  *
  * @example
  * ```ts
@@ -38,21 +40,30 @@ interface OwnerReference {
 }
 
 /**
- * Keeps what the runtime and the child applier read of an owned child: its
- * identity, revision, owners (their `blockOwnerDeletion` dropped) and
- * deletion mark, and nothing else; the default of owned kinds other than
- * Deployments and StatefulSets.
+ * Keeps what the runtime, the child applier and a `map` read of an owned
+ * child: its identity, labels, annotations (less kubectl's last-applied
+ * copy), revision, owners (their `blockOwnerDeletion` dropped) and deletion
+ * mark, and nothing else; the default of owned kinds other than Deployments
+ * and StatefulSets.
  *
  * @example
  * ```ts
  * import { projectOwned } from "./projections.ts";
- * projectOwned({ apiVersion: "v1", kind: "Service", metadata: { name: "web", labels: { a: "b" } } })
- *   .metadata?.labels; // undefined
+ * const service = {
+ *   apiVersion: "v1",
+ *   kind: "Service",
+ *   metadata: { name: "web", labels: { a: "b" } },
+ *   spec: { ports: [{ port: 80 }] },
+ * };
+ * projectOwned(service).metadata?.labels; // { a: "b" }
+ * "spec" in projectOwned(service); // false
  * ```
  */
 export function projectOwned(object: KubeObject): KubeObject {
   const m = object.metadata ?? {};
   const owners = m.ownerReferences as OwnerReference[] | undefined;
+  const labels = sharedRecord(m.labels);
+  const annotations = sharedRecord(m.annotations, LAST_APPLIED);
   return {
     apiVersion: sharedString(object.apiVersion),
     kind: sharedString(object.kind),
@@ -62,6 +73,8 @@ export function projectOwned(object: KubeObject): KubeObject {
       uid: m.uid,
       resourceVersion: m.resourceVersion,
       ...(m.generation !== undefined && { generation: m.generation }),
+      ...(labels && { labels }),
+      ...(annotations && { annotations }),
       ...(owners && {
         ownerReferences: owners.map((o) => ({
           apiVersion: sharedString(o.apiVersion),
@@ -74,6 +87,22 @@ export function projectOwned(object: KubeObject): KubeObject {
       ...(m.deletionTimestamp && { deletionTimestamp: m.deletionTimestamp }),
     },
   };
+}
+
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+/** A copy of `record` with shared keys and values, less `omit`; undefined when empty. */
+function sharedRecord(
+  record: Record<string, string> | undefined,
+  omit?: string,
+): Record<string, string> | undefined {
+  if (!record) return undefined;
+  let copy: Record<string, string> | undefined;
+  for (const key in record) {
+    if (key === omit) continue;
+    (copy ??= {})[sharedString(key)] = sharedString(record[key]!);
+  }
+  return copy;
 }
 
 interface WorkloadStatusFields {

@@ -31,10 +31,14 @@
  * - A spec with a `finalizer` has it added before its first reconcile of an
  *   object, and its `cleanup` run (then the finalizer removed) instead of
  *   `reconcile` once the object is being deleted.
- * - Owned children are cached lean by default: Deployments and StatefulSets
- *   with their replica counts, other kinds with identity, owners and
- *   revision only (see projections.ts); an `owns` entry's own `transform`
- *   overrides it.
+ * - Owned children are cached lean by default: identity, labels,
+ *   annotations, owners and revision, and for Deployments and StatefulSets
+ *   their replica counts (see projections.ts); an `owns` entry's own
+ *   `transform` overrides it. A `map`, of an owned or a watched kind, gets
+ *   the object as cached and a view of the primary cache that sees every
+ *   key and the spec's `indexes`, evicted under a memory limit or not.
+ * - A kind may be cached once among `owns` and `watches`: a second entry is
+ *   refused, since `context.cache(kind)` could not tell them apart.
  *
  * @example
  * ```ts
@@ -77,7 +81,13 @@ import { Pacing } from "./pacing.ts";
 import { controllerOwnerKeys, primaryTrigger, relatedTrigger, revision } from "./relations.ts";
 import { type Outcome, Retries } from "./retries.ts";
 import { Runner } from "./runner.ts";
-import { type ControllerSpec, type ReconcileClient, TerminalError } from "./spec.ts";
+import {
+  type ControllerSpec,
+  type PrimaryView,
+  type ReconcileClient,
+  TerminalError,
+  type Watch,
+} from "./spec.ts";
 
 /** What a controller needs of the client: its caches' list and watch, and a reconcile's writes. */
 export type ControllerClient = CacheClient & ReconcileClient;
@@ -195,11 +205,17 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.#ownsCaches = !deps.caches;
     this.#caches = deps.caches ?? new Caches({ client: deps.client, clock: this.#clock });
     const add = (key: ObjectKey, options: AddOptions) => this.queue.add(key, options);
+    refuseAmbiguousCaches(spec as unknown as ControllerSpec<KubeObject>);
     this.#primary = this.#reflector(spec.resource, {
       ...(spec.transform && { transform: spec.transform }),
       ...(deps.budget && { budget: deps.budget }),
+      ...(spec.indexes &&
+        { indexers: spec.indexes as Record<string, (o: KubeObject) => readonly string[]> }),
     }) as unknown as Reflector<T>;
     this.#primary.store.subscribe(primaryTrigger(add, (key) => this.#retries.deleted(key)));
+    // What every map reads of the primaries: all keys and indexes, evicted or not.
+    const primary: PrimaryView<T> = this.#primary.store;
+    const withPrimary = (map: NonNullable<Watch<T>["map"]>) => (o: KubeObject) => map(o, primary);
     const applier = new ChildApplier(
       spec.applyChild ??
         applyAs(deps.client, fieldManagerOf(spec as unknown as ControllerSpec<KubeObject>)),
@@ -211,7 +227,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         transform,
         ...(deps.ownedBudget && { budget: deps.ownedBudget }),
       });
-      const map = owned.map ?? controllerOwnerKeys(spec.resource);
+      const map = owned.map ? withPrimary(owned.map) : controllerOwnerKeys(spec.resource);
       store.subscribe(relatedTrigger(map, add, this.#log));
       applier.track(owned.resource, store);
     }
@@ -224,7 +240,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         );
       }
       const { store } = this.#reflector(watched.resource, watched);
-      store.subscribe(relatedTrigger(watched.map, add, this.#log));
+      store.subscribe(relatedTrigger(withPrimary(watched.map), add, this.#log));
     }
     this.#reconciler = new Reconciler(spec, {
       client: deps.client,
@@ -336,6 +352,34 @@ export class Controller<T extends KubeObject = KubeObject> {
       );
     }
     return reflector.store as unknown as CacheReader<C>;
+  }
+}
+
+/**
+ * Refuses a spec that caches one kind twice among `owns` and `watches`:
+ * `context.cache(kind)` could not say which cache it means.
+ *
+ * @throws {TypeError} naming the controller, the kind and what to write instead.
+ */
+function refuseAmbiguousCaches(spec: ControllerSpec<KubeObject>): void {
+  const seen = new Map<string, string>();
+  const entries = [
+    ...(spec.owns ?? []).map((w, i) => ({ w, where: `owns[${i}]` })),
+    ...(spec.watches ?? []).map((w, i) => ({ w, where: `watches[${i}]` })),
+  ];
+  for (const { w, where } of entries) {
+    const id = resourceId(w.resource);
+    const first = seen.get(id);
+    if (first === undefined) {
+      seen.set(id, where);
+      continue;
+    }
+    throw new TypeError(
+      `Cannot create controller '${spec.name}': ${where} caches ${w.resource.plural} again ` +
+        `after ${first}, so context.cache(${w.resource.plural}) could not tell the two apart; ` +
+        "keep one entry (an 'owns' entry takes a 'map' too, and a 'labelSelector' or " +
+        "'transform' of its own)",
+    );
   }
 }
 

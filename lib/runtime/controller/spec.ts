@@ -139,15 +139,33 @@ export interface FinalizerSpec<T extends KubeObject = KubeObject> {
   cleanup(object: T, context: ReconcileContext<T>): Promise<Action>;
 }
 
+/**
+ * What a `map` may read of the primary cache: every key, evicted under a
+ * memory limit or not, found by name or by one of the spec's
+ * {@link ControllerSpec.indexes}. `get` returns `undefined` for an evicted
+ * object; there is no `list`, which would see only the objects in memory.
+ */
+export type PrimaryView<T extends KubeObject = KubeObject> = Pick<
+  CacheReader<T>,
+  "has" | "keys" | "entry" | "get" | "byIndex"
+>;
+
 /** A resource the controller caches and maps to primary keys. */
-export interface Watch extends CacheOptions {
+export interface Watch<P extends KubeObject = KubeObject> extends CacheOptions {
   /** The resource to cache and map to primary keys. */
   resource: Resource;
   /**
-   * Primary keys to reconcile when an object of this resource changes.
+   * Primary keys to reconcile when an object of this resource changes,
+   * given the object as cached (see below) and a view of the primary cache
+   * that sees every key (e.g. `primary.byIndex("bySource", key)`).
    * Defaults to the controller owner, when its kind is the primary's.
+   *
+   * The object is what this entry caches: whole (less `managedFields`) for
+   * a watched kind; for an owned kind, lean by default, which keeps
+   * identity, labels, annotations, owners and revision (and replica counts
+   * of workloads), so a map by label or annotation needs no `transform`.
    */
-  map?: (object: KubeObject) => ObjectKey[];
+  map?: (object: KubeObject, primary: PrimaryView<P>) => ObjectKey[];
 }
 
 /**
@@ -168,7 +186,7 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> extends Pacin
    * a `labelSelector` that only your children match, or its cache holds
    * every object of the kind in the cluster.
    */
-  owns?: Watch[];
+  owns?: Watch<T>[];
   /**
    * The field manager of the controller's server-side applies: of its
    * children (unless {@link ControllerSpec.applyChild} says otherwise) and of
@@ -193,7 +211,16 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> extends Pacin
    */
   finalizer?: FinalizerSpec<T>;
   /** Other resources, each with a `map` to primary keys. */
-  watches?: Watch[];
+  watches?: Watch<T>[];
+  /**
+   * Named indexes of the primary cache, for the `map` of a watch or an
+   * owned kind: each a function from a primary to the values it is found
+   * under, e.g. `{ bySource: (m) => [\`${m.metadata.namespace}/${m.spec.source}\`] }`,
+   * read with `primary.byIndex("bySource", key)`. An index keeps its values
+   * for every key, also when a memory limit evicted the object. Defaults to
+   * none.
+   */
+  indexes?: Record<string, (primary: T) => readonly string[]>;
   /** Shapes cached primaries; defaults to the store's strip transform. */
   transform?: (object: KubeObject) => T;
   /** Longest a reconcile may take before its signal aborts. Defaults to 60 000 ms. */
