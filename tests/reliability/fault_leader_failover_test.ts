@@ -30,8 +30,6 @@ import {
 } from "./_faults.ts";
 
 const LEASE_DURATION_MS = 15_000;
-/** client-go's acquire retry: the retry period (2 s) stretched by up to 1.2 times its length. */
-const MAX_RETRY_MS = 2_000 * 2.2;
 
 interface EventObject extends KubeObject {
   eventTime: string;
@@ -148,12 +146,10 @@ Deno.test("of three operator processes one reconciles; after kill -9 of the lead
         } after taking the Lease (lists and syncs its caches first)`,
     );
     assert.ok(standbyMib < leaderMib, "a cold standby holds less than the leader");
-    // Expiry is judged from when a standby last saw the Lease change, which it checks at its
-    // own retry cadence: the lease duration plus up to two retries bound the takeover.
-    assert.ok(
-      takeoverMs <= LEASE_DURATION_MS + 2 * MAX_RETRY_MS,
-      `takeover took ${takeoverMs} ms`,
-    );
+    // A standby watches the Lease, so it saw the last renewal (before the kill) when it
+    // happened and tried right at its expiry: the lease duration bounds the takeover, plus a
+    // second for the standby's own requests on a busy machine.
+    assert.ok(takeoverMs <= LEASE_DURATION_MS + 1_000, `takeover took ${takeoverMs} ms`);
     for (const id of [newId, third]) {
       assert.equal(await operators.get(id)!.stop(), 0, `${id} exits 0 on SIGTERM`);
     }
