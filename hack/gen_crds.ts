@@ -22,7 +22,7 @@ import { stringify } from "yaml";
 import { SCHEMA_HASH_ANNOTATION, withSchemaHash } from "../lib/crd/mod.ts";
 import { KIND_DEFINITIONS, SPEC_SCHEMA_NAMES } from "../lib/operators/mod.ts";
 import { toSpecSchema } from "../lib/operators/schema/spec_schema.ts";
-import { firstDifference, readIfExists } from "./_generated_files.ts";
+import { firstDifference, readIfExists, runGenerator } from "./_generated_files.ts";
 
 /** The folder the CRDs are committed in. */
 export const CRDS_DIR: string = fileURLToPath(new URL("../crds/", import.meta.url));
@@ -173,29 +173,13 @@ async function write(dir: string): Promise<string[]> {
   return changed;
 }
 
-const encoder = new TextEncoder();
-function say(stream: typeof Deno.stdout, message: string): void {
-  stream.writeSync(encoder.encode(`${message}\n`));
-}
-
 if (import.meta.main) {
-  const dirFlag = Deno.args.find((arg) => arg.startsWith("--dir="));
-  const dir = dirFlag ? dirFlag.slice("--dir=".length) : CRDS_DIR;
-  if (Deno.args.includes("--check")) {
-    const problems = await compareCrds(dir);
-    if (problems.length > 0) {
-      for (const problem of problems) say(Deno.stderr, problem);
-      say(
-        Deno.stderr,
-        "The CRDs are out of date: run `deno task crds` and commit crds/ and " +
-          "lib/operators/_spec_schemas.ts.",
-      );
-      Deno.exit(1);
-    }
-    say(Deno.stdout, `${dir} is up to date (${crdFiles().size} CRDs)`);
-  } else {
-    const changed = await write(dir);
-    for (const line of changed) say(Deno.stdout, line);
-    if (changed.length === 0) say(Deno.stdout, `${dir} is already up to date`);
-  }
+  await runGenerator({
+    defaultDir: CRDS_DIR,
+    compare: compareCrds,
+    write,
+    outOfDate: "The CRDs are out of date: run `deno task crds` and commit crds/ and " +
+      "lib/operators/_spec_schemas.ts.",
+    count: `${crdFiles().size} CRDs`,
+  }, Deno.args);
 }

@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { kingletClusterRules, kingletLeaderRules, kingletRbac } from "../lib/cli/rbac.ts";
 import { commentedYaml } from "./_commented_yaml.ts";
-import { firstDifference, readIfExists } from "./_generated_files.ts";
+import { firstDifference, readIfExists, runGenerator } from "./_generated_files.ts";
 
 /** The folder the manifests are committed in. */
 export const DEPLOY_DIR: string = fileURLToPath(new URL("../deploy/", import.meta.url));
@@ -147,25 +147,12 @@ async function write(dir: string): Promise<string[]> {
   return changed;
 }
 
-const encoder = new TextEncoder();
-function say(stream: typeof Deno.stdout, message: string): void {
-  stream.writeSync(encoder.encode(`${message}\n`));
-}
-
 if (import.meta.main) {
-  const dirFlag = Deno.args.find((arg) => arg.startsWith("--dir="));
-  const dir = dirFlag ? dirFlag.slice("--dir=".length) : DEPLOY_DIR;
-  if (Deno.args.includes("--check")) {
-    const problems = await compareDeploy(dir);
-    if (problems.length > 0) {
-      for (const problem of problems) say(Deno.stderr, problem);
-      say(Deno.stderr, "deploy/ is out of date: run `deno task deploy` and commit deploy/.");
-      Deno.exit(1);
-    }
-    say(Deno.stdout, `${dir} is up to date (${deployFiles().size} manifests)`);
-  } else {
-    const changed = await write(dir);
-    for (const line of changed) say(Deno.stdout, line);
-    if (changed.length === 0) say(Deno.stdout, `${dir} is already up to date`);
-  }
+  await runGenerator({
+    defaultDir: DEPLOY_DIR,
+    compare: compareDeploy,
+    write,
+    outOfDate: "deploy/ is out of date: run `deno task deploy` and commit deploy/.",
+    count: `${deployFiles().size} manifests`,
+  }, Deno.args);
 }
