@@ -88,17 +88,17 @@ export const FIGURE_SPECS: readonly FigureSpec[] = [
     get: (f) => f.restart?.editObservedMs,
   },
   {
-    key: "converged",
-    label: "all converged (ms)",
+    key: "reconciled",
+    label: "all reconciled (ms)",
     unit: "ms",
-    get: (f) => f.restart?.convergedMs,
+    get: (f) => f.restart?.reconciledMs,
   },
   { key: "readyz", label: "to /readyz (ms)", unit: "ms", get: (f) => f.restart?.readyzMs },
   {
-    key: "firstReady",
-    label: "to first Ready (ms)",
+    key: "firstReconcile",
+    label: "to first reconcile (ms)",
     unit: "ms",
-    get: (f) => f.restart?.firstReadyMs,
+    get: (f) => f.restart?.firstReconcileMs,
   },
 ];
 
@@ -132,11 +132,11 @@ export const SCENARIO_COLUMNS: Record<ScenarioName, readonly string[]> = {
   ],
   restart: [
     "editObserved",
-    "converged",
+    "reconciled",
     "apiCalls",
     "rssPeak",
     "readyz",
-    "firstReady",
+    "firstReconcile",
     "reconciles",
     "cpu",
   ],

@@ -7,13 +7,15 @@
  * Counter figures (reconciles, API calls, evictions) and CPU time are deltas
  * over the run's measured window, from the start of one phase to the end of
  * another; the harness takes a sample and a scrape exactly at every phase
- * boundary, so the window's edges are exact. An operator spawned inside the
- * window (the restart scenario's) had counted nothing and spent no CPU when
- * the window opened, so its figures are its totals at the window's end.
+ * boundary, so the window's edges are exact. They, peak RSS and create→Ready
+ * are of one process of the run, the first unless the window names another:
+ * the restart scenario's is the restarted operator, spawned inside its
+ * window, which had counted nothing and spent no CPU when the window opened,
+ * so its figures are its totals at the window's end.
  *
- * create→Ready counts only objects created while the operator was running:
- * an object created before it started waits for the harness, not for the
- * operator. The restart scenario, whose objects are all created first, has
+ * create→Ready counts only objects created while that process was running:
+ * an object created before it started waits for the harness, not for it.
+ * The restart scenario, whose objects all predate the restarted process, has
  * figures of its own instead ({@link restartFigures}).
  *
  * @example
@@ -38,10 +40,20 @@ import type {
   Scrape,
 } from "./results.ts";
 
-/** The phases a run's deltas span, from the start of `from` to the end of `to`. */
+/**
+ * The phases a run's deltas span, from the start of `from` to the end of
+ * `to`, and the operator process whose samples and scrapes they read.
+ */
 export interface MeasuredWindow {
   from: string;
   to: string;
+  /**
+   * Which process of the run, counting restarts from 0; its peak RSS and
+   * create→Ready are its own as well.
+   *
+   * @default 0
+   */
+  process?: number;
 }
 
 /** Nearest-rank percentiles of `values`, or `undefined` when there are none. */
@@ -93,23 +105,24 @@ export function computeFigures(
 ): Figures {
   const start = phaseNamed(run.phases, window.from)?.startMs;
   const end = phaseNamed(run.phases, window.to)?.endMs;
-  const first = run.samples.filter((s) => s.process === 0);
+  const process = window.process ?? 0;
+  const measured = run.samples.filter((s) => s.process === process);
   const idlePhase = phaseNamed(run.phases, "idle") ?? phaseNamed(run.phases, "baseline");
   const holdPhase = phaseNamed(run.phases, "hold");
   // Spawned inside the window (no sample before it opened): nothing counted, no CPU spent yet.
-  const spawnedInside = start !== undefined && !first.some((s) => s.t <= start);
-  const cpuAtEnd = end === undefined ? undefined : nearest(first, end)?.cpuSeconds;
+  const spawnedInside = start !== undefined && !measured.some((s) => s.t <= start);
+  const cpuAtEnd = end === undefined ? undefined : nearest(measured, end)?.cpuSeconds;
   const cpuSeconds = start === undefined
     ? undefined
     : spawnedInside
     ? cpuAtEnd
-    : delta(nearest(first, start)?.cpuSeconds, cpuAtEnd);
+    : delta(nearest(measured, start)?.cpuSeconds, cpuAtEnd);
 
-  const scrapes = run.scrapes.filter((s) => s.process === 0);
+  const scrapes = run.scrapes.filter((s) => s.process === process);
   const before = start === undefined
     ? undefined
     : spawnedInside
-    ? { t: start, process: 0, series: [] }
+    ? { t: start, process, series: [] }
     : nearest(scrapes, start);
   const after = end === undefined ? undefined : nearest(scrapes, end);
   const counter = (name: string) => {
@@ -121,15 +134,15 @@ export function computeFigures(
   const apiCalls = counter("rest_client_requests_total");
 
   const figures: Figures = {
-    rssIdleBytes: idlePhase ? meanRss(first, idlePhase) : undefined,
-    rssPeakBytes: max(run.samples.map((s) => s.hwmBytes)),
-    rssSteadyBytes: holdPhase ? meanRss(first, holdPhase) : undefined,
+    rssIdleBytes: idlePhase ? meanRss(measured, idlePhase) : undefined,
+    rssPeakBytes: max(measured.map((s) => s.hwmBytes)),
+    rssSteadyBytes: holdPhase ? meanRss(measured, holdPhase) : undefined,
     cpuSeconds,
     reconciles,
     cpuSecondsPer1000Reconciles: cpuSeconds !== undefined && reconciles
       ? (cpuSeconds / reconciles) * 1000
       : undefined,
-    createReady: percentiles(createReadyLatencies(run)),
+    createReady: percentiles(createReadyLatencies(run, process)),
     updateReady: percentiles(latencies(run.objects, "updatedMs", "updateReadyMs")),
     reconcileP99Seconds: before && after ? reconcileQuantile(0.99, before, after) : undefined,
     apiCalls,
@@ -141,36 +154,34 @@ export function computeFigures(
 }
 
 /**
- * Per object created while the operator was running (after the first
- * process' first sample), milliseconds from the create request to Ready.
+ * Per object created while the operator was running (after the first sample
+ * of `process`, by default the first), milliseconds from the create request
+ * to Ready.
  */
-export function createReadyLatencies(run: Pick<Run, "objects" | "samples">): number[] {
-  const running = run.samples.find((s) => s.process === 0)?.t;
+export function createReadyLatencies(
+  run: Pick<Run, "objects" | "samples">,
+  process = 0,
+): number[] {
+  const running = run.samples.find((s) => s.process === process)?.t;
   if (running === undefined) return [];
   return latencies(run.objects.filter((o) => o.createdMs >= running), "createdMs", "readyMs");
 }
 
 /**
- * The restart scenario's figures from its marks and the objects' timings.
- * An object has converged when it was seen Ready at its current generation:
- * at the first Ready for an object never edited, at the first Ready at the
- * new generation for the edited one (never, when the rule cannot see
- * generations, so that `convergedMs` is then absent rather than early).
+ * The restart scenario's figures from its marks and the objects' timings:
+ * when the edit was sent (from the spawn) and how long until the edited
+ * object was seen Ready at its new generation (absent when the rule cannot
+ * see generations). The reconcile counts were marked as they happened.
  */
 export function restartFigures(
   objects: readonly ObjectTiming[],
   marks: RestartMarks,
 ): Restart {
-  const since = (ms: number | undefined) => (ms === undefined ? undefined : ms - marks.spawnedMs);
   const edited = objects.find((o) => o.name === marks.edited);
-  const converged = objects.map((o) => (o.updatedMs === undefined ? o.readyMs : o.updateReadyMs));
-  const allConverged = objects.length > 0 && converged.every((ms) => ms !== undefined);
   return withoutUndefined({
     ...marks,
-    firstReadyMs: since(min(objects.flatMap((o) => o.readyMs ?? []))),
-    editSentMs: since(edited?.updatedMs),
+    editSentMs: delta(marks.spawnedMs, edited?.updatedMs),
     editObservedMs: delta(edited?.updatedMs, edited?.updateReadyMs),
-    convergedMs: allConverged ? since(max(converged as number[])) : undefined,
   });
 }
 
@@ -225,10 +236,6 @@ function delta(a: number | undefined, b: number | undefined): number | undefined
 
 function max(values: readonly number[]): number | undefined {
   return values.length === 0 ? undefined : values.reduce((a, b) => Math.max(a, b));
-}
-
-function min(values: readonly number[]): number | undefined {
-  return values.length === 0 ? undefined : values.reduce((a, b) => Math.min(a, b));
 }
 
 /** `value` without its undefined fields, as the schema's optional fields expect. */

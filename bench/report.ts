@@ -121,21 +121,22 @@ export function scenarioTable(runs: readonly Run[], series: Series): string[] {
 }
 
 /**
- * Under a restart table: how many objects the operator found and when each
- * run sent its edit, which waits for `/readyz` and so differs between targets.
+ * Under a restart table: how many objects the restarted operator found and
+ * when each run sent its edit, which waits for `/readyz` and so differs
+ * between targets.
  */
 function restartEdits(runs: readonly Run[], series: Series): string[] {
   const edits = runs.flatMap((run) => {
     const restart = run.figures.restart;
     if (restart?.editSentMs === undefined) return [];
     const sent = Math.round(restart.editSentMs).toLocaleString("en-US");
-    return [`- ${series.name(run)}: \`${restart.edited}\` edited ${sent} ms after the spawn.`];
+    return [`- ${series.name(run)}: \`${restart.edited}\` edited ${sent} ms after the restart.`];
   });
   if (edits.length === 0) return [];
   return [
     "",
-    `${runs[0]!.size.toLocaleString("en-US")} objects existed before the operator started; ` +
-    "the last by name was edited once `/readyz` had answered 200:",
+    `${runs[0]!.size.toLocaleString("en-US")} objects, all Ready, awaited the restarted ` +
+    "operator; the last by name was edited once `/readyz` had answered 200 and 1 s had passed:",
     "",
     ...edits,
   ];

@@ -81,23 +81,22 @@ export const objectTimingSchema = z.object({
 export type ObjectTiming = z.infer<typeof objectTimingSchema>;
 
 /**
- * The restart scenario's own figures: N objects were created while the
- * operator was not running, then it was spawned, and once it was up one
- * object was edited. Times count from the spawn unless said otherwise. Its
- * API calls, reconciles, CPU and peak RSS are the run's own `apiCalls`,
- * `reconciles`, `cpuSeconds` and `rssPeakBytes`, which in this scenario cover
- * the operator's whole life until every object converged.
+ * The restart scenario's own figures: the operator created N objects and
+ * made them Ready, was stopped (SIGTERM), and was spawned again to find all N
+ * as its backlog; once it was up one object was edited. Times count from the
+ * second spawn unless said otherwise. Its API calls, reconciles, CPU and peak
+ * RSS are the run's own `apiCalls`, `reconciles`, `cpuSeconds` and
+ * `rssPeakBytes`, which in this scenario are the restarted process' alone,
+ * over the `restart` phase.
  */
 export const restartSchema = z.object({
-  /** When the operator was spawned, in milliseconds since the run started. */
+  /** When the operator was spawned again, in milliseconds since the run started. */
   spawnedMs: z.number(),
-  /** From spawning until `/readyz` first answered 200 (polled every 100 ms). */
+  /** From the spawn until `/readyz` first answered 200 (polled every 100 ms). */
   readyzMs: z.number(),
-  /** From spawning until the first object was seen Ready. */
-  firstReadyMs: optionalNumber,
   /** The object edited: the last by name. */
   edited: z.string(),
-  /** From spawning until the edit was sent: `/readyz` had answered 200 and 1 s had passed. */
+  /** From the spawn until the edit was sent: `/readyz` had answered 200 and 1 s had passed. */
   editSentMs: optionalNumber,
   /**
    * From sending the edit until the object was seen Ready at its new
@@ -105,25 +104,37 @@ export const restartSchema = z.object({
    */
   editObservedMs: optionalNumber,
   /**
-   * From spawning until every object was seen Ready at its current
-   * generation (the edited one at its new generation); absent, like
-   * `editObservedMs`, when the edited object's generation cannot be seen.
+   * From the spawn until `/metrics` first counted a reconcile (the sum of
+   * `controller_runtime_reconcile_total`, polled every 100 ms); absent when
+   * the target exports no such metric.
    */
-  convergedMs: optionalNumber,
+  firstReconcileMs: optionalNumber,
+  /**
+   * From the spawn until `/metrics` counted N + 1 reconciles, one per object
+   * of the backlog and one for the edit; absent when the target exports no
+   * such metric or did not reach the count within `--ready-timeout`.
+   */
+  reconciledMs: optionalNumber,
 });
 export type Restart = z.infer<typeof restartSchema>;
 
 /** What the restart scenario measures as it runs; the rest of {@link Restart} is computed. */
-export type RestartMarks = Pick<Restart, "spawnedMs" | "readyzMs" | "edited">;
+export type RestartMarks = Pick<
+  Restart,
+  "spawnedMs" | "readyzMs" | "edited" | "firstReconcileMs" | "reconciledMs"
+>;
 
 /**
- * Restart records written before the scenario started its operator only
- * after creating the objects (it stopped and restarted a running one) have
- * `stopMs` and `settleMs`; they are read as absent, so that older files still
- * load. The file on disk is left as it is.
+ * Restart records of two earlier kinds of the scenario are read as absent, so
+ * that older files still load: those that restarted without an edit (with
+ * `stopMs`), and those whose N objects were created before any operator ran
+ * (with `convergedMs`), whose edit waited on Deployments still being made.
+ * The file on disk is left as it is.
  */
-function withoutStopStart(value: unknown): unknown {
-  return typeof value === "object" && value !== null && "stopMs" in value ? undefined : value;
+function withoutEarlierKinds(value: unknown): unknown {
+  const earlier = typeof value === "object" && value !== null &&
+    ("stopMs" in value || "convergedMs" in value);
+  return earlier ? undefined : value;
 }
 
 /** Latency percentiles in milliseconds. */
@@ -150,7 +161,7 @@ export const figuresSchema = z.object({
   apiCalls: optionalNumber,
   apiCallsPerObject: optionalNumber,
   cacheEvictions: optionalNumber,
-  restart: z.preprocess(withoutStopStart, restartSchema.optional()),
+  restart: z.preprocess(withoutEarlierKinds, restartSchema.optional()),
 });
 export type Figures = z.infer<typeof figuresSchema>;
 

@@ -125,9 +125,13 @@ function checkResults(results: Results): void {
     assert.ok(run.scrapes.length >= 2, `${run.id} has ${run.scrapes.length} scrapes`);
     assert.ok(run.samples.every((s) => s.rssBytes > 0 && s.hwmBytes >= s.rssBytes));
     assert.ok(run.command.includes(BUNDLE), run.command.join(" "));
-    const peak = Math.max(...run.samples.map((s) => s.hwmBytes));
+    // A restart run's figures are the restarted process' (1), every other run's the only one's.
+    const measured = run.scenario === "restart" ? 1 : 0;
+    const peak = Math.max(
+      ...run.samples.filter((s) => s.process === measured).map((s) => s.hwmBytes),
+    );
     assert.equal(run.figures.rssPeakBytes, peak, `${run.id}: peak RSS is the highest VmHWM`);
-    if (run.scenario === "restart") continue; // no idle phase: the operator starts among N objects
+    if (run.scenario === "restart") continue; // no idle phase: the restarted one starts among N
     assert.ok(run.figures.rssIdleBytes! > 0 && run.figures.rssIdleBytes! <= peak);
   }
   const [, scale, budget, restart] = results.runs as [Run, Run, Run, Run];
@@ -153,15 +157,33 @@ function checkResults(results: Results): void {
   assert.ok(budget.command.includes(`--cache-max-objects=${SIZE / 5}`), budget.command.join(" "));
   assert.ok(!scale.command.some((arg) => arg.startsWith("--cache-max-objects")));
   const r = restart.figures.restart!;
-  assert.deepEqual(restart.phases.map((p) => p.name), ["create", "startup", "converge"]);
+  assert.deepEqual(
+    restart.phases.map((p) => p.name),
+    ["startup", "create", "ready", "stop", "restart"],
+  );
+  assert.equal(restart.objects.length, SIZE);
+  assert.ok(
+    restart.objects.every((o) => o.readyMs! < r.spawnedMs),
+    "every object was Ready before the restart",
+  );
   assert.equal(r.edited, restart.objects.at(-1)!.name);
   assert.ok(r.editSentMs! >= Math.max(1_000, r.readyzMs), JSON.stringify(r));
   assert.ok(r.editObservedMs! > 0, JSON.stringify(r));
-  assert.ok(r.convergedMs! + 1e-6 >= r.editSentMs! + r.editObservedMs!, JSON.stringify(r));
-  assert.ok(restart.figures.reconciles! >= SIZE, `${restart.figures.reconciles} reconciles`);
+  assert.ok(r.firstReconcileMs! > 0 && r.reconciledMs! >= r.firstReconcileMs!, JSON.stringify(r));
+  assert.ok(restart.figures.reconciles! >= SIZE + 1, `${restart.figures.reconciles} reconciles`);
   assert.ok(restart.figures.apiCalls! > 0);
-  assert.equal(restart.figures.createReady, undefined, "its objects precede the operator");
-  assert.ok(restart.samples.every((s) => s.process === 0 && s.t >= r.spawnedMs));
+  assert.ok(restart.figures.cpuSeconds! > 0);
+  assert.equal(restart.figures.createReady, undefined, "its objects precede the restarted process");
+  assert.deepEqual([...new Set(restart.samples.map((s) => s.process))], [0, 1]);
+  assert.ok(
+    restart.samples.every((s) => (s.process === 1) === (s.t >= r.spawnedMs)),
+    "the first process is sampled before the restart, the second after it",
+  );
+  const phase = restart.phases.find((p) => p.name === "restart")!;
+  assert.ok(
+    phase.endMs - r.spawnedMs >= Math.max(r.editSentMs! + r.editObservedMs!, r.reconciledMs!) - 1,
+    "the restart phase ends once the edit is observed and the count reached",
+  );
 }
 
 /** Checks one table per group whose cells match the figures; returns the charts linked. */

@@ -28,24 +28,34 @@ import { loadTarget, type Target } from "../../bench/target.ts";
 const MIB = 2 ** 20;
 const NAMESPACE = "bench";
 
-Deno.test("restart edits the last object once /readyz answered and 1 s passed, and waits until all converged", async () => {
-  const { marks, phases, objects, touchedBeforeSpawn } = await driveRestart({
-    size: 5,
-    readyzAfterMs: 200,
-  });
-  assert.deepEqual(phases, ["create", "startup", "converge"]);
+Deno.test("restart makes every object Ready, stops the operator and edits the last object 1 s after the second spawn", async () => {
+  const { marks, phases, objects, lives } = await driveRestart({ size: 5, readyzAfterMs: 200 });
+  assert.deepEqual(phases, ["startup", "create", "ready", "stop", "restart"]);
+  assert.equal(lives, 2);
   assert.equal(marks.edited, "app-00005");
-  assert.equal(touchedBeforeSpawn, 0, "no object was reconciled before the operator started");
+  assert.ok(
+    objects.every((o) => o.readyMs! < marks.spawnedMs),
+    "every object was Ready before the restart",
+  );
   const figures = restartFigures(objects, marks);
   // A timer and performance.now() may disagree by a fraction of a millisecond.
   assert.ok(figures.readyzMs >= 199, `readyz ${figures.readyzMs}`);
   assert.ok(figures.editSentMs! >= 1_000, `edit sent ${figures.editSentMs} ms after the spawn`);
   assert.ok(figures.editObservedMs! > 0);
-  assert.ok(figures.convergedMs! >= figures.editSentMs! + figures.editObservedMs! - 1e-9);
-  assert.ok(objects.every((o) => o.readyMs! > marks.spawnedMs), "every object Ready after spawn");
   assert.deepEqual(objects.filter((o) => o.updatedMs !== undefined).map((o) => o.name), [
     "app-00005",
   ]);
+});
+
+Deno.test("restart counts reconciles of the restarted process until one per object and one for the edit", async () => {
+  const { marks, counted, restartPhaseMs } = await driveRestart({ size: 5, readyzAfterMs: 200 });
+  const figures = restartFigures([], marks);
+  assert.ok(figures.firstReconcileMs! > 0, JSON.stringify(figures));
+  // The stand-in is through its backlog of 5 long before the edit, so the sixth is the edit's.
+  assert.ok(figures.reconciledMs! >= 1_000, JSON.stringify(figures));
+  assert.ok(figures.reconciledMs! > figures.firstReconcileMs!, JSON.stringify(figures));
+  assert.ok(counted >= 6, `the restarted stand-in reconciled ${counted}`);
+  assert.ok(restartPhaseMs >= figures.reconciledMs!, `the phase took ${restartPhaseMs} ms`);
 });
 
 Deno.test("restart sends the edit only once /readyz answered when that takes longer than 1 s", async () => {
@@ -55,56 +65,63 @@ Deno.test("restart sends the edit only once /readyz answered when that takes lon
   assert.ok(figures.editSentMs! >= figures.readyzMs, JSON.stringify(figures));
 });
 
-Deno.test("restart figures time the edit from its request and convergence from the spawn", () => {
+Deno.test("restart ends at the observed edit, without reconcile figures, for a target without the metric", async () => {
+  const { marks, restartPhaseMs } = await driveRestart({
+    size: 3,
+    readyzAfterMs: 200,
+    exportsReconciles: false,
+  });
+  assert.equal(marks.firstReconcileMs, undefined);
+  assert.equal(marks.reconciledMs, undefined);
+  assert.ok(restartPhaseMs < 3_000, `the phase took ${restartPhaseMs} ms, not the ready timeout`);
+});
+
+Deno.test("restart figures time the edit from its request and pass the reconcile marks on", () => {
   const objects: ObjectTiming[] = [
     { name: "app-00001", createdMs: 0, readyMs: 1_200 },
     { name: "app-00002", createdMs: 100, readyMs: 1_500 },
-    { name: "app-00003", createdMs: 200, readyMs: 1_300, updatedMs: 1_400, updateReadyMs: 2_600 },
+    { name: "app-00003", createdMs: 200, readyMs: 1_300, updatedMs: 3_400, updateReadyMs: 4_600 },
   ];
-  const marks = { spawnedMs: 400, readyzMs: 300, edited: "app-00003" };
-  assert.deepEqual(restartFigures(objects, marks), {
-    spawnedMs: 400,
+  const marks = {
+    spawnedMs: 2_400,
     readyzMs: 300,
     edited: "app-00003",
-    firstReadyMs: 800,
+    firstReconcileMs: 450,
+    reconciledMs: 2_500,
+  };
+  assert.deepEqual(restartFigures(objects, marks), {
+    ...marks,
     editSentMs: 1_000,
     editObservedMs: 1_200,
-    convergedMs: 2_200,
   });
 });
 
-Deno.test("restart figures leave all converged out while an object is not Ready at its generation", () => {
-  const marks = { spawnedMs: 0, readyzMs: 300, edited: "app-00002" };
-  const notReady = restartFigures([
-    { name: "app-00001", createdMs: 0 },
-    { name: "app-00002", createdMs: 0, readyMs: 900, updatedMs: 1_000, updateReadyMs: 1_100 },
-  ], marks);
-  assert.equal(notReady.editObservedMs, 100);
-  assert.equal(notReady.convergedMs, undefined);
-  // A rule without observedGenerationPath never sees the new generation: Ready at the old is not converged.
+Deno.test("restart figures leave edit observed out when the rule cannot see the new generation", () => {
+  const marks = { spawnedMs: 2_000, readyzMs: 300, edited: "app-00002" };
   const unseen = restartFigures([
     { name: "app-00001", createdMs: 0, readyMs: 500 },
-    { name: "app-00002", createdMs: 0, readyMs: 900, updatedMs: 1_000 },
+    { name: "app-00002", createdMs: 0, readyMs: 900, updatedMs: 3_000 },
   ], marks);
   assert.equal(unseen.editObservedMs, undefined);
-  assert.equal(unseen.convergedMs, undefined);
   assert.equal(unseen.editSentMs, 1_000);
+  assert.equal(unseen.reconciledMs, undefined);
 });
 
-Deno.test("a restart run's API calls, reconciles and CPU are the operator's totals from its spawn", () => {
+Deno.test("a restart run's figures are the restarted process' alone, its totals from its spawn", () => {
   const figures = computeFigures(restartRun(), SCENARIOS.restart.window, {
-    spawnedMs: 400,
+    spawnedMs: 2_400,
     readyzMs: 300,
     edited: "app-00003",
+    reconciledMs: 2_500,
   });
   assert.equal(figures.apiCalls, 150);
   assert.equal(figures.apiCallsPerObject, 50);
   assert.equal(figures.reconciles, 25);
   assert.equal(figures.cpuSeconds, 1.8);
-  assert.equal(figures.rssPeakBytes, 62 * MIB);
-  assert.equal(figures.createReady, undefined, "objects created before the operator have none");
+  assert.equal(figures.rssPeakBytes, 62 * MIB, "not the first process' 90 MiB");
+  assert.equal(figures.createReady, undefined, "the objects precede the restarted process");
   assert.equal(figures.rssIdleBytes, undefined);
-  assert.equal(figures.restart?.convergedMs, 2_200);
+  assert.equal(figures.restart?.reconciledMs, 2_500);
   assert.equal(figures.restart?.editObservedMs, 1_200);
 });
 
@@ -119,6 +136,7 @@ Deno.test("counters of an operator running before the window are the window's gr
       { name: "delete", startMs: 2_000, endMs: 3_000 },
     ],
     samples: [sample(10, 30, 0.2), sample(900, 50, 0.9), sample(3_000, 62, 1.8)],
+    scrapes: [scrape(901, 40, 10, 0, 5), scrape(3_000, 80, 40, 30, 25)],
     objects: [{ name: "app-00001", createdMs: 950, readyMs: 1_450 }],
   };
   const figures = computeFigures(run, SCENARIOS.scale.window);
@@ -128,17 +146,17 @@ Deno.test("counters of an operator running before the window are the window's gr
   assert.deepEqual(figures.createReady, { count: 1, p50: 500, p90: 500, p99: 500, max: 500 });
 });
 
-Deno.test("a side-by-side restart table shows edit observed, all converged, API calls and peak RSS per target", () => {
+Deno.test("a side-by-side restart table shows edit observed, all reconciled, API calls and peak RSS per target", () => {
   const results = resultsOf([
-    restartResult("kinglet", { editObservedMs: 900, convergedMs: 4_000 }, 3_000, 80),
-    restartResult("controller-runtime", { editObservedMs: 450, convergedMs: 8_000 }, 6_000, 40),
-    restartResult("kube-rs", { editObservedMs: 1_800, convergedMs: 2_000 }, undefined, 20),
+    restartResult("kinglet", { editObservedMs: 900, reconciledMs: 4_000 }, 3_000, 80),
+    restartResult("controller-runtime", { editObservedMs: 450, reconciledMs: 8_000 }, 6_000, 40),
+    restartResult("kube-rs", { editObservedMs: 1_800, reconciledMs: 2_000 }, undefined, 20),
   ]);
   const rows = cells(scenarioTable(results.runs, seriesOf(results)));
   assert.deepEqual(rows[0]!.slice(0, 5), [
     "target",
     "edit observed (ms)",
-    "all converged (ms)",
+    "all reconciled (ms)",
     "API calls",
     "RSS peak (MiB)",
   ]);
@@ -149,25 +167,41 @@ Deno.test("a side-by-side restart table shows edit observed, all converged, API 
   ]);
   const report = renderReport(parseResults(JSON.stringify(results)), []);
   assert.match(report, /^## restart-1000$/m);
-  assert.match(report, /^1,000 objects existed before the operator started; the last by name/m);
-  assert.match(report, /^- controller-runtime: `app-01000` edited 1,050 ms after the spawn\.$/m);
+  assert.match(
+    report,
+    /^1,000 objects, all Ready, awaited the restarted operator; the last by name/m,
+  );
+  assert.match(report, /^- controller-runtime: `app-01000` edited 1,050 ms after the restart\.$/m);
 });
 
-Deno.test("results with a restart record from the stop-and-start scenario still load, without it", () => {
-  const old = restartResult("kinglet", {}, 3_000, 80);
-  const results = resultsOf([old]);
+Deno.test("results with a restart record of either earlier kind still load, without it", () => {
+  const results = resultsOf([restartResult("kinglet", {}, 3_000, 80)]);
   const raw = JSON.parse(JSON.stringify(results));
-  raw.runs[0].figures.restart = {
-    stopMs: 20.6,
-    exit: "code 0",
-    readyzMs: 5_278,
-    firstReconcileMs: 5_418,
-    reconcilesAfter: 1_460,
-    settleMs: 15_000,
-  };
-  const parsed = parseResults(JSON.stringify(raw));
-  assert.equal(parsed.runs[0]!.figures.restart, undefined);
-  assert.equal(parsed.runs[0]!.figures.apiCalls, 3_000);
+  const earlier = [
+    {
+      stopMs: 20.6,
+      exit: "code 0",
+      readyzMs: 5_278,
+      firstReconcileMs: 5_418,
+      reconcilesAfter: 1_460,
+      settleMs: 15_000,
+    },
+    {
+      spawnedMs: 2_000,
+      readyzMs: 300,
+      edited: "app-01000",
+      firstReadyMs: 800,
+      editSentMs: 1_000,
+      editObservedMs: 4_000,
+      convergedMs: 9_000,
+    },
+  ];
+  for (const restart of earlier) {
+    raw.runs[0].figures.restart = restart;
+    const parsed = parseResults(JSON.stringify(raw));
+    assert.equal(parsed.runs[0]!.figures.restart, undefined);
+    assert.equal(parsed.runs[0]!.figures.apiCalls, 3_000);
+  }
   raw.runs[0].figures.restart = { spawnedMs: 1, readyzMs: 2 };
   assert.throws(() => parseResults(JSON.stringify(raw)), /figures\.restart\.edited/);
 });
@@ -177,7 +211,7 @@ Deno.test("a restart group has an RSS chart but no create→Ready chart", async 
   try {
     const run = restartRun();
     const figures = computeFigures(run, SCENARIOS.restart.window, {
-      spawnedMs: 400,
+      spawnedMs: 2_400,
       readyzMs: 300,
       edited: "app-00003",
     });
@@ -206,11 +240,14 @@ Deno.test("the Deno floor is left out of restart beside kinglet and refused alon
 
 /**
  * Runs the restart scenario against an in-memory API server with a stand-in
- * operator: once spawned it answers `/readyz` after `readyzAfterMs` and marks
- * one object per 20 ms Ready at its generation, as a controller works through
- * a backlog.
+ * operator: each life answers `/readyz` `readyzAfterMs` after its spawn,
+ * takes its first list of objects as a backlog and reconciles one object per
+ * 20 ms (a changed object before the backlog), marking it Ready at its
+ * generation and counting it on `/metrics` as controller-runtime does.
  */
-async function driveRestart(options: { size: number; readyzAfterMs: number }) {
+async function driveRestart(
+  options: { size: number; readyzAfterMs: number; exportsReconciles?: boolean },
+) {
   const target = await loadTarget("kinglet");
   const cluster = new MemoryCluster({ namespaces: [NAMESPACE] });
   const client = cluster as unknown as KubeClient;
@@ -228,8 +265,10 @@ async function driveRestart(options: { size: number; readyzAfterMs: number }) {
   });
   const stop = new AbortController();
   const watching = tracker.run(stop.signal);
-  const operator = new StandIn(cluster, target, options.readyzAfterMs);
-  let touchedBeforeSpawn = 0;
+  await using operator = new StandIn(cluster, target, {
+    readyzAfterMs: options.readyzAfterMs,
+    exportsReconciles: options.exportsReconciles ?? true,
+  });
   try {
     const marks = await SCENARIOS.restart.run({
       size: options.size,
@@ -244,21 +283,22 @@ async function driveRestart(options: { size: number; readyzAfterMs: number }) {
       tracker,
       workload: { client, target, namespace: NAMESPACE, tracker, replicas: 0 },
       launch: () => {
-        touchedBeforeSpawn = cluster.objects(target.resource).filter((o) => "status" in o).length;
         operator.spawn();
         return Promise.resolve(operator as unknown as OperatorProcess);
       },
       signal: stop.signal,
     });
     assert.ok(marks, "the restart scenario returns its marks");
+    const restart = recorder.phases.find((p) => p.name === "restart")!;
     return {
       marks,
       phases: recorder.phases.map((p) => p.name),
       objects: tracker.timings(),
-      touchedBeforeSpawn,
+      lives: operator.lives,
+      counted: operator.reconciles,
+      restartPhaseMs: restart.endMs - restart.startMs,
     };
   } finally {
-    await operator.stop();
     stop.abort();
     await watching;
   }
@@ -269,21 +309,47 @@ class StandIn {
   readonly #cluster: MemoryCluster;
   readonly #target: Target;
   readonly #readyzAfterMs: number;
+  readonly #server: Deno.HttpServer<Deno.NetAddr>;
   #spawned = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
+  #backlog: string[] = [];
+  /** Lives so far, counting the one running. */
+  lives = 0;
+  /** Reconciles of the current life, as its `/metrics` reports them. */
+  reconciles = 0;
 
-  constructor(cluster: MemoryCluster, target: Target, readyzAfterMs: number) {
+  constructor(
+    cluster: MemoryCluster,
+    target: Target,
+    options: { readyzAfterMs: number; exportsReconciles: boolean },
+  ) {
     this.#cluster = cluster;
     this.#target = target;
-    this.#readyzAfterMs = readyzAfterMs;
+    this.#readyzAfterMs = options.readyzAfterMs;
+    this.#server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      () =>
+        new Response(
+          options.exportsReconciles
+            ? `controller_runtime_reconcile_total{controller="webapp",result="success"} ${this.reconciles}\n`
+            : "process_cpu_seconds_total 0.1\n",
+        ),
+    );
   }
 
   get exited(): boolean {
     return false;
   }
 
+  get metricsUrl(): string {
+    return `http://127.0.0.1:${this.#server.addr.port}/metrics`;
+  }
+
   spawn(): void {
+    this.lives++;
+    this.reconciles = 0;
     this.#spawned = performance.now();
+    this.#backlog = this.#cluster.objects(this.#target.resource).map((o) => o.metadata!.name!);
     this.#timer = setInterval(() => this.#reconcileOne(), 20);
   }
 
@@ -297,26 +363,35 @@ class StandIn {
     return Promise.resolve({ ms: 0, exit: "code 0" });
   }
 
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+    await this.#server.shutdown();
+  }
+
   #reconcileOne(): void {
-    const stale = this.#cluster.objects(this.#target.resource).find((o) =>
+    const objects = this.#cluster.objects(this.#target.resource);
+    const changed = objects.find((o) =>
       (o as { status?: { observedGeneration?: number } }).status?.observedGeneration !==
         o.metadata?.generation
     );
-    if (!stale) return;
+    const queued = changed ? undefined : this.#backlog.shift();
+    const next = changed ?? objects.find((o) => o.metadata?.name === queued);
+    if (!next) return;
+    this.reconciles++;
     this.#cluster.put(this.#target.resource, {
-      ...stale,
+      ...next,
       status: {
-        observedGeneration: stale.metadata?.generation,
+        observedGeneration: next.metadata?.generation,
         conditions: [{ type: "Ready", status: "True" }],
       },
     } as KubeObject);
   }
 }
 
-function sample(t: number, rssMib: number, cpuSeconds: number) {
+function sample(t: number, rssMib: number, cpuSeconds: number, process = 0) {
   return {
     t,
-    process: 0,
+    process,
     rssBytes: rssMib * MIB,
     hwmBytes: rssMib * MIB,
     cpuSeconds,
@@ -324,7 +399,14 @@ function sample(t: number, rssMib: number, cpuSeconds: number) {
   };
 }
 
-function scrape(t: number, get: number, patch: number, post: number, reconciles: number): Scrape {
+function scrape(
+  t: number,
+  get: number,
+  patch: number,
+  post: number,
+  reconciles: number,
+  process = 0,
+): Scrape {
   const requests = (method: string, value: number): Series => ({
     name: "rest_client_requests_total",
     labels: { method, code: "200" },
@@ -332,7 +414,7 @@ function scrape(t: number, get: number, patch: number, post: number, reconciles:
   });
   return {
     t,
-    process: 0,
+    process,
     series: [
       requests("GET", get),
       requests("PATCH", patch),
@@ -342,7 +424,10 @@ function scrape(t: number, get: number, patch: number, post: number, reconciles:
   };
 }
 
-/** Three objects created with no operator running, which is spawned at 400 ms. */
+/**
+ * Three objects created and made Ready by a first process, stopped at
+ * 2,390 ms; the second is spawned at 2,400 ms, inside the `restart` phase.
+ */
 function restartRun(): Omit<Run, "figures"> {
   return {
     id: "restart-3 default",
@@ -352,18 +437,31 @@ function restartRun(): Omit<Run, "figures"> {
     variant: { name: "default", v8Flags: [] },
     command: [],
     startedAt: "2026-01-01T00:00:00.000Z",
-    durationMs: 3_100,
+    durationMs: 5_100,
     phases: [
-      { name: "create", startMs: 0, endMs: 399 },
-      { name: "startup", startMs: 399.5, endMs: 700 },
-      { name: "converge", startMs: 701, endMs: 3_000 },
+      { name: "startup", startMs: 0, endMs: 300 },
+      { name: "create", startMs: 301, endMs: 400 },
+      { name: "ready", startMs: 401, endMs: 1_600 },
+      { name: "stop", startMs: 2_380, endMs: 2_390 },
+      { name: "restart", startMs: 2_399.5, endMs: 5_000 },
     ],
-    samples: [sample(410, 30, 0.2), sample(1_000, 50, 0.9), sample(3_000, 62, 1.8)],
-    scrapes: [scrape(701, 40, 10, 0, 5), scrape(3_000, 80, 40, 30, 25)],
+    samples: [
+      sample(10, 40, 0.3),
+      sample(1_600, 90, 2.5),
+      sample(2_380, 90, 2.6),
+      sample(2_410, 30, 0.2, 1),
+      sample(3_000, 50, 0.9, 1),
+      sample(5_000, 62, 1.8, 1),
+    ],
+    scrapes: [
+      scrape(300, 10, 0, 0, 0),
+      scrape(2_380, 500, 100, 90, 60),
+      scrape(5_000, 80, 40, 30, 25, 1),
+    ],
     objects: [
-      { name: "app-00001", createdMs: 0, readyMs: 1_200 },
-      { name: "app-00002", createdMs: 100, readyMs: 1_500 },
-      { name: "app-00003", createdMs: 200, readyMs: 1_300, updatedMs: 1_400, updateReadyMs: 2_600 },
+      { name: "app-00001", createdMs: 301, readyMs: 1_200 },
+      { name: "app-00002", createdMs: 350, readyMs: 1_500 },
+      { name: "app-00003", createdMs: 399, readyMs: 1_300, updatedMs: 3_400, updateReadyMs: 4_600 },
     ],
   };
 }
