@@ -100,6 +100,31 @@ export const FIGURE_SPECS: readonly FigureSpec[] = [
     unit: "ms",
     get: (f) => f.restart?.firstReconcileMs,
   },
+  { key: "takeover", label: "takeover (ms)", unit: "ms", get: (f) => f.failover?.takeoverMs },
+  {
+    key: "failoverEditObserved",
+    label: "edit observed (ms)",
+    unit: "ms",
+    get: (f) => f.failover?.editObservedMs,
+  },
+  {
+    key: "failoverReconciled",
+    label: "all reconciled (ms)",
+    unit: "ms",
+    get: (f) => f.failover?.reconciledMs,
+  },
+  {
+    key: "standbyRss",
+    label: "standby RSS (MiB)",
+    unit: "MiB",
+    get: (f) => f.failover?.standbyRssBytes,
+  },
+  {
+    key: "failoverFirstReconcile",
+    label: "to first reconcile (ms)",
+    unit: "ms",
+    get: (f) => f.failover?.firstReconcileMs,
+  },
 ];
 
 /** The columns of each scenario's table. */
@@ -139,6 +164,17 @@ export const SCENARIO_COLUMNS: Record<ScenarioName, readonly string[]> = {
     "firstReconcile",
     "reconciles",
     "cpu",
+  ],
+  failover: [
+    "takeover",
+    "failoverEditObserved",
+    "failoverReconciled",
+    "apiCalls",
+    "rssPeak",
+    "cpu",
+    "standbyRss",
+    "failoverFirstReconcile",
+    "reconciles",
   ],
 };
 

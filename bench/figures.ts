@@ -16,7 +16,9 @@
  * create→Ready counts only objects created while that process was running:
  * an object created before it started waits for the harness, not for it.
  * The restart scenario, whose objects all predate the restarted process, has
- * figures of its own instead ({@link restartFigures}).
+ * figures of its own instead ({@link restartFigures}), and so has the
+ * failover scenario ({@link failoverFigures}), whose window is the successor's
+ * (process 1, spawned as a standby before the objects) from the kill on.
  *
  * @example
  * ```ts
@@ -30,6 +32,8 @@
  */
 import { histogramBuckets, sumSeries } from "./metrics_scraper.ts";
 import type {
+  Failover,
+  FailoverMarks,
   Figures,
   ObjectTiming,
   Percentiles,
@@ -97,11 +101,14 @@ export function histogramQuantile(
   return lowerBound;
 }
 
-/** Computes every figure of `run` over `window`; `restart` is what the restart scenario marked. */
+/** What the restart or the failover scenario marked as it ran. */
+export type ScenarioMarks = RestartMarks | FailoverMarks;
+
+/** Computes every figure of `run` over `window`; `marks` are what its scenario marked. */
 export function computeFigures(
   run: Omit<Run, "figures">,
   window: MeasuredWindow,
-  restart?: RestartMarks,
+  marks?: ScenarioMarks,
 ): Figures {
   const start = phaseNamed(run.phases, window.from)?.startMs;
   const end = phaseNamed(run.phases, window.to)?.endMs;
@@ -148,7 +155,8 @@ export function computeFigures(
     apiCalls,
     apiCallsPerObject: apiCalls !== undefined && run.size > 0 ? apiCalls / run.size : undefined,
     cacheEvictions: counter("kinglet_cache_evictions_total"),
-    restart: restart && restartFigures(run.objects, restart),
+    restart: marks && "spawnedMs" in marks ? restartFigures(run.objects, marks) : undefined,
+    failover: marks && "killedMs" in marks ? failoverFigures(run, marks, process) : undefined,
   };
   return withoutUndefined(figures);
 }
@@ -181,6 +189,31 @@ export function restartFigures(
   return withoutUndefined({
     ...marks,
     editSentMs: delta(marks.spawnedMs, edited?.updatedMs),
+    editObservedMs: delta(edited?.updatedMs, edited?.updateReadyMs),
+  });
+}
+
+/**
+ * The failover scenario's figures from its marks, the objects' timings and
+ * the successor's samples: its RSS in the last sample before the kill (the
+ * harness samples at the start of the `kill` phase), when the edit was sent
+ * (from the kill) and how long until the edited object was seen Ready at its
+ * new generation. Takeover and the reconcile counts were marked as they
+ * happened.
+ */
+export function failoverFigures(
+  run: Pick<Run, "objects" | "samples">,
+  marks: FailoverMarks,
+  successor = 1,
+): Failover {
+  const edited = run.objects.find((o) => o.name === marks.edited);
+  const standby = run.samples.filter((s) => s.process === successor && s.t <= marks.killedMs).at(
+    -1,
+  );
+  return withoutUndefined({
+    ...marks,
+    standbyRssBytes: standby?.rssBytes,
+    editSentMs: delta(marks.killedMs, edited?.updatedMs),
     editObservedMs: delta(edited?.updatedMs, edited?.updateReadyMs),
   });
 }

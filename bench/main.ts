@@ -155,6 +155,7 @@ async function benchmark(
     file: relative(Deno.cwd(), target.file),
     replicas: options.replicas,
     ...(target.description !== undefined && { description: target.description }),
+    scenarios: [...target.scenarios],
   }));
   const recordedOptions = {
     ...options,

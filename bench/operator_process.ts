@@ -152,6 +152,18 @@ export class OperatorProcess {
     return { ms: performance.now() - started, exit: describe(await this.#child.status) };
   }
 
+  /**
+   * Sends SIGKILL, as a node that dies or an OOM kill does: nothing is
+   * released, so a Lease it holds stays taken until it expires. Waits for the exit.
+   */
+  async kill(): Promise<Stopped> {
+    const started = performance.now();
+    if (!this.#status) this.#signal("SIGKILL");
+    await this.#child.status;
+    await this.#output;
+    return { ms: performance.now() - started, exit: describe(await this.#child.status) };
+  }
+
   /** The last `lines` lines of the operator's log. */
   async tail(lines = 20): Promise<string> {
     const text = await Deno.readTextFile(this.logFile).catch(() => "");

@@ -22,7 +22,12 @@
  */
 import { type FlagSpec, parseDuration, parseFlags, UsageError } from "../lib/cli/flags.ts";
 import { BACKGROUND_NAMES } from "./background.ts";
-import { SCENARIO_NAMES, type ScenarioName, type ScenarioSettings } from "./scenarios.ts";
+import {
+  DEFAULT_SCENARIOS,
+  SCENARIO_NAMES,
+  type ScenarioName,
+  type ScenarioSettings,
+} from "./scenarios.ts";
 
 /** A variant before the target is known: `"shipped"` stands for the target's own flags. */
 export interface VariantSpec {
@@ -76,8 +81,10 @@ const SPECS: FlagSpec[] = [
   {
     name: "scenarios",
     type: "string",
-    default: SCENARIO_NAMES.join(","),
-    help: "Scenarios to run, of idle, scale, budget, restart.",
+    default: DEFAULT_SCENARIOS.join(","),
+    help: `Scenarios to run, of ${
+      SCENARIO_NAMES.join(", ")
+    }. Default all but failover, which is asked for by name.`,
   },
   { name: "out", type: "string", help: "Output folder. Default bench/results/<timestamp>." },
   {

@@ -2,7 +2,8 @@
  * `report.md`: what ran where (machine, versions, options), one table per
  * scenario group with a row per variant (or, with several targets, a row per
  * target and each figure's ratio against the first target; under a restart
- * table, when each run sent its edit), the charts, the trade-off between
+ * table, when each run sent its edit; under a failover table, each run's
+ * kill, edit and standby, and the targets left out), the charts, the trade-off between
  * variants when a target ran several, and the comparison with earlier
  * results when asked for. Pure: everything comes from the results and the
  * chart list.
@@ -80,6 +81,8 @@ export function renderReport(
       "",
       ...scenarioTable(runs, series),
       ...restartEdits(runs, series),
+      ...failoverEdits(runs, series),
+      ...leftOut(runs, targets),
       ...failures(runs),
     );
     const pictures = charts.filter((c) => c.group === group);
@@ -140,6 +143,55 @@ function restartEdits(runs: readonly Run[], series: Series): string[] {
     "",
     ...edits,
   ];
+}
+
+/**
+ * Under a failover table: what each run killed, when it sent its edit and
+ * what its successor held as a standby.
+ */
+function failoverEdits(runs: readonly Run[], series: Series): string[] {
+  const lines = runs.flatMap((run) => {
+    const failover = run.figures.failover;
+    if (failover === undefined) return [];
+    const sent = failover.editSentMs === undefined
+      ? "never edited"
+      : `\`${failover.edited}\` edited ${ms(failover.editSentMs)} ms after the kill`;
+    const standby = failover.standbyRssBytes === undefined
+      ? ""
+      : `; ${failover.successor} held ${
+        (failover.standbyRssBytes / MIB).toFixed(1)
+      } MiB as a standby`;
+    return [`- ${series.name(run)}: ${failover.killed} killed, ${sent}${standby}.`];
+  });
+  if (lines.length === 0) return [];
+  return [
+    "",
+    `Two candidates ran with leader election while ${runs[0]!.size.toLocaleString("en-US")} ` +
+    "objects were made Ready; the Lease holder was killed (SIGKILL) and, about 1 s later, the " +
+    "last object by name was edited. Every figure but takeover is the successor's:",
+    "",
+    ...lines,
+  ];
+}
+
+/** A line for each target of the results that does not run the group's scenario. */
+function leftOut(runs: readonly Run[], targets: readonly TargetRecord[]): string[] {
+  const scenario = runs[0]!.scenario;
+  const out = targets.filter((t) => t.scenarios !== undefined && !t.scenarios.includes(scenario));
+  if (out.length === 0) return [];
+  const why = scenario === "failover"
+    ? ": failover runs two candidates, which needs a `leaderElection` in the target file"
+    : "";
+  return [
+    "",
+    ...out.map((t) =>
+      `- ${t.name} is left out of ${scenario} (it runs ${t.scenarios!.join(", ")})${why}.`
+    ),
+  ];
+}
+
+function ms(value: number): string {
+  return Math.round(value).toLocaleString("en-US");
 }
 
 function failures(runs: readonly Run[]): string[] {

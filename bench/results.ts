@@ -125,6 +125,62 @@ export type RestartMarks = Pick<
 >;
 
 /**
+ * The failover scenario's own figures: two candidates of the target ran with
+ * leader election, the first holding the Lease, while N objects were made
+ * Ready; the holder was killed (SIGKILL) and, about 1 s later, one object
+ * edited. Times count from the kill unless said otherwise. Its API calls,
+ * reconciles, CPU and peak RSS are the run's own `apiCalls`, `reconciles`,
+ * `cpuSeconds` and `rssPeakBytes`: the successor's (process 1), its counters
+ * and CPU over the `kill` and `failover` phases.
+ */
+export const failoverSchema = z.object({
+  /** When the holder was sent SIGKILL, in milliseconds since the run started. */
+  killedMs: z.number(),
+  /** The identity of the candidate killed, the Lease's holder: the first. */
+  killed: z.string(),
+  /** The identity of the candidate expected to take over: the second. */
+  successor: z.string(),
+  /** The object edited: the last by name. */
+  edited: z.string(),
+  /**
+   * The successor's RSS in the sample taken just before the kill: what a
+   * standby holds (`--standby cold` against `warm`).
+   */
+  standbyRssBytes: optionalNumber,
+  /** From the kill until the Lease named the successor (read every 100 ms). */
+  takeoverMs: optionalNumber,
+  /** From the kill until the edit was sent (about 1 s). */
+  editSentMs: optionalNumber,
+  /**
+   * From sending the edit until the object was seen Ready at its new
+   * generation; absent when the target's rule has no `observedGenerationPath`.
+   */
+  editObservedMs: optionalNumber,
+  /** From the kill until the successor's `/metrics` first counted a reconcile. */
+  firstReconcileMs: optionalNumber,
+  /**
+   * From the kill until the successor's `/metrics` counted N + 1 reconciles
+   * (the sum of `controller_runtime_reconcile_total`, polled every 100 ms);
+   * absent when the target exports no such metric or did not reach the count
+   * within `--ready-timeout`.
+   */
+  reconciledMs: optionalNumber,
+});
+export type Failover = z.infer<typeof failoverSchema>;
+
+/** What the failover scenario measures as it runs; the rest of {@link Failover} is computed. */
+export type FailoverMarks = Pick<
+  Failover,
+  | "killedMs"
+  | "killed"
+  | "successor"
+  | "edited"
+  | "takeoverMs"
+  | "firstReconcileMs"
+  | "reconciledMs"
+>;
+
+/**
  * Restart records of two earlier kinds of the scenario are read as absent, so
  * that older files still load: those that restarted without an edit (with
  * `stopMs`), and those whose N objects were created before any operator ran
@@ -162,6 +218,7 @@ export const figuresSchema = z.object({
   apiCallsPerObject: optionalNumber,
   cacheEvictions: optionalNumber,
   restart: z.preprocess(withoutEarlierKinds, restartSchema.optional()),
+  failover: failoverSchema.optional(),
 });
 export type Figures = z.infer<typeof figuresSchema>;
 
@@ -248,6 +305,11 @@ export const targetRecordSchema = z.object({
   file: z.string(),
   replicas: z.number().int(),
   description: z.string().optional(),
+  /**
+   * The scenarios the target can run; absent in results written before
+   * targets could decline one. The report names those left out of a group.
+   */
+  scenarios: z.array(z.string()).optional(),
 });
 export type TargetRecord = z.infer<typeof targetRecordSchema>;
 

@@ -17,13 +17,13 @@
 import { join } from "node:path";
 import { BACKGROUNDS, fillBackground } from "./background.ts";
 import { type BenchCluster, installCrds, provideCluster } from "./cluster_setup.ts";
-import { computeFigures } from "./figures.ts";
+import { computeFigures, type ScenarioMarks } from "./figures.ts";
 import { type BenchOptions, flagSetName, type VariantSpec } from "./options.ts";
 import { OperatorProcess } from "./operator_process.ts";
 import { ReadinessTracker } from "./readiness_tracker.ts";
 import { RunRecorder } from "./recorder.ts";
-import type { BackgroundTimes, RestartMarks, Run, Variant } from "./results.ts";
-import { type ScenarioName, SCENARIOS } from "./scenarios.ts";
+import type { BackgroundTimes, Run, Variant } from "./results.ts";
+import { type Scenario, type ScenarioName, SCENARIOS } from "./scenarios.ts";
 import type { Progress } from "./progress.ts";
 import { supports, type Target } from "./target.ts";
 
@@ -216,7 +216,7 @@ async function runOne(
   };
   const window = SCENARIOS[plan.scenario].window;
   return {
-    run: { ...record, figures: computeFigures(record, window, driven.restart) },
+    run: { ...record, figures: computeFigures(record, window, driven.marks) },
     cluster: facts,
   };
 }
@@ -247,11 +247,11 @@ export interface ClusterFacts {
 interface Driven {
   command: string[];
   objects: Run["objects"];
-  restart?: RestartMarks;
+  marks?: ScenarioMarks;
   error?: string;
 }
 
-/** Runs the scenario on a ready cluster; always stops the operator and the watch. */
+/** Runs the scenario on a ready cluster; always stops the operators and the watch. */
 async function drive(
   plan: PlannedRun,
   context: RunnerContext,
@@ -273,9 +273,10 @@ async function drive(
   recorder.detail = () => describeCounts(tracker, plan.size);
   const watch = new AbortController();
   const watching = tracker.run(AbortSignal.any([signal, watch.signal]));
-  let operator: OperatorProcess | undefined;
+  const launched: OperatorProcess[] = [];
+  const scenario: Scenario<ScenarioMarks | undefined> = SCENARIOS[plan.scenario];
   try {
-    driven.restart = await SCENARIOS[plan.scenario].run({
+    driven.marks = await scenario.run({
       size: plan.size,
       settings: options,
       recorder,
@@ -289,16 +290,18 @@ async function drive(
         signal,
       },
       signal,
-      launch: async () => {
-        operator = await OperatorProcess.start(target, {
+      launch: async ({ candidate } = {}) => {
+        const operator = await OperatorProcess.start(target, {
           kubeconfig: cluster.kubeconfig,
           namespace: cluster.namespace,
-          logFile: `${logPrefix}.operator.log`,
+          logFile: `${logPrefix}.operator${candidate === undefined ? "" : `-${candidate}`}.log`,
+          ...(candidate !== undefined && { candidate }),
           v8Flags: plan.variant.v8Flags,
           ...(plan.variant.concurrency !== undefined && { concurrency: plan.variant.concurrency }),
           ...(plan.cacheMaxObjects !== undefined && { cacheMaxObjects: plan.cacheMaxObjects }),
         });
         if (driven.command.length === 0) driven.command = [...operator.argv];
+        launched.push(operator);
         recorder.attach(operator);
         return operator;
       },
@@ -308,8 +311,7 @@ async function drive(
     await cluster.saveLogs(logPrefix);
   } finally {
     await recorder.detach();
-    const running = operator as OperatorProcess | undefined;
-    if (running && !running.exited) await running.stop();
+    await Promise.all(launched.filter((o) => !o.exited).map((o) => o.stop()));
     watch.abort();
     await watching;
     driven.objects = tracker.timings();

@@ -14,6 +14,16 @@
  *   restarted operator has reconciled all N and the edit, and what that costs
  *   it in API calls, peak RSS and CPU (`restartFigures` in figures.ts): every
  *   figure is of the restarted process (process 1) over the `restart` phase.
+ * - **failover-N**: run two candidates of the target with leader election
+ *   (its `leaderElection`), the first holding the Lease, create N objects and
+ *   wait until all are Ready, SIGKILL the holder, and about 1 s later edit the
+ *   last object by name. Measures how long until the Lease names the second
+ *   candidate, how long the edit waits, how long until the successor has
+ *   reconciled all N and the edit, and what the successor costs in API calls,
+ *   peak RSS and CPU, and held as a standby (`failoverFigures` in
+ *   figures.ts). The recorder follows one process at a time: the first from
+ *   its spawn until the second's, then the second, the successor (process 1),
+ *   to the end; every figure is the successor's.
  *
  * @example
  * ```ts
@@ -21,11 +31,13 @@
  * SCENARIOS.budget.cacheMaxObjects?.(1000); // 200
  * SCENARIOS.scale.window; // { from: "create", to: "delete" }
  * SCENARIOS.restart.window; // { from: "restart", to: "restart", process: 1 }
+ * SCENARIOS.failover.window; // { from: "kill", to: "failover", process: 1 }
  * ```
  *
  * @module
  */
 import type { MeasuredWindow } from "./figures.ts";
+import { leaseHolder, type LeaseName, untilHolder } from "./lease_holder.ts";
 import { scrapeMetrics, sumSeries } from "./metrics_scraper.ts";
 import {
   createObjects,
@@ -38,11 +50,18 @@ import {
 import type { OperatorProcess } from "./operator_process.ts";
 import type { ReadinessTracker } from "./readiness_tracker.ts";
 import type { RunRecorder } from "./recorder.ts";
-import type { RestartMarks } from "./results.ts";
+import type { FailoverMarks, RestartMarks } from "./results.ts";
+import { leaseOf } from "./target.ts";
 
 /** The scenarios there are. */
-export const SCENARIO_NAMES = ["idle", "scale", "budget", "restart"] as const;
+export const SCENARIO_NAMES = ["idle", "scale", "budget", "restart", "failover"] as const;
 export type ScenarioName = typeof SCENARIO_NAMES[number];
+
+/**
+ * What `--scenarios` runs when not given: all but failover, which runs two
+ * operators per target and waits out a Lease, so it is asked for by name.
+ */
+export const DEFAULT_SCENARIOS: readonly ScenarioName[] = ["idle", "scale", "budget", "restart"];
 
 /** Durations and limits the scenarios run with. */
 export interface ScenarioSettings {
@@ -61,25 +80,36 @@ export interface ScenarioContext {
   recorder: RunRecorder;
   tracker: ReadinessTracker;
   workload: Workload;
-  /** Spawns the operator with the run's variant and attaches the recorder; does not wait. */
-  launch(): Promise<OperatorProcess>;
+  /**
+   * Spawns the operator with the run's variant and attaches the recorder
+   * (which leaves the process it followed); does not wait. With a
+   * `candidate`, the operator runs with the target's `leaderElection.args`
+   * under that identity.
+   */
+  launch(options?: { candidate?: string }): Promise<OperatorProcess>;
   signal: AbortSignal;
 }
 
-/** One scenario. */
-export interface Scenario {
+/** One scenario; `Marks` are what it measures as it runs, beside the recorder's samples. */
+export interface Scenario<Marks = undefined> {
   /** Whether it runs once per size (else once, with no objects). */
   sized: boolean;
   /** The cache budget it gives the operator for `size` objects. */
   cacheMaxObjects?: (size: number) => number;
   /** The phases whose span the CPU and counter figures cover. */
   window: MeasuredWindow;
-  /** Runs the phases; the restart scenario returns what it marked on the way. */
-  run(context: ScenarioContext): Promise<RestartMarks | undefined>;
+  /** Runs the phases; the restart and failover scenarios return what they marked on the way. */
+  run(context: ScenarioContext): Promise<Marks | undefined>;
 }
 
 /** Every scenario by name. */
-export const SCENARIOS: Record<ScenarioName, Scenario> = {
+export const SCENARIOS: {
+  idle: Scenario;
+  scale: Scenario;
+  budget: Scenario;
+  restart: Scenario<RestartMarks>;
+  failover: Scenario<FailoverMarks>;
+} = {
   idle: {
     sized: false,
     window: { from: "idle", to: "idle" },
@@ -105,6 +135,11 @@ export const SCENARIOS: Record<ScenarioName, Scenario> = {
     sized: true,
     window: { from: "restart", to: "restart", process: 1 },
     run: restartWithBacklog,
+  },
+  failover: {
+    sized: true,
+    window: { from: "kill", to: "failover", process: 1 },
+    run: failoverAfterKill,
   },
 };
 
@@ -181,7 +216,7 @@ async function restart(
   const polling = new AbortController();
   let editObserved = false;
   const counting = countReconciles(c, operator, {
-    spawnedMs,
+    sinceMs: spawnedMs,
     goal: c.size + 1,
     editObserved: () => editObserved,
     signal: AbortSignal.any([c.signal, polling.signal]),
@@ -205,18 +240,19 @@ async function restart(
 /**
  * Polls the operator's `/metrics` every 100 ms for the sum of
  * `controller_runtime_reconcile_total` over its series: milliseconds from
- * the spawn until it first exceeds 0 and until it reaches `goal`. Gives up,
- * leaving what it has not seen absent, at `--ready-timeout` after the spawn,
- * when the process exits, or once the edit was observed without any scrape
- * having shown the metric (a target that does not export it).
+ * `sinceMs` (the spawn, or the kill) until it first exceeds 0 and until it
+ * reaches `goal`. Gives up, leaving what it has not seen absent, at
+ * `--ready-timeout` after `sinceMs`, when the process exits, or once the edit
+ * was observed without any scrape having shown the metric (a target that
+ * does not export it).
  */
 async function countReconciles(
   c: ScenarioContext,
   operator: OperatorProcess,
-  options: { spawnedMs: number; goal: number; editObserved: () => boolean; signal: AbortSignal },
-): Promise<Pick<RestartMarks, "firstReconcileMs" | "reconciledMs">> {
-  const { spawnedMs, goal, signal } = options;
-  const deadline = spawnedMs + c.settings.readyTimeoutMs;
+  options: { sinceMs: number; goal: number; editObserved: () => boolean; signal: AbortSignal },
+): Promise<{ firstReconcileMs?: number; reconciledMs?: number }> {
+  const { sinceMs, goal, signal } = options;
+  const deadline = sinceMs + c.settings.readyTimeoutMs;
   let firstReconcileMs: number | undefined;
   let exported = false;
   while (c.recorder.now() < deadline && !operator.exited) {
@@ -225,7 +261,7 @@ async function countReconciles(
       .catch(() => undefined);
     signal.throwIfAborted();
     const total = series && sumSeries(series, RECONCILES);
-    const since = c.recorder.now() - spawnedMs;
+    const since = c.recorder.now() - sinceMs;
     if (total !== undefined) exported = true;
     if (total !== undefined && total > 0) firstReconcileMs ??= since;
     if (total !== undefined && total >= goal) return { firstReconcileMs, reconciledMs: since };
@@ -233,6 +269,133 @@ async function countReconciles(
     await sleep(RECONCILE_POLL_MS, signal);
   }
   return firstReconcileMs === undefined ? {} : { firstReconcileMs };
+}
+
+/** The identities of the failover scenario's candidates: the first leads, the second stands by. */
+const CANDIDATES = ["bench-a", "bench-b"] as const;
+
+async function failoverAfterKill(c: ScenarioContext): Promise<FailoverMarks> {
+  const target = c.workload.target;
+  const lease = leaseOf(target, c.workload.namespace);
+  if (!lease) {
+    throw new RangeError(
+      `Cannot run failover: the target ${target.name} has no 'leaderElection' in its file`,
+    );
+  }
+  const [killed, successor] = CANDIDATES;
+  const first = await c.launch({ candidate: killed });
+  const second = await c.recorder.phase("startup", () => twoCandidates(c, first, lease));
+  const names = await createAndWait(c);
+  const killedMs = await c.recorder.phase("kill", async () => {
+    const holder = await leaseHolder(c.workload.client, lease, c.signal);
+    if (holder !== killed) {
+      throw new Error(
+        `Cannot kill the leader: the Lease ${lease.namespace}/${lease.name} names ` +
+          `${holder ?? "no holder"}, not ${killed}`,
+      );
+    }
+    const at = c.recorder.now();
+    await first.kill();
+    return at;
+  });
+  const edited = names.at(-1)!;
+  const marks = await c.recorder.phase(
+    "failover",
+    () => failover(c, { successor: second, lease, edited, killedMs }),
+  );
+  await stop(c, second);
+  return { killedMs, killed, successor, edited, ...marks };
+}
+
+/**
+ * Waits until the first candidate answers `/readyz` and holds the Lease,
+ * then spawns the second (the recorder follows it from now on) and waits for
+ * its `/readyz`; the first must still hold the Lease then.
+ *
+ * @throws {Error} when the first does not take the Lease within `--ready-timeout`, or lost it.
+ */
+async function twoCandidates(
+  c: ScenarioContext,
+  first: OperatorProcess,
+  lease: LeaseName,
+): Promise<OperatorProcess> {
+  const [leader, standby] = CANDIDATES;
+  const wait = { timeoutMs: c.settings.readyTimeoutMs, signal: c.signal };
+  await first.waitReady(wait);
+  const took = await leaseMovesTo(c, lease, leader, {
+    sinceMs: c.recorder.now(),
+    signal: c.signal,
+  });
+  if (took === undefined) {
+    throw new Error(
+      `${leader} did not take the Lease ${lease.namespace}/${lease.name} within ` +
+        `${c.settings.readyTimeoutMs} ms:
+${await first.tail()}`,
+    );
+  }
+  const second = await c.launch({ candidate: standby });
+  await second.waitReady(wait);
+  const holder = await leaseHolder(c.workload.client, lease, c.signal);
+  if (holder !== leader) {
+    throw new Error(
+      `the Lease ${lease.namespace}/${lease.name} names ${holder ?? "no holder"} once ` +
+        `${standby} answered /readyz, not ${leader}`,
+    );
+  }
+  return second;
+}
+
+/**
+ * From the kill: edits `edited` about 1 s after it, and returns when the
+ * edit is Ready at its new generation and the successor's `/metrics` counts
+ * a reconcile per object plus one for the edit, with when the Lease named
+ * the successor.
+ */
+async function failover(
+  c: ScenarioContext,
+  options: { successor: OperatorProcess; lease: LeaseName; edited: string; killedMs: number },
+): Promise<Pick<FailoverMarks, "takeoverMs" | "firstReconcileMs" | "reconciledMs">> {
+  const { successor, lease, edited, killedMs } = options;
+  const polling = new AbortController();
+  const signal = AbortSignal.any([c.signal, polling.signal]);
+  let editObserved = false;
+  const counting = countReconciles(c, successor, {
+    sinceMs: killedMs,
+    goal: c.size + 1,
+    editObserved: () => editObserved,
+    signal,
+  });
+  const takeover = leaseMovesTo(c, lease, CANDIDATES[1], { sinceMs: killedMs, signal });
+  // Both are awaited below; a failure of the phase first must not go unhandled.
+  counting.catch(() => {});
+  takeover.catch(() => {});
+  try {
+    await sleep(Math.max(0, killedMs + EDIT_AFTER_MS - c.recorder.now()), c.signal);
+    await updateObjects(c.workload, [edited], { ratePerSecond: c.settings.ratePerSecond });
+    await waitFor(c, "updateReady");
+    editObserved = true;
+    const counted = await counting;
+    // The edit was reconciled, so the successor leads: the next read of the Lease says so.
+    const takeoverMs = await takeover;
+    return { ...counted, ...(takeoverMs !== undefined && { takeoverMs }) };
+  } finally {
+    polling.abort();
+    await Promise.allSettled([counting, takeover]);
+  }
+}
+
+/** Reads the Lease every 100 ms from `sinceMs` until it names `identity`, for `--ready-timeout`. */
+function leaseMovesTo(
+  c: ScenarioContext,
+  lease: LeaseName,
+  identity: string,
+  options: { sinceMs: number; signal: AbortSignal },
+): Promise<number | undefined> {
+  return untilHolder(c.workload.client, lease, identity, {
+    ...options,
+    now: () => c.recorder.now(),
+    timeoutMs: c.settings.readyTimeoutMs,
+  });
 }
 
 async function stop(c: ScenarioContext, operator: OperatorProcess) {

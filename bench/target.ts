@@ -19,6 +19,14 @@
  * before the target's first run: kinglet's bundles main.ts, so that every
  * benchmark measures the sources checked out.
  *
+ * An optional `leaderElection` says how to run the target as one of two
+ * candidates for a Lease, which the failover scenario needs: `args` are
+ * appended to the command of each candidate, with `{id}` (the candidate's
+ * identity, `bench-a` or `bench-b`) and `{namespace}` filled in, and `lease`
+ * names the Lease those arguments make the candidates contend for (its
+ * namespace may be `{namespace}`, the run's). A target without it is left out
+ * of failover.
+ *
  * @example
  * ```ts ignore
  * import { expandCommand, loadTarget } from "./target.ts";
@@ -39,6 +47,7 @@ import { SCENARIO_NAMES, type ScenarioName } from "./scenarios.ts";
 const OPTIONAL = ["v8Flags", "concurrency", "cacheMaxObjects"] as const;
 const REQUIRED = ["deno", "kubeconfig", "metricsPort", "probePort", "namespace"] as const;
 const OBJECT_PLACEHOLDERS = ["name", "namespace", "index", "replicas"] as const;
+const CANDIDATE_PLACEHOLDERS = ["id", "namespace"] as const;
 const PLACEHOLDER = /\{([a-zA-Z0-9]+)\}/g;
 
 /** A setting a target may or may not accept, found by its placeholder in the command. */
@@ -67,7 +76,20 @@ const targetFileSchema = z.object({
   ready: readyRuleSchema,
   readyzPath: z.string().default("/readyz"),
   metricsPath: z.string().default("/metrics"),
+  /** How to run two candidates for a Lease; see the module documentation. */
+  leaderElection: z.object({
+    args: z.array(z.string()).min(1),
+    lease: z.object({ namespace: z.string().min(1), name: z.string().min(1) }),
+  }).optional(),
 });
+
+/** How a target runs as a candidate for a Lease, and which Lease. */
+export interface LeaderElection {
+  /** Appended to the command of each candidate; placeholders `{id}` and `{namespace}`. */
+  args: string[];
+  /** The Lease the candidates contend for; `namespace` may be `{namespace}`, the run's. */
+  lease: { namespace: string; name: string };
+}
 
 /** A loaded target with absolute paths. */
 export interface Target {
@@ -94,6 +116,8 @@ export interface Target {
   ready: ReadyRule;
   readyzPath: string;
   metricsPath: string;
+  /** Present when the target can run the failover scenario. */
+  leaderElection?: LeaderElection;
 }
 
 /** Values for the command's placeholders. */
@@ -105,6 +129,8 @@ export interface LaunchValues {
   v8Flags?: readonly string[];
   concurrency?: number;
   cacheMaxObjects?: number;
+  /** The identity of a leader-election candidate: appends the target's `leaderElection.args`. */
+  candidate?: string;
 }
 
 /**
@@ -139,8 +165,19 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
         `not one of ${SCENARIO_NAMES.join(", ")}`,
     );
   }
+  if (spec.scenarios?.includes("failover") && !spec.leaderElection) {
+    throw new TypeError(
+      `Cannot load the target ${file}: 'scenarios' names "failover", which needs ` +
+        "'leaderElection' to run two candidates",
+    );
+  }
   checkPlaceholders(file, "command", spec.command, [...REQUIRED, ...OPTIONAL]);
   checkPlaceholders(file, "build", spec.build ?? [], ["deno"]);
+  if (spec.leaderElection) {
+    const { args, lease } = spec.leaderElection;
+    checkPlaceholders(file, "leaderElection.args", args, CANDIDATE_PLACEHOLDERS);
+    checkPlaceholders(file, "leaderElection.lease", [lease.namespace, lease.name], ["namespace"]);
+  }
   checkPlaceholders(file, "object", [JSON.stringify(spec.object)], OBJECT_PLACEHOLDERS);
   const apiVersion = String(spec.object.apiVersion ?? "");
   const kind = String(spec.object.kind ?? "");
@@ -153,7 +190,8 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
     name: spec.name,
     ...(spec.description !== undefined && { description: spec.description }),
     file,
-    scenarios: (spec.scenarios as ScenarioName[] | undefined) ?? SCENARIO_NAMES,
+    scenarios: (spec.scenarios as ScenarioName[] | undefined) ??
+      SCENARIO_NAMES.filter((s) => s !== "failover" || spec.leaderElection),
     cwd,
     command: spec.command,
     ...(spec.build && {
@@ -168,6 +206,7 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
     ready: spec.ready,
     readyzPath: spec.readyzPath,
     metricsPath: spec.metricsPath,
+    ...(spec.leaderElection && { leaderElection: spec.leaderElection }),
   };
 }
 
@@ -176,7 +215,12 @@ export function supports(target: Target, knob: TargetKnob): boolean {
   return target.command.some((arg) => arg.includes(`{${knob}}`));
 }
 
-/** The operator's argv with placeholders filled; see the module documentation. */
+/**
+ * The operator's argv with placeholders filled, and a candidate's
+ * `leaderElection.args` appended; see the module documentation.
+ *
+ * @throws {RangeError} for a candidate of a target without `leaderElection`.
+ */
 export function expandCommand(target: Target, values: LaunchValues): string[] {
   const text: Record<string, string | undefined> = {
     deno: Deno.execPath(),
@@ -194,7 +238,29 @@ export function expandCommand(target: Target, values: LaunchValues): string[] {
     if (names.some((name) => text[name] === undefined)) continue;
     argv.push(arg.replace(PLACEHOLDER, (_, name: string) => text[name]!));
   }
-  return argv;
+  if (values.candidate === undefined) return argv;
+  if (!target.leaderElection) {
+    throw new RangeError(
+      `Cannot run ${target.name} as the candidate ${values.candidate}: its target file has no ` +
+        "'leaderElection'",
+    );
+  }
+  const candidate = { id: values.candidate, namespace: values.namespace };
+  return [...argv, ...target.leaderElection.args.map((arg) => fillText(arg, candidate))];
+}
+
+/** The Lease the target's candidates contend for in the run's `namespace`. */
+export function leaseOf(
+  target: Target,
+  namespace: string,
+): { namespace: string; name: string } | undefined {
+  const lease = target.leaderElection?.lease;
+  if (!lease) return undefined;
+  return { namespace: fillText(lease.namespace, { namespace }), name: lease.name };
+}
+
+function fillText(text: string, values: Record<string, string>): string {
+  return text.replace(PLACEHOLDER, (all, name: string) => values[name] ?? all);
 }
 
 /** The `index`-th object to create, from the target's template. */
