@@ -43,7 +43,8 @@ import type { ReconcileContext } from "../lib/runtime/controller/spec.ts";
 import { EventRecorder } from "../lib/runtime/events/events.ts";
 import { sameJson } from "../lib/runtime/objects/same_json.ts";
 import { Semaphore } from "../lib/async/semaphore.ts";
-import type { Store } from "../lib/runtime/cache/store.ts";
+import type { Reflector } from "../lib/runtime/cache/reflector.ts";
+import type { StoreView } from "../lib/runtime/cache/store.ts";
 import { summarizeSnapshots } from "./_heap_snapshot.ts";
 import { gc } from "./store_memory.ts";
 
@@ -347,13 +348,13 @@ async function measure(which: Case, options: CaseOptions): Promise<Measurement> 
     ...(budget && { budget, ownedBudget: budget }),
   });
   const cache = <C extends KubeObject>(r: Resource) =>
-    (r === DEPLOYMENTS ? deployments : services) as unknown as Store<C>;
+    (r === DEPLOYMENTS ? deployments : services) as unknown as StoreView<C>;
   /** What the controller's context holds, for a reconcile called directly. */
   const context = (object: KubeObject, key: string, signal: AbortSignal): ReconcileContext => ({
     signal,
     key,
     cache,
-    children: controller.children,
+    children: controller.childrenOf(object),
     client,
     clock: systemClock,
     events: { publish: (init) => recorder.publish(object, init) },
@@ -368,16 +369,18 @@ async function measure(which: Case, options: CaseOptions): Promise<Measurement> 
   });
   if (upTo < CASES.indexOf("queue")) controller.queue.shutDown();
   const [webApps, deployments, services] = stores();
+  // The reflectors are the stores' one writer; this tool feeds them by hand.
+  const [webAppsIn, deploymentsIn, servicesIn] = controller.reflectors;
   gc();
   const before = Deno.memoryUsage();
   const jsonBytes = [0, 0, 0];
-  const feed: [Store<KubeObject>, number][] = [[webApps!, 1], [deployments!, 2], [services!, 3]];
+  const feed: [Reflector, number][] = [[webAppsIn!, 1], [deploymentsIn!, 2], [servicesIn!, 3]];
   for (let i = 0; i < objects; i++) {
     const texts = objectsJson(i);
     for (const [store, from] of feed) {
       if (upTo < from) continue;
       jsonBytes[from - 1]! += texts[from - 1]!.length;
-      store.apply({ type: "applied", object: JSON.parse(texts[from - 1]!) });
+      store.feed({ type: "applied", object: JSON.parse(texts[from - 1]!) });
     }
   }
   let applied = 0;
@@ -412,9 +415,11 @@ async function measure(which: Case, options: CaseOptions): Promise<Measurement> 
     for (let round = 1; round <= CHURN_ROUNDS; round++) {
       for (let i = 0; i < objects; i++) {
         const [webApp, deployment] = objectsJson(i).map((text) => JSON.parse(text));
-        for (const [store, object] of [[deployments!, deployment], [webApps!, webApp]] as const) {
+        for (
+          const [store, object] of [[deploymentsIn!, deployment], [webAppsIn!, webApp]] as const
+        ) {
           object.metadata.resourceVersion = String(1_000_000 * round + 5 * i);
-          store.apply({ type: "applied", object });
+          store.feed({ type: "applied", object });
         }
         const key = `${NAMESPACE}/${webApp.metadata.name}`;
         const cached = webApps!.get(key)!;
@@ -430,7 +435,11 @@ async function measure(which: Case, options: CaseOptions): Promise<Measurement> 
     }
     churn.meanUsed = sum / churn.samples;
   }
-  if (evict) { for (const store of stores()) store.setBudget({ maxBytes: 1 }); }
+  if (evict) {
+    for (const reflector of controller.reflectors) {
+      reflector.setBudget({ maxBytes: 1 });
+    }
+  }
   const heapBeforeGc = Deno.memoryUsage().heapUsed - before.heapUsed;
   gc();
   const after = Deno.memoryUsage();

@@ -134,6 +134,7 @@ Deno.test("a child cached without its labels is still applied again when someone
 
 /** A projection that keeps no labels nor annotations, as an author's `transform` may. */
 function stripLabels(object: KubeObject): KubeObject {
-  const { labels: _labels, annotations: _annotations, ...metadata } = projectOwned(object).metadata!;
+  const { labels: _labels, annotations: _annotations, ...metadata } = projectOwned(object)
+    .metadata!;
   return { ...object, metadata };
 }

@@ -328,3 +328,22 @@ Deno.test("delayed adds join the backlog, behind fresh keys", async () => {
   assert.deepEqual(await drain(queue, 2), ["fresh", "now"]);
   queue.shutDown();
 });
+
+Deno.test("relane sorts the waiting keys into lanes again, in the order they became dirty, and leaves keys in flight alone", async () => {
+  const { clock, queue } = setup();
+  for (const key of ["a", "b", "c", "d"]) {
+    queue.add(key);
+    await clock.advance(1);
+  }
+  const held = (await queue.get())!;
+  queue.add(held);
+  queue.relane((key) => key === "c");
+  assert.equal(queue.len, 3);
+  queue.done(held);
+  assert.deepEqual(
+    await drain(queue, 4),
+    ["c", "a", "b", "d"],
+    "c fresh; a re-added in flight stays fresh",
+  );
+  queue.shutDown();
+});

@@ -94,6 +94,18 @@ Deno.test("a declared finalizer adds patch on the primary, for its JSON patch", 
   ]);
 });
 
+Deno.test("a kind owned anywhere adds delete on it and patch on the primary, for the runtime's finalizer", () => {
+  const rules = controllerRules([spec({ owns: [{ resource: CONFIG_MAPS, anywhere: true }] })]);
+  assert.deepEqual(summary(rules), [
+    "example.com apps get,list,watch,patch",
+    "example.com apps/status patch",
+    "example.com apps/finalizers update",
+    " configmaps list,watch,create,patch,delete",
+    "events.k8s.io events create,patch",
+  ]);
+  assert.ok(rules[0]!.reasons.some((reason) => reason.includes("finalizer example.com/children")));
+});
+
 Deno.test("a spec with its own applyChild gets only list and watch on what it owns", () => {
   const rules = controllerRules([spec({
     owns: [{ resource: CONFIG_MAPS }],

@@ -5,6 +5,7 @@ import {
   primaryChanged,
   primaryTrigger,
   relatedTrigger,
+  unobserved,
 } from "../../lib/runtime/controller/relations.ts";
 import type { AddOptions } from "../../lib/runtime/queue/queue.ts";
 import { logger } from "../../lib/log.ts";
@@ -66,6 +67,24 @@ Deno.test("a child maps to its controller owner of the primary's kind only", () 
   assert.deepStrictEqual(map(owned("kinglet.dev/v1alpha1", "DatabaseCluster", true)), []);
 });
 
+Deno.test("the default map also finds the owner a child's owner labels name, of the primary's kind only", () => {
+  const map = controllerOwnerKeys(WEB_APPS);
+  const labelled = (kind: string): KubeObject => ({
+    metadata: {
+      namespace: "elsewhere",
+      name: "web-copy",
+      labels: {
+        "kinglet.dev/owner-kind": kind,
+        "kinglet.dev/owner-namespace": "shop",
+        "kinglet.dev/owner-name": "web",
+      },
+    },
+  });
+  assert.deepStrictEqual(map(labelled("WebApp.kinglet.dev")), ["shop/web"]);
+  assert.deepStrictEqual(map(labelled("WebApp.other.dev")), []);
+  assert.deepStrictEqual(map({ metadata: { namespace: "elsewhere", name: "x" } }), []);
+});
+
 Deno.test("a relist's changes join the backlog and a watch event's are fresh, primary and related alike", () => {
   const added: [string, AddOptions][] = [];
   const add = (key: string, options: AddOptions) => added.push([key, options]);
@@ -82,4 +101,18 @@ Deno.test("a relist's changes join the backlog and a watch event's are fresh, pr
     ["ns/a", {}],
     ["ns/owner", {}],
   ]);
+});
+
+Deno.test("a relisted primary whose generation nobody observed yet is fresh; one observed joins the backlog", () => {
+  const added: [string, AddOptions][] = [];
+  const primary = primaryTrigger((key, options) => added.push([key, options]), () => {});
+  const at = (generation: number, observedGeneration: number) => ({
+    metadata: { name: "a", namespace: "ns", generation },
+    status: { observedGeneration },
+  });
+  primary({ ...upsert(at(3, 2)), relist: true } as StoreChange<KubeObject>);
+  primary({ ...upsert(at(3, 3)), relist: true } as StoreChange<KubeObject>);
+  assert.deepEqual(added.map(([, options]) => options), [{}, { backlog: true }]);
+  assert.equal(unobserved(at(3, 2)), true);
+  assert.equal(unobserved({ metadata: { generation: 1 } }), false, "no status: nothing to compare");
 });

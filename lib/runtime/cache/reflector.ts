@@ -27,20 +27,43 @@
  * @module
  */
 import type { KubeObject } from "../../kube/types.ts";
-import type { Store } from "./store.ts";
+import type { Store, StoreBudget, StoreView } from "./store.ts";
 import type { Watcher, WatcherEvent, WatcherFreshness } from "../watcher/watcher.ts";
 
 /** Runs one watcher into one store. */
 export class Reflector<T extends KubeObject = KubeObject> {
-  /** The store this reflector fills. */
-  readonly store: Store<T>;
+  /** The store this reflector fills, read-only: only the reflector writes it. */
+  readonly store: StoreView<T>;
+  /** The same store, writable: the one writer of the cache. */
+  readonly #writer: Store<T>;
   readonly #watcher: Watcher<KubeObject>;
   readonly #synced: PromiseWithResolvers<void> = Promise.withResolvers();
 
-  /** Feeds `store` from `watcher` once {@link Reflector.run} is called. */
+  /** Feeds `store` from `watcher` once {@link Reflector.run} is called; `store` is its alone then. */
   constructor(store: Store<T>, watcher: Watcher<KubeObject>) {
     this.store = store;
+    this.#writer = store;
     this.#watcher = watcher;
+  }
+
+  /**
+   * Applies one watcher event to the store, as {@link Reflector.run} does for
+   * each event of its watcher: for a tool or test that feeds a reflector by
+   * hand. Do not call it while the reflector runs.
+   */
+  feed(event: WatcherEvent<KubeObject>): void {
+    this.#writer.apply(event);
+    if (event.type === "initDone") this.#synced.resolve();
+  }
+
+  /**
+   * Changes the store's budget (a memory limit's level changed), evicting
+   * down to it at once.
+   *
+   * @throws {TypeError} when the store was created without a budget.
+   */
+  setBudget(budget: StoreBudget | undefined): void {
+    this.#writer.setBudget(budget);
   }
 
   /** Resolves after the first complete list is in the store. */
@@ -74,8 +97,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
   async #applyNext(events: AsyncGenerator<WatcherEvent<KubeObject>, void>): Promise<boolean> {
     const next = await events.next();
     if (next.done) return false;
-    this.store.apply(next.value);
-    if (next.value.type === "initDone") this.#synced.resolve();
+    this.feed(next.value);
     return true;
   }
 }

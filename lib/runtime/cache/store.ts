@@ -126,6 +126,14 @@ export interface CacheReader<T extends KubeObject = KubeObject> {
   byIndex(name: string, value: string): ObjectKey[];
 }
 
+/**
+ * What everyone but its reflector holds of a {@link Store}: the reads, the
+ * changes and the figures, and no way to write (kube-rs' `Store` beside the
+ * reflector's `Writer`). The reflector alone applies watch events and sets
+ * the budget (`Reflector.setBudget`).
+ */
+export type StoreView<T extends KubeObject = KubeObject> = Omit<Store<T>, "apply" | "setBudget">;
+
 /** Counters and sizes for metrics and `/debug/cache`. */
 export interface StoreStats {
   /** Full objects in memory. */

@@ -1,8 +1,8 @@
 /**
  * How a controller calls its spec: the {@link ReconcileContext} of each
- * reconcile (signal, key, client, clock, caches, children, events bound to
- * the object, a status write that skips an unchanged status), and the
- * finalizer protocol of a spec that declares one.
+ * reconcile (signal, key, client, clock, caches, children and events bound
+ * to the object, a status write that skips an unchanged status), and the
+ * finalizer protocol of a spec that declares one or owns a kind `anywhere`.
  *
  * @module
  */
@@ -16,6 +16,7 @@ import { sameJson } from "../objects/same_json.ts";
 import type { ApplyChild, Children } from "./child_applier.ts";
 import { finalizer } from "./finalizer.ts";
 import { checkFinalizerName } from "./_finalizer_name.ts";
+import { deleteLabelledChildren, finalizerOf, ownedAnywhere } from "./owner_labels.ts";
 import type { Action, ControllerSpec, ReconcileClient, ReconcileContext } from "./spec.ts";
 
 /** What a {@link Reconciler} lends each context. */
@@ -24,7 +25,8 @@ export interface ReconcilerParts {
   clock: Clock;
   events: EventPublisher;
   cache<C extends KubeObject>(resource: Resource): CacheReader<C>;
-  children: Children;
+  /** The children of `owner`, the object being reconciled. */
+  children(owner: KubeObject): Children;
 }
 
 /** The API server's limit on a field manager's length. */
@@ -58,6 +60,10 @@ export class Reconciler<T extends KubeObject> {
   readonly #parts: ReconcilerParts;
   readonly #client: ReconcileContext["client"];
   readonly #fieldManager: string;
+  /** The spec's finalizer, or the runtime's for children anywhere; none for neither. */
+  readonly #finalizer: string | undefined;
+  /** The kinds owned `anywhere`, whose children go before the finalizer. */
+  readonly #anywhere: Resource[];
 
   /**
    * @throws {RangeError} as {@link fieldManagerOf}.
@@ -69,25 +75,37 @@ export class Reconciler<T extends KubeObject> {
     this.#client = contextClient(parts.client);
     this.#fieldManager = fieldManagerOf(spec as unknown as ControllerSpec<KubeObject>);
     if (spec.finalizer) checkFinalizerName(spec.finalizer.name);
+    this.#anywhere = ownedAnywhere(spec);
+    this.#finalizer = finalizerOf(spec);
   }
 
   /**
-   * Reconciles `object`. With a finalizer declared: adds it first, runs
-   * `cleanup` then removes it when the object is being deleted, and resolves
-   * to `{}` without reconciling an object being deleted without it.
+   * Reconciles `object`. With a finalizer (declared, or the runtime's for
+   * kinds owned `anywhere`): adds it first; when the object is being
+   * deleted, runs `cleanup`, deletes the children labelled with it, then
+   * removes the finalizer; and resolves to `{}` without reconciling an
+   * object being deleted without it.
    */
   run(object: T, key: ObjectKey, signal: AbortSignal): Promise<Action> {
     const spec = this.#spec;
-    const declared = spec.finalizer;
-    if (!declared) return spec.reconcile(object, this.#context(object, key, signal));
-    return finalizer(this.#parts.client, spec.resource, object, declared.name, {
+    const name = this.#finalizer;
+    if (name === undefined) return spec.reconcile(object, this.#context(object, key, signal));
+    return finalizer(this.#parts.client, spec.resource, object, name, {
       apply: (current) => spec.reconcile(current, this.#context(current, key, signal)),
-      cleanup: (current) => declared.cleanup(current, this.#context(current, key, signal)),
+      cleanup: async (current) => {
+        const declared = spec.finalizer;
+        const action = declared
+          ? await declared.cleanup(current, this.#context(current, key, signal))
+          : {};
+        const { client } = this.#parts;
+        await deleteLabelledChildren(client, spec.resource, current, this.#anywhere, signal);
+        return action;
+      },
     }, signal);
   }
 
   #context(object: T, key: ObjectKey, signal: AbortSignal): ReconcileContext<T> {
-    const { client, clock, events, cache, children } = this.#parts;
+    const { client, clock, events, cache } = this.#parts;
     const resource = this.#spec.resource;
     const fieldManager = this.#fieldManager;
     let current: unknown = object.status;
@@ -97,7 +115,7 @@ export class Reconciler<T extends KubeObject> {
       client: this.#client,
       clock,
       cache,
-      children,
+      children: this.#parts.children(object),
       events: { publish: (init) => events.publish(object, init) },
       async status(status, statusSignal = signal) {
         if (sameJson(current, status)) return false;

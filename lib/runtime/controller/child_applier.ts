@@ -15,6 +15,13 @@
  * fingerprint of labels and annotations), so the cached child itself may be
  * projected down to whatever the reconcile reads.
  *
+ * Where a child may live: in its owner's namespace, carrying the controller
+ * owner reference the reconcile gives it (the garbage collector deletes it
+ * with its owner); or, for a kind the spec owns `anywhere`, in any namespace
+ * or none, recorded to its owner by the labels of owner_labels.ts and
+ * deleted by the runtime when the owner goes. The runtime decides by where
+ * the child lives; the reconcile writes the same code either way.
+ *
  * Note: the record is in memory, so a restarted controller applies every
  * child once. A change by someone else to a child's metadata alone is
  * repaired by the next reconcile, and a requeue brings one even when no watch
@@ -44,8 +51,10 @@
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import { objectKey } from "../../kube/object_key.ts";
 import { resourceId } from "../../kube/resources.ts";
-import type { CacheReader, Store, StoreEntry } from "../cache/store.ts";
+import type { CacheReader, StoreEntry, StoreView } from "../cache/store.ts";
 import { hashJson, metadataFingerprint } from "../cache/_fingerprint.ts";
+import { reachedByReference, withOwnerLabels } from "./owner_labels.ts";
+import type { ControllerSpec } from "./spec.ts";
 
 /** Writes one child and resolves to it as the API server returned it. */
 export type ApplyChild = (
@@ -59,32 +68,56 @@ export interface Children {
   /**
    * Applies `desired` unless the controller's cache of `resource` shows it
    * already in place; resolves to the child as applied, or as cached when the
-   * write was skipped.
+   * write was skipped. A child outside its owner's namespace, or
+   * cluster-scoped under a namespaced owner, is applied with owner labels
+   * instead of owner references, when its kind is owned `anywhere`.
    *
-   * @throws {TypeError} when the controller does not own `resource`.
+   * @throws {TypeError} when the controller does not own `resource`, or
+   * `desired` lies out of its owner references' reach and `resource` is
+   * not owned `anywhere`.
+   * @throws {TerminalError} when such a child's owner has a name too long
+   * for a label value.
    */
   apply<C extends KubeObject>(resource: Resource, desired: C, signal: AbortSignal): Promise<C>;
 }
 
 /**
- * The {@link Children} of a controller named `name` that owns `owned` and
- * writes with `applier`; `cache`
- * gives the cache of an owned resource.
+ * The {@link Children} of `owner` under the controller of `spec`, written
+ * with `applier`; `cache` gives the cache of an owned resource. A child no
+ * owner reference can reach is labelled with its owner (see owner_labels.ts),
+ * when its kind is owned `anywhere`.
  */
 export function controllerChildren(
-  name: string,
-  owned: readonly Resource[],
+  spec: Pick<ControllerSpec<KubeObject>, "name" | "resource" | "owns">,
+  owner: KubeObject,
   applier: ChildApplier,
   cache: (resource: Resource) => CacheReader,
 ): Children {
   return {
     apply(resource, desired, signal) {
-      if (!owned.some((o) => resourceId(o) === resourceId(resource))) {
+      const owned = spec.owns?.find((o) => resourceId(o.resource) === resourceId(resource));
+      if (!owned) {
         throw new TypeError(
-          `Controller '${name}' cannot apply ${resource.plural}: add it to 'owns'`,
+          `Controller '${spec.name}' cannot apply ${resource.plural}: add it to 'owns'`,
         );
       }
-      return applier.apply(resource, desired, cache(resource), signal);
+      if (reachedByReference(spec.resource, owner, resource, desired)) {
+        return applier.apply(resource, desired, cache(resource), signal);
+      }
+      if (!owned.anywhere) {
+        const { namespace, name } = owner.metadata ?? {};
+        const where = resource.namespaced
+          ? `into namespace "${desired.metadata?.namespace}"`
+          : "cluster-scoped";
+        throw new TypeError(
+          `Controller '${spec.name}' cannot apply ${resource.plural} ${where}: no owner ` +
+            `reference reaches it from its owner ${spec.resource.kind} ${namespace}/${name}; ` +
+            `write 'anywhere: true' in the 'owns' entry of ${resource.plural}, and the runtime ` +
+            "records it by owner labels and deletes it when the owner goes",
+        );
+      }
+      const labelled = withOwnerLabels(spec.resource, owner, desired);
+      return applier.apply(resource, labelled, cache(resource), signal);
     },
   };
 }
@@ -147,7 +180,7 @@ export class ChildApplier {
   }
 
   /** Keeps the records in step with `store`: a deleted child loses its record. */
-  track(resource: Resource, store: Store): void {
+  track(resource: Resource, store: Pick<StoreView, "subscribe">): void {
     store.subscribe((change) => {
       if (change.type === "delete") this.#applied.get(resource.plural)?.delete(change.key);
     });

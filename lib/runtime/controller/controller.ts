@@ -31,6 +31,14 @@
  * - A spec with a `finalizer` has it added before its first reconcile of an
  *   object, and its `cleanup` run (then the finalizer removed) instead of
  *   `reconcile` once the object is being deleted.
+ * - Children live in their owner's namespace, reached by its owner
+ *   reference, unless their `owns` entry says `anywhere: true`: then a child
+ *   in another namespace, or cluster-scoped, carries owner labels instead
+ *   (see owner_labels.ts), its changes reconcile the owner through them, and
+ *   when the owner is deleted the runtime deletes every child so labelled
+ *   before it removes the finalizer (the spec's, or `<group>/children` of
+ *   its own). The owned cache of such a kind must see the children's
+ *   namespaces: a manager confined to one namespace does not.
  * - Owned children are cached lean by default: identity, labels,
  *   annotations, owners and revision, and for Deployments and StatefulSets
  *   their replica counts (see projections.ts); an `owns` entry's own
@@ -72,13 +80,20 @@ import { type AddOptions, type QueueMetrics, WorkQueue } from "../queue/queue.ts
 import type { RateLimiter } from "../queue/rate_limiter.ts";
 import type { Reflector } from "../cache/reflector.ts";
 import type { Semaphore } from "../../async/semaphore.ts";
-import type { CacheReader, Store, StoreBudget } from "../cache/store.ts";
+import type { CacheReader, StoreBudget, StoreView } from "../cache/store.ts";
 import { ownedTransform } from "../cache/projections.ts";
 import { type EventPublisher, EventRecorder, eventSink } from "../events/events.ts";
 import { ChildApplier, type Children, controllerChildren } from "./child_applier.ts";
+import { checkAnywhere } from "./owner_labels.ts";
 import { applyAs, fieldManagerOf, Reconciler } from "./_reconciler.ts";
 import { Pacing } from "./pacing.ts";
-import { controllerOwnerKeys, primaryTrigger, relatedTrigger, revision } from "./relations.ts";
+import {
+  controllerOwnerKeys,
+  primaryTrigger,
+  relatedTrigger,
+  revision,
+  unobserved,
+} from "./relations.ts";
 import { type Outcome, Retries } from "./retries.ts";
 import { Runner } from "./runner.ts";
 import {
@@ -157,8 +172,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #reflectors: Reflector[] = [];
   /** What a reconcile's `cache` answers: the first cache registered per resource. */
   readonly #byResource = new Map<string, Reflector>();
-  /** The children of every reconcile, tracked from the owned caches from the start. */
-  readonly #children: Children;
+  /** Writes the children of every reconcile and remembers what it wrote. */
+  readonly #applier: ChildApplier;
   /** Builds each reconcile's context and runs the spec's finalizer protocol. */
   readonly #reconciler: Reconciler<T>;
 
@@ -167,8 +182,9 @@ export class Controller<T extends KubeObject = KubeObject> {
    *
    * @throws {RangeError} when `reconcileTimeoutMs`, `maxConcurrentReconciles`,
    * `fieldManager` or a {@link PacingOptions} field is out of range.
-   * @throws {TypeError} when the spec's finalizer has no qualified name, or a
-   * watch has no `map`.
+   * @throws {TypeError} when the spec's finalizer has no qualified name, a
+   * watch has no `map`, a kind is cached twice, or an `owns` entry's
+   * `anywhere` cannot work (see owner_labels.ts).
    */
   constructor(spec: ControllerSpec<T>, deps: ControllerDeps) {
     this.spec = spec;
@@ -206,6 +222,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.#caches = deps.caches ?? new Caches({ client: deps.client, clock: this.#clock });
     const add = (key: ObjectKey, options: AddOptions) => this.queue.add(key, options);
     refuseAmbiguousCaches(spec as unknown as ControllerSpec<KubeObject>);
+    checkAnywhere(spec as unknown as ControllerSpec<KubeObject>);
     this.#primary = this.#reflector(spec.resource, {
       ...(spec.transform && { transform: spec.transform }),
       ...(deps.budget && { budget: deps.budget }),
@@ -231,8 +248,6 @@ export class Controller<T extends KubeObject = KubeObject> {
       store.subscribe(relatedTrigger(map, add, this.#log));
       applier.track(owned.resource, store);
     }
-    const owned = (spec.owns ?? []).map((o) => o.resource);
-    this.#children = controllerChildren(spec.name, owned, applier, (r) => this.#cache(r));
     for (const watched of spec.watches ?? []) {
       if (!watched.map) {
         throw new TypeError(
@@ -247,17 +262,26 @@ export class Controller<T extends KubeObject = KubeObject> {
       clock: this.#clock,
       events: deps.events ?? new EventRecorder(eventSink(deps.client)),
       cache: (resource) => this.#cache(resource),
-      children: this.#children,
+      children: (owner) => this.childrenOf(owner),
     });
+    this.#applier = applier;
   }
 
-  /** The children component every reconcile of this controller gets. */
-  get children(): Children {
-    return this.#children;
+  /**
+   * The children component a reconcile of `owner` gets: what it applies is
+   * recorded to `owner`, by owner reference or owner labels.
+   */
+  childrenOf(owner: KubeObject): Children {
+    return controllerChildren(
+      this.spec as unknown as ControllerSpec<KubeObject>,
+      owner,
+      this.#applier,
+      (r) => this.#cache(r),
+    );
   }
 
-  /** The primary's cache. */
-  get store(): Store<T> {
+  /** The primary's cache, read-only. */
+  get store(): StoreView<T> {
     return this.#primary.store;
   }
 
@@ -297,6 +321,9 @@ export class Controller<T extends KubeObject = KubeObject> {
     signal.addEventListener("abort", stopQueue, { once: true });
     try {
       await Promise.race([this.synced, aborted(signal)]);
+      // Keys queued before this run (a warm standby's) were mostly served by the leader before
+      // it: those whose change nobody observed stay fresh, the rest join the backlog.
+      this.queue.relane((key) => unobserved(this.#primary.store.get(key)));
       if (!signal.aborted) {
         this.#log.info("caches synced; starting reconciles", { controller: this.spec.name });
         await this.#runner.run(signal);

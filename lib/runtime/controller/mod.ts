@@ -32,6 +32,7 @@ export {
   tieredErrorPolicy,
 } from "./error_policy.ts";
 export * from "./finalizer.ts";
+export { OWNER_LABELS, ownerKind } from "./owner_labels.ts";
 export type { PacingOptions } from "./pacing.ts";
 export { controllerOwnerKeys } from "./relations.ts";
 export * from "./spec.ts";

@@ -1,8 +1,9 @@
 /**
  * Which changes reconcile which keys: the generation predicate on the
  * primary, the resourceVersion filter on related objects, the default map
- * of a child to its controller owner, and the store listeners that apply
- * them ({@link primaryTrigger}, {@link relatedTrigger}).
+ * of a child to its controller owner (by owner reference or owner labels),
+ * and the store listeners that apply them ({@link primaryTrigger},
+ * {@link relatedTrigger}).
  *
  * What the caller must know:
  *
@@ -36,6 +37,7 @@ import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import type { Logger } from "../../log.ts";
 import type { StoreChange } from "../cache/store.ts";
 import type { AddOptions } from "../queue/queue.ts";
+import { labelledOwnerKey } from "./owner_labels.ts";
 
 /** Where a trigger sends the keys it finds: the controller's queue. */
 export type AddKey = (key: ObjectKey, options: AddOptions) => void;
@@ -79,14 +81,21 @@ export function changedRelated(change: StoreChange<KubeObject>): KubeObject | un
   return change.object;
 }
 
-/** Maps an object to the key of its controller owner, when that owner is of `primary`'s kind. */
+/**
+ * Maps an object to the key of its controller owner, when that owner is of
+ * `primary`'s kind: the one its controller owner reference names, or else
+ * the one its owner labels name (a child in another namespace, or
+ * cluster-scoped; see owner_labels.ts).
+ */
 export function controllerOwnerKeys(primary: Resource): (object: KubeObject) => ObjectKey[] {
   const { group, kind } = primary;
   return (object) => {
     const owner = object.metadata?.ownerReferences?.find((o) =>
       o.controller && o.kind === kind && apiGroup(o.apiVersion) === group
     );
-    return owner ? [keyOf(object.metadata?.namespace, owner.name)] : [];
+    if (owner) return [keyOf(object.metadata?.namespace, owner.name)];
+    const labelled = labelledOwnerKey(primary, object);
+    return labelled === undefined ? [] : [labelled];
   };
 }
 
@@ -96,9 +105,24 @@ function apiGroup(apiVersion: string): string {
 }
 
 /**
+ * Whether no controller has reconciled `object` at its generation yet: its
+ * `status.observedGeneration`, where it has one, is behind
+ * `metadata.generation`. Such an object carries a change someone made,
+ * e.g. while no operator ran or while the Lease changed hands.
+ */
+export function unobserved(object: KubeObject | undefined): boolean {
+  const generation = object?.metadata?.generation;
+  const observed = (object as { status?: { observedGeneration?: unknown } } | undefined)?.status
+    ?.observedGeneration;
+  return typeof generation === "number" && typeof observed === "number" && observed < generation;
+}
+
+/**
  * The listener of the primary's store: adds the key of each change that
- * {@link primaryChanged} counts (to the backlog when a relist told it), and
- * tells `deleted` of each deletion first.
+ * {@link primaryChanged} counts, and tells `deleted` of each deletion
+ * first. A relist's changes join the backlog, but for objects whose change
+ * no controller has observed yet ({@link unobserved}): those are fresh, so
+ * an edit made while no operator ran is served ahead of the relisted rest.
  */
 export function primaryTrigger(
   add: AddKey,
@@ -107,7 +131,7 @@ export function primaryTrigger(
   return (change) => {
     if (change.type === "replace" || !primaryChanged(change)) return;
     if (change.type === "delete") deleted(change.key);
-    add(change.key, laneOf(change));
+    add(change.key, change.type === "upsert" && unobserved(change.object) ? FRESH : laneOf(change));
   };
 }
 

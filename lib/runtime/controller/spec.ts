@@ -119,7 +119,11 @@ export interface ReconcileContext<T extends KubeObject = KubeObject> {
    * @throws {TypeError} when the controller neither owns nor watches `resource`.
    */
   cache<C extends KubeObject = KubeObject>(resource: Resource): CacheReader<C>;
-  /** Writes the children the controller owns; see {@link ControllerSpec.applyChild}. */
+  /**
+   * Writes children of the object being reconciled, of the kinds the
+   * controller owns; see {@link ControllerSpec.applyChild}, and
+   * {@link Owned.anywhere} for children outside the object's namespace.
+   */
   children: Children;
 }
 
@@ -158,7 +162,8 @@ export interface Watch<P extends KubeObject = KubeObject> extends CacheOptions {
    * Primary keys to reconcile when an object of this resource changes,
    * given the object as cached (see below) and a view of the primary cache
    * that sees every key (e.g. `primary.byIndex("bySource", key)`).
-   * Defaults to the controller owner, when its kind is the primary's.
+   * Defaults to the controller owner, when its kind is the primary's, or
+   * the owner that the child's owner labels name (see {@link Owned.anywhere}).
    *
    * The object is what this entry caches: whole (less `managedFields`) for
    * a watched kind; for an owned kind, lean by default, which keeps
@@ -166,6 +171,29 @@ export interface Watch<P extends KubeObject = KubeObject> extends CacheOptions {
    * of workloads), so a map by label or annotation needs no `transform`.
    */
   map?: (object: KubeObject, primary: PrimaryView<P>) => ObjectKey[];
+}
+
+/** A kind the controller owns: cached, mapped to owners, and written by {@link ReconcileContext.children}. */
+export interface Owned<P extends KubeObject = KubeObject> extends Watch<P> {
+  /**
+   * Whether children of this kind may live where no owner reference reaches:
+   * in another namespace than their owner, or cluster-scoped under a
+   * namespaced owner. Such a child is recorded to its owner by the labels
+   * `OWNER_LABELS` instead (owner references to the owner are dropped from
+   * it), its changes reconcile the owner through them, and the runtime
+   * deletes it, listing by those labels across namespaces, before it lets
+   * the owner go: under the spec's `finalizer`, or its own
+   * `<group>/children` when the spec declares none. Without it, an apply of
+   * such a child is refused.
+   *
+   * Note: a manager confined to one namespace caches that namespace only, so
+   * a change to a child elsewhere is seen at the owner's next reconcile (a
+   * requeue or a resync), not at once; deleting the children still works,
+   * given the right to list and delete the kind in every namespace.
+   *
+   * @default false: every child lives in its owner's namespace, no finalizer
+   */
+  anywhere?: boolean;
 }
 
 /**
@@ -180,13 +208,14 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> extends Pacin
   /** Drives the object toward its spec; called with the cached object, never with an event. */
   reconcile(object: T, context: ReconcileContext<T>): Promise<Action>;
   /**
-   * Children whose controller owner is a primary object. Cached lean unless
+   * Children whose controller owner is a primary object (or, for an entry
+   * with `anywhere: true`, whose owner labels name one). Cached lean unless
    * an entry has a `transform`: Deployments and StatefulSets keep their
-   * replica counts, other kinds only identity, owners and revision. Give each
-   * a `labelSelector` that only your children match, or its cache holds
-   * every object of the kind in the cluster.
+   * replica counts, other kinds only identity, labels, owners and revision.
+   * Give each a `labelSelector` that only your children match, or its cache
+   * holds every object of the kind in the cluster.
    */
-  owns?: Watch<T>[];
+  owns?: Owned<T>[];
   /**
    * The field manager of the controller's server-side applies: of its
    * children (unless {@link ControllerSpec.applyChild} says otherwise) and of
@@ -206,8 +235,10 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> extends Pacin
    * it adds the finalizer (with a precondition-safe patch) before the first
    * reconcile of an object; when the object is being deleted, it calls
    * `cleanup` instead of `reconcile`, then removes the finalizer. An object
-   * being deleted without the finalizer is not reconciled. Defaults to none:
-   * `reconcile` also sees objects being deleted.
+   * being deleted without the finalizer is not reconciled. A spec that owns
+   * a kind `anywhere` deletes those children under it, after `cleanup`.
+   * Defaults to none: `reconcile` also sees objects being deleted (unless a
+   * kind is owned `anywhere`, which brings the runtime's own finalizer).
    */
   finalizer?: FinalizerSpec<T>;
   /** Other resources, each with a `map` to primary keys. */

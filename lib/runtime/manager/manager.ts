@@ -65,7 +65,6 @@ import { Semaphore } from "../../async/semaphore.ts";
 import { TokenBucketRateLimiter } from "../queue/rate_limiter.ts";
 import { MemoryGovernor } from "../memory/governor.ts";
 import { type MemoryLevel, memoryPlan } from "../memory/plan.ts";
-import type { Store } from "../cache/store.ts";
 
 /** How often the manager checks whether a finished burst left garbage to collect. */
 const HEAP_RELEASE_CHECK_MS = 5_000;
@@ -356,14 +355,15 @@ export class Manager {
    * cache, primary or owned, gets an equal share.
    */
   #limitCaches(totalBytes: number, level: MemoryLevel): void {
-    const primaries = new Set<Store<KubeObject>>(this.#controllers.map((c) => c.store));
-    const owned = this.caches.entries().map((e) => e.reflector.store)
-      .filter((store) => store.budgeted && !primaries.has(store));
+    // A controller's reflectors start with its primary's.
+    const primaries = new Set(this.#controllers.map((c) => c.reflectors[0]!));
+    const owned = this.caches.entries().map((e) => e.reflector)
+      .filter((reflector) => reflector.store.budgeted && !primaries.has(reflector));
     const pressure = level !== "normal";
     const share = totalBytes / Math.max(1, primaries.size + (pressure ? owned.length : 0));
-    for (const store of primaries) store.setBudget(this.#primaryBudget(share));
+    for (const reflector of primaries) reflector.setBudget(this.#primaryBudget(share));
     const ownedBudget = { maxBytes: Math.max(1, Math.floor(pressure ? share : totalBytes)) };
-    for (const store of owned) store.setBudget(ownedBudget);
+    for (const reflector of owned) reflector.setBudget(ownedBudget);
   }
 
   #drainMs(): number {

@@ -300,6 +300,28 @@ export class WorkQueue<K = ObjectKey> {
   }
 
   /**
+   * Sorts every waiting key into a lane again, fresh where `fresh` says so,
+   * each lane in the order its keys became dirty: for a controller that
+   * starts with keys queued while it stood by, most of them changes its
+   * predecessor already served. Keys in flight keep their lane.
+   */
+  relane(fresh: (key: K) => boolean): void {
+    const waiting = [...this.#dirty].filter(([key]) => !this.#processing.has(key))
+      .sort((a, b) => a[1] - b[1]);
+    this.#fresh.clear();
+    this.#backlog.clear();
+    for (const [key] of waiting) {
+      if (fresh(key)) {
+        this.#freshKeys.add(key);
+        this.#fresh.push(key);
+      } else {
+        this.#freshKeys.delete(key);
+        this.#backlog.push(key);
+      }
+    }
+  }
+
+  /**
    * Stops the queue: later adds are ignored, waiting and delayed keys are
    * dropped, and every blocked or later {@link get} returns `undefined`.
    * Workers still call {@link done} for keys they hold.

@@ -6,27 +6,30 @@
  * What {@link controllerRules} grants, per spec:
  *
  * - the primary: `get`, `list`, `watch` (cached; read back by GET when a
- *   memory limit evicted it); `patch` when it declares a `finalizer` (added
- *   and removed by a JSON patch); `<plural>/status` `patch` (the context's
- *   `status` is a server-side apply of the status subresource); and
+ *   memory limit evicted it); `patch` when it declares a `finalizer` or owns
+ *   a kind `anywhere` (a finalizer, added and removed by a JSON patch);
+ *   `<plural>/status` `patch` (the context's `status` is a server-side
+ *   apply of the status subresource); and
  *   `<plural>/finalizers` `update` when it owns children, whose controller
  *   reference sets `blockOwnerDeletion`, which the API server allows only to
  *   who may update the owner's finalizers;
  * - each owned kind: `list`, `watch`, and `create`, `patch` for the default
  *   server-side apply of children (a PATCH, authorized as create too when the
  *   child is new); a spec with its own `applyChild` gets `list`, `watch`
- *   only and declares its writes in `rbac`;
+ *   only and declares its writes in `rbac`; and `list`, `delete` for a
+ *   kind owned `anywhere`, whose children the runtime deletes with their
+ *   owner;
  * - each watched kind: `list`, `watch`;
  * - `events.k8s.io` Events: `create`, `patch` (a series is patched);
  * - the spec's own `rbac` rules, for what its reconcile does by client
  *   (or reads back from a cache with `getOrFetch`).
  *
- * Nothing else: the runtime deletes no child (the garbage collector does,
- * through owner references). Rules are merged, then ordered by API group, in
- * the order the specs name them, so the output is stable and readable. Each
- * says whether it is `clusterScoped` (about cluster-scoped resources), so
- * that the others can go into a Role per namespace for an operator confined
- * to namespaces.
+ * Nothing else: the runtime deletes no other child (the garbage collector
+ * does, through owner references). Rules are merged, then ordered by API
+ * group, in the order the specs name them, so the output is stable and
+ * readable. Each says whether it is `clusterScoped` (about cluster-scoped
+ * resources), so that the others can go into a Role per namespace for an
+ * operator confined to namespaces.
  *
  * @example
  * ```ts
@@ -46,6 +49,7 @@
  */
 import type { KubeObject, Resource } from "../../kube/types.ts";
 import type { ControllerSpec } from "../controller/spec.ts";
+import { finalizerOf } from "../controller/owner_labels.ts";
 import { type Grant, mergeGrants } from "./_merge.ts";
 import type { ExplainedRule, RbacRule } from "./policy_rule.ts";
 
@@ -68,6 +72,8 @@ const OWNED = "owned children, cached (list, watch) and server-side applied: a p
   "the API server also authorizes as create for a new child";
 const OWNED_CUSTOM = "owned children, cached (list, watch); the spec's applyChild writes them, " +
   "with the verbs its rbac declares";
+const ANYWHERE = "owned anywhere: the children labelled with an owner being deleted, listed " +
+  "across namespaces and deleted before its finalizer is removed";
 const WATCHED = "watched, cached (list, watch)";
 const EVENTS = "the Events of every controller: created, then patched as a repeat joins a series";
 
@@ -166,12 +172,12 @@ function specGrants(spec: ControllerSpec<KubeObject>): Grant[] {
   const where = (field: string) => `Cannot derive the RBAC of controller '${by}': '${field}'`;
   const primary = on(checked(spec.resource, where("resource")));
   const grants: Grant[] = [{ ...primary, verbs: ["get", "list", "watch"], why: PRIMARY, by }];
-  if (spec.finalizer) {
+  const finalizer = finalizerOf(spec);
+  if (finalizer !== undefined) {
     grants.push({
       ...primary,
       verbs: ["patch"],
-      why:
-        `finalizer ${spec.finalizer.name}, added and removed by a JSON patch with a precondition`,
+      why: `finalizer ${finalizer}, added and removed by a JSON patch with a precondition`,
       by,
     });
   }
@@ -189,6 +195,9 @@ function specGrants(spec: ControllerSpec<KubeObject>): Grant[] {
       why: applied ? OWNED : OWNED_CUSTOM,
       by,
     });
+    if (owned.anywhere) {
+      grants.push({ ...on(owned.resource), verbs: ["list", "delete"], why: ANYWHERE, by });
+    }
   });
   (spec.watches ?? []).forEach((watched, i) => {
     const resource = on(checked(watched.resource, where(`watches[${i}].resource`)));
