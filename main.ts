@@ -1,7 +1,7 @@
 // deno-lint-ignore-file no-console -- the CLI's output is its interface
 /**
  * kinglet's command line: `run` (the default), `install`, `uninstall`,
- * `crds`, `debug cache`, `version`. Exit codes: 0 done, 1 failed, 2 bad flags.
+ * `crds`, `debug cache`, `init`, `version`. Exit codes: 0 done, 1 failed, 2 bad flags.
  *
  * Only `run` and what it needs are imported up front: the other commands load
  * their code (the zod schemas, the YAML printer) when they run, so that the
@@ -36,11 +36,12 @@ Usage:
   kinglet uninstall [flags]      delete what install created (refuses while resources exist)
   kinglet crds                   print the CRDs as YAML
   kinglet debug cache [flags]    print what a running kinglet caches, from its /debug/cache
+  kinglet init <dir> [flags]     write a new operator project on kinglet (--group, --kind)
   kinglet version                print the version
 
 Run 'kinglet <command> --help' for the flags of a command.`;
 
-const COMMANDS = ["run", "install", "uninstall", "crds", "debug", "version", "help"];
+const COMMANDS = ["run", "install", "uninstall", "crds", "debug", "init", "version", "help"];
 
 const INSTALL_FLAGS = [
   ...CONNECTION_FLAGS,
@@ -166,6 +167,10 @@ async function main(args: string[]): Promise<number> {
     case "debug": {
       const { debugCommand } = await import("./lib/cli/debug_cache.ts");
       return await debugCommand(commandArgs);
+    }
+    case "init": {
+      const { initCommand } = await import("./lib/cli/init/command.ts");
+      return await initCommand(commandArgs);
     }
     case "run": {
       if (commandArgs.includes("--version")) {

@@ -182,20 +182,21 @@ export function parseDuration(text: string): number | undefined {
 
 /**
  * Help text: `usage`, then `heading` over `specs`, one flag a paragraph, with
- * variable and default.
+ * variable (unless `env` is false, for a command that reads none) and default.
  */
 export function formatHelp(
   usage: string,
   specs: readonly FlagSpec[],
   heading = "Flags:",
+  env = true,
 ): string {
   const lines = [usage, "", heading];
   for (const s of specs) {
     const value = s.type === "boolean" ? "" : ` ${s.choices ? s.choices.join("|") : s.type}`;
     lines.push(`  --${s.name}${value}`);
-    const extra = [`env ${envName(s.name)}`];
+    const extra = env ? [`env ${envName(s.name)}`] : [];
     if (s.default !== undefined && s.default !== "") extra.push(`default ${s.default}`);
-    lines.push(`      ${s.help} (${extra.join("; ")})`);
+    lines.push(`      ${s.help}${extra.length ? ` (${extra.join("; ")})` : ""}`);
   }
   lines.push("  -h, --help", "      Show this help.");
   return lines.join("\n");

@@ -5,9 +5,13 @@
  * @module
  */
 
-const DNS_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
-const KIND = /^[A-Z][A-Za-z0-9]*$/;
+/** A lower-case DNS label, as a plural, singular, short name or version must be (at most 63). */
+export const DNS_LABEL: RegExp = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+/** A lower-case DNS subdomain with at least one dot, as a group must be (at most 253). */
+export const DNS_SUBDOMAIN: RegExp =
+  /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
+/** A kind in UpperCamelCase. */
+export const KIND: RegExp = /^[A-Z][A-Za-z0-9]*$/;
 
 /**
  * The plural of a kind as `kubectl` and kubebuilder spell it: lower case,

@@ -15,7 +15,7 @@ async function kinglet(args: string[]) {
 Deno.test("the main help lists the commands and heads the run flags once", async () => {
   const { code, stdout } = await kinglet(["--help"]);
   assert.equal(code, 0);
-  for (const command of ["install", "uninstall", "crds", "debug cache", "version"]) {
+  for (const command of ["install", "uninstall", "crds", "debug cache", "init", "version"]) {
     assert.match(stdout, new RegExp(`^  kinglet ${command}`, "m"), command);
   }
   const headings = stdout.split("\n").filter((line) => /^[A-Z].*:$/.test(line));

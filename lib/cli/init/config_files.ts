@@ -1,0 +1,117 @@
+/**
+ * The generated project's configuration: `deno.json` (import map and the
+ * tasks that are its front door), `.gitignore`, and the benchmark target
+ * kinglet's harness measures the operator by.
+ *
+ * @module
+ */
+import { LINE_WIDTH } from "./_format.ts";
+import { importMap } from "./dependency.ts";
+import type { ProjectNames } from "./names.ts";
+
+/**
+ * What `deno task build` says until kinglet builds an author's project the way
+ * it builds itself: `hack/build.ts` bundles programs inside kinglet's own
+ * repository only.
+ */
+export const BUILD_NOT_YET =
+  "not yet available: kinglet has no build for an operator project yet (its hack/build.ts " +
+  "bundles programs inside the kinglet repository only); run the operator with deno task start, " +
+  "or compile it with deno compile --allow-net --allow-read --allow-env --allow-sys=hostname main.ts";
+
+/** The permissions the operator runs with: the cluster, its kubeconfig, its variables. */
+export const RUN_PERMISSIONS = "--allow-net --allow-read --allow-env --allow-sys=hostname";
+
+/** `deno.json`: kinglet through the import map, kinglet's compiler options, the tasks. */
+export function denoJson(kinglet: string): string {
+  const config = {
+    imports: importMap(kinglet),
+    compilerOptions: {
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      noImplicitOverride: true,
+      noFallthroughCasesInSwitch: true,
+    },
+    fmt: { lineWidth: LINE_WIDTH, proseWrap: "preserve", exclude: ["crds/", "vendor/"] },
+    lint: { exclude: ["vendor/"] },
+    tasks: {
+      check: "deno fmt --check && deno lint && deno check main.ts src/ scripts/ tests/",
+      test: "deno test --allow-all tests/unit/",
+      e2e: "deno test --allow-all tests/e2e/",
+      crds: "deno run --allow-read --allow-write=crds/ scripts/crds.ts",
+      start: `deno run ${RUN_PERMISSIONS} main.ts`,
+      build: `echo '${BUILD_NOT_YET}' >&2 && exit 1`,
+      bench: benchTask(kinglet),
+    },
+  };
+  return `${JSON.stringify(config, null, 2)}\n`;
+}
+
+/**
+ * What `deno task bench` says when kinglet is imported by URL: its harness
+ * runs from a copy on disk, under kinglet's own `deno.json`.
+ */
+export const BENCH_NEEDS_COPY =
+  "not yet available: deno task bench runs the benchmark of a kinglet copy on disk; " +
+  "generate the project with kinglet init --kinglet <path of a kinglet checkout>, " +
+  "or vendor one (see README.md)";
+
+/**
+ * `deno task bench`: kinglet's harness, under kinglet's own `deno.json` (it
+ * imports more npm packages than the project maps), measuring this operator
+ * by `bench/target.json`.
+ */
+function benchTask(kinglet: string): string {
+  if (/^https?:\/\//.test(kinglet)) return `echo '${BENCH_NEEDS_COPY}' >&2 && exit 1`;
+  return `deno task crds && deno run --allow-all --config ${kinglet}/deno.json ` +
+    `${kinglet}/bench/main.ts --target bench/target.json`;
+}
+
+/** `.gitignore`: what the tasks write and nobody commits. */
+export function gitignore(): string {
+  return ["/dist/", "/node_modules/", "/coverage/", "/bench/results/", "/bench/latest/", ""]
+    .join("\n");
+}
+
+/**
+ * `bench/target.json`: how kinglet's benchmark (`bench/main.ts --target`)
+ * starts this operator, what it creates, and when an object counts as ready;
+ * see kinglet's `bench/target.ts`.
+ */
+export function benchTarget(names: ProjectNames): string {
+  const target = {
+    name: names.operator,
+    description: `The ${names.kind} operator, run as deno task start runs it.`,
+    cwd: "..",
+    build: ["{deno}", "task", "crds"],
+    // env passes the ports as variables main.ts reads, then execs Deno (the same process).
+    command: [
+      "env",
+      "KUBECONFIG={kubeconfig}",
+      "METRICS_ADDRESS=127.0.0.1:{metricsPort}",
+      "HEALTH_ADDRESS=127.0.0.1:{probePort}",
+      "{deno}",
+      "run",
+      "--no-prompt",
+      ...RUN_PERMISSIONS.split(" "),
+      "main.ts",
+    ],
+    crds: [`crds/${names.crdName}.yaml`],
+    plural: names.plural,
+    object: {
+      apiVersion: names.apiVersion,
+      kind: names.kind,
+      metadata: { name: "{name}", namespace: "{namespace}" },
+      spec: { message: "{name}" },
+    },
+    update: { spec: { message: "updated" } },
+    ready: {
+      path: "status.conditions[type=Ready].status",
+      equals: "True",
+      observedGenerationPath: "status.observedGeneration",
+    },
+    readyzPath: "/readyz",
+    metricsPath: "/metrics",
+  };
+  return `${JSON.stringify(target, null, 2)}\n`;
+}

@@ -1,0 +1,60 @@
+/**
+ * The generated project's README: what the operator does, where kinglet comes
+ * from, and the tasks.
+ *
+ * @module
+ */
+import { BUILD_NOT_YET, RUN_PERMISSIONS } from "./config_files.ts";
+import { VENDORED } from "./dependency.ts";
+import type { ProjectNames } from "./names.ts";
+
+/** `README.md` of a project whose import map points kinglet at `kinglet`. */
+export function readmeMd(n: ProjectNames, kinglet: string): string {
+  const source = kinglet === VENDORED
+    ? `a copy of kinglet's sources vendored into \`vendor/kinglet\`: clone a tag of kinglet's repository there (\`git clone --depth 1 --branch <tag> <kinglet's repository> vendor/kinglet\`, or \`git submodule add\`) and commit it.`
+    : `kinglet's sources at \`${kinglet}\`, as \`kinglet init --kinglet\` was told.`;
+  return `# ${n.operator}
+
+A Kubernetes operator on kinglet, made by \`kinglet init\`. A \`${n.kind}\` (\`${n.crdName}\`) holds a message; its controller writes it into a ConfigMap it owns, named \`<name>-${n.childSuffix}\`, puts it back when it is changed or deleted, and reports a \`Ready\` condition with \`observedGeneration\`.
+
+## Layout
+
+- \`src/schema.ts\`: the kind; \`defineKind\` turns its zod schemas into the CRD, the \`Resource\` and the \`${n.kind}\` type
+- \`src/controller.ts\`: \`renderConfigMap\`, a pure function of a ${n.kind}, and the \`ControllerSpec\` whose \`reconcile\` applies it and sets the condition
+- \`main.ts\`: the \`Manager\`, which installs the CRD, runs the controller, serves \`/metrics\`, \`/healthz\` and \`/readyz\`, stops on SIGINT or SIGTERM
+- \`tests/unit/\`: the controller in a \`Manager\` over \`MemoryCluster\`, kinglet's in-memory API server, on a \`FakeClock\`
+- \`tests/e2e/\`: \`main.ts\` as a process against a real API server from \`testCluster()\`
+- \`scripts/crds.ts\`: writes \`crds/${n.crdName}.yaml\` from the schema
+- \`bench/target.json\`: how kinglet's benchmark starts and measures this operator
+
+## kinglet
+
+\`deno.json\` maps the names \`@kinglet/kinglet/kube\`, \`/runtime\`, \`/async\`, \`/crd\` and \`/testing\` to ${source} Once kinglet is on JSR, the five entries become one and no code changes. \`zod\` is mapped to the version kinglet's \`./crd\` loads, so that the schemas and \`defineKind\` share one copy.
+
+## Tasks
+
+- \`deno task check\`: format, lint and type-check
+- \`deno task test\`: the unit tests, no cluster needed
+- \`deno task e2e\`: the e2e test; set \`KINGLET_TEST_KUBECONFIG\` to the kubeconfig of a cluster it may write to, or \`KUBEBUILDER_ASSETS\` to a folder holding \`etcd\` and \`kube-apiserver\`
+- \`deno task crds\`: write the CRD to \`crds/\`
+- \`deno task start\`: run the operator against the cluster your kubeconfig reaches
+- \`deno task bench\`: kinglet's benchmark against this operator, from \`bench/target.json\`
+- \`deno task build\`: ${BUILD_NOT_YET}
+
+Then try it:
+
+\`\`\`sh
+deno task start &
+kubectl apply -f - <<'YAML'
+apiVersion: ${n.apiVersion}
+kind: ${n.kind}
+metadata: { name: sample }
+spec: { message: Hello }
+YAML
+kubectl get ${n.plural}                  # READY True
+kubectl get configmap sample-${n.childSuffix} -o yaml
+\`\`\`
+
+\`deno task start\` runs \`main.ts\` with \`${RUN_PERMISSIONS}\`. See kinglet's README, "Write your own operator", for finalizers, error policies, leader election and Events.
+`;
+}

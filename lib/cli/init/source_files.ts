@@ -1,0 +1,197 @@
+/**
+ * The generated operator's code, as `examples/greeting/` and
+ * `examples/backup/` write theirs: the kind's zod schema, a controller whose
+ * child is a pure function of the primary, `main.ts`, and the script that
+ * writes the CRD as YAML.
+ *
+ * @module
+ */
+import { fit, importLine } from "./_format.ts";
+import type { ProjectNames } from "./names.ts";
+
+/** The identifier of the controller constant, e.g. `mirrorController`. */
+export function controllerConst(names: ProjectNames): string {
+  return `${names.kind[0]!.toLowerCase()}${names.kind.slice(1)}Controller`;
+}
+
+/** `src/schema.ts`: the kind, its CRD and its type from one `defineKind`. */
+export function schemaTs(n: ProjectNames): string {
+  return `/**
+ * The ${n.kind} kind, \`${n.crdName}\`: a ${n.kind} holds a message that its
+ * operator writes into a ConfigMap. Its CRD, its \`Resource\` and the type of
+ * its objects all come from these zod schemas.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { conditionsSchema, type CustomObject, defineKind } from "@kinglet/kinglet/crd";
+
+/** The ${n.kind} kind: its resource, its CRD and its schemas. */
+export const ${n.kindConst} = defineKind({
+  group: "${n.group}",
+  version: "${n.version}",
+  kind: "${n.kind}",
+  plural: "${n.plural}",
+${
+    fit(
+      `  description: "${n.kind} writes its message into a ConfigMap.",`,
+      `  description:\n    "${n.kind} writes its message into a ConfigMap.",`,
+    )
+  }
+  spec: z.object({
+    message: z.string().min(1).describe("What the ConfigMap says."),
+  }),
+  status: z.object({
+    observedGeneration: z.int().optional().describe("The generation the status is for."),
+    configMap: z.string().optional().describe("The ConfigMap's name."),
+    conditions: conditionsSchema("Ready: whether the ConfigMap says what the spec says."),
+  }),
+  printerColumns: [
+    { name: "Message", type: "string", jsonPath: ".spec.message" },
+    { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+  ],
+});
+
+/** A ${n.kind} as the API server returns it. */
+${
+    fit(
+      `export type ${n.kind} = CustomObject<typeof ${n.kindConst}>;`,
+      `export type ${n.kind} = CustomObject<\n  typeof ${n.kindConst}\n>;`,
+    )
+  }
+`;
+}
+
+/** `src/controller.ts`: the pure render function and the `ControllerSpec`. */
+export function controllerTs(n: ProjectNames): string {
+  const object = n.objectVar;
+  const controller = controllerConst(n);
+  return `/**
+ * The ${n.kind} operator: a ${n.kind}'s controller writes the ConfigMap that
+ * holds its message (a child it owns, repaired when changed or deleted) and
+ * says in a \`Ready\` condition that it did.
+ *
+ * @module
+ */
+import { CONFIG_MAPS, type KubeObject } from "@kinglet/kinglet/kube";
+import { controllerReference, type ControllerSpec, setCondition } from "@kinglet/kinglet/runtime";
+${importLine([`type ${n.kind}`, n.kindConst], "./schema.ts")}
+
+/** The controller's name: in logs and metrics, its field manager, and its children's label. */
+export const OPERATOR = "${n.operator}";
+
+/** The label on every ConfigMap the operator writes, which its cache selects by. */
+export const MANAGED_BY = "app.kubernetes.io/managed-by";
+
+/** A ConfigMap with a name and data. */
+export type ConfigMap = KubeObject & { metadata: { name: string }; data: Record<string, string> };
+
+/** The ConfigMap a ${n.kind} renders: a pure function of the ${n.kind}. */
+${
+    fit(
+      `export function renderConfigMap(${object}: ${n.kind}): ConfigMap {`,
+      `export function renderConfigMap(\n  ${object}: ${n.kind},\n): ConfigMap {`,
+    )
+  }
+  const { name, namespace } = ${object}.metadata;
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: \`\${name}-${n.childSuffix}\`,
+      namespace,
+      labels: { [MANAGED_BY]: OPERATOR },
+      // A controller reference: its changes reconcile the ${n.kind}, and it goes with it.
+      ownerReferences: [controllerReference(${object})],
+    },
+    data: { message: ${object}.spec.message },
+  };
+}
+
+/** The controller of ${n.kind} objects. */
+${
+    fit(
+      `export const ${controller}: ControllerSpec<${n.kind}> = {`,
+      `export const ${controller}: ControllerSpec<\n  ${n.kind}\n> = {`,
+    )
+  }
+  name: OPERATOR,
+  resource: ${n.kindConst}.resource,
+  // Only the ConfigMaps it labelled are cached, not every one in the cluster.
+  owns: [{ resource: CONFIG_MAPS, labelSelector: \`\${MANAGED_BY}=\${OPERATOR}\` }],
+${
+    fit(
+      `  async reconcile(${object}, { children, clock, signal, status }) {`,
+      `  async reconcile(\n    ${object},\n    { children, clock, signal, status },\n  ) {`,
+    )
+  }
+    const desired = renderConfigMap(${object});
+    // Skips the write when the cached ConfigMap is as this controller last applied it.
+    const { metadata: { name } } = await children.apply(CONFIG_MAPS, desired, signal);
+    const ready = { type: "Ready", status: "True", reason: "Rendered" } as const;
+    const message = \`ConfigMap \${name} holds the message\`;
+${
+    fit(
+      `    const { metadata: { generation }, status: observed } = ${object};`,
+      `    const { metadata: { generation }, status: observed } =\n      ${object};`,
+    )
+  }
+    // lastTransitionTime moves only when the status does, read from the controller's clock.
+    const conditions = setCondition(observed?.conditions, { ...ready, message }, clock);
+    // Written only when it differs from the ${n.kind}'s status, whatever the key order.
+    await status({ observedGeneration: generation, configMap: name, conditions });
+    return {}; // done until the ${n.kind} or its ConfigMap changes
+  },
+};
+`;
+}
+
+/** `main.ts`: the Manager with the controller, the CRD installed, until SIGINT or SIGTERM. */
+export function mainTs(n: ProjectNames): string {
+  return `/**
+ * Runs the ${n.kind} operator until SIGINT or SIGTERM (\`deno task start\`).
+ *
+ * It connects as kubectl would (\`KUBECONFIG\`, in-cluster, \`~/.kube/config\`),
+ * installs the ${n.kind} CRD, and serves \`/healthz\` and \`/readyz\` on
+ * \`HEALTH_ADDRESS\` (default \`127.0.0.1:8081\`) and \`/metrics\` on
+ * \`METRICS_ADDRESS\` (default \`127.0.0.1:8080\`).
+ *
+ * @module
+ */
+import { Manager, setupLogging } from "@kinglet/kinglet/runtime";
+import { ${controllerConst(n)} } from "./src/controller.ts";
+import { ${n.kindConst} } from "./src/schema.ts";
+
+setupLogging({ level: "info" }); // a failing reconcile is logged, not only counted
+const manager = new Manager({
+  // Installed and waited for here; or ship crds/ (deno task crds) in your manifests instead.
+  crds: [${n.kindConst}.crd()],
+  reportingController: "${n.group}/${n.operator}",
+  metricsAddress: Deno.env.get("METRICS_ADDRESS"),
+  healthAddress: Deno.env.get("HEALTH_ADDRESS"),
+});
+manager.add(${controllerConst(n)});
+await manager.run(); // until SIGINT or SIGTERM; drains, then flushes the Events
+`;
+}
+
+/** `scripts/crds.ts`: writes the CRD as YAML from the schema (\`deno task crds\`). */
+export function crdsScriptTs(n: ProjectNames): string {
+  return `/**
+ * Writes \`crds/${n.crdName}.yaml\` from the zod schema in \`src/schema.ts\`
+ * (\`deno task crds\`), for manifests that install the CRD ahead of the operator.
+ *
+ * @module
+ */
+import { stringify } from "yaml";
+import { withSchemaHash } from "@kinglet/kinglet/crd";
+import { ${n.kindConst} } from "../src/schema.ts";
+
+const crd = withSchemaHash(${n.kindConst}.crd());
+const dir = new URL("../crds/", import.meta.url);
+await Deno.mkdir(dir, { recursive: true });
+const header = "# Generated by \`deno task crds\` from src/schema.ts. Do not edit.\\n";
+await Deno.writeTextFile(new URL(\`\${crd.metadata.name}.yaml\`, dir), header + stringify(crd));
+`;
+}

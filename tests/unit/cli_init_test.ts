@@ -1,0 +1,265 @@
+/** `kinglet init`: what it refuses, what it writes, and that it writes all or nothing. */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { UsageError } from "../../lib/cli/flags.ts";
+import { initCommand } from "../../lib/cli/init/command.ts";
+import { importMap, locateKinglet, VENDORED } from "../../lib/cli/init/dependency.ts";
+import { projectNames } from "../../lib/cli/init/names.ts";
+import { projectFiles } from "../../lib/cli/init/project.ts";
+import { defineKind } from "../../lib/crd/mod.ts";
+import { z } from "zod";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const MIRROR = { group: "example.dev", kind: "Mirror" };
+
+/** The UsageError `run` throws, or a failure when it throws none. */
+function usageError(run: () => unknown): UsageError {
+  try {
+    run();
+  } catch (error) {
+    assert.ok(error instanceof UsageError, String(error));
+    return error;
+  }
+  assert.fail("no UsageError");
+}
+
+/** Runs `initCommand` with its output silenced. */
+async function init(args: string[]): Promise<number> {
+  // deno-lint-ignore no-console -- silenced, not used
+  const log = console.log;
+  // deno-lint-ignore no-console -- silenced, not used
+  console.log = () => {};
+  try {
+    return await initCommand(args);
+  } finally {
+    // deno-lint-ignore no-console -- restored
+    console.log = log;
+  }
+}
+
+Deno.test("init names default the plural as kubectl does and the version to v1alpha1", () => {
+  const names = projectNames({ group: "example.dev", kind: "Proxy" });
+  assert.equal(names.plural, "proxies");
+  assert.equal(names.version, "v1alpha1");
+  assert.equal(names.apiVersion, "example.dev/v1alpha1");
+  assert.equal(names.crdName, "proxies.example.dev");
+  assert.equal(names.kindConst, "proxies");
+  assert.equal(names.objectVar, "proxy");
+  assert.equal(names.operator, "proxy-operator");
+});
+
+Deno.test("init accepts the versions Kubernetes orders: v1, v1alpha1, v2beta3", () => {
+  for (const version of ["v1", "v2", "v1alpha1", "v2beta3", "v10beta12"]) {
+    assert.equal(projectNames({ ...MIRROR, version }).version, version);
+  }
+});
+
+Deno.test("init refuses a group without a dot and says what to write", () => {
+  for (const group of ["example", "Example.dev", "-a.dev", "a..dev", ""]) {
+    const error = usageError(() => projectNames({ ...MIRROR, group }));
+    assert.match(error.message, /^--group ".*" is not an API group: write a lower-case DNS/);
+    assert.match(error.message, /such as example\.dev/);
+  }
+});
+
+Deno.test("init refuses a kind not in UpperCamelCase and suggests one", () => {
+  assert.match(
+    usageError(() => projectNames({ ...MIRROR, kind: "mirror" })).message,
+    /^--kind "mirror" is not a kind: write it in UpperCamelCase.*such as Mirror$/,
+  );
+  assert.match(
+    usageError(() => projectNames({ ...MIRROR, kind: "my-mirror" })).message,
+    /such as MyMirror$/,
+  );
+  assert.match(usageError(() => projectNames({ ...MIRROR, kind: "9Lives" })).message, /--kind/);
+});
+
+Deno.test("init refuses a kind that the generated code imports from kinglet", () => {
+  assert.match(
+    usageError(() => projectNames({ ...MIRROR, kind: "Manager" })).message,
+    /--kind Manager is a name the generated code imports from kinglet: choose another/,
+  );
+});
+
+Deno.test("init refuses a plural that is not a lower-case DNS label", () => {
+  for (const plural of ["Mirrors", "mirrors.v1", "-mirrors", "m".repeat(64)]) {
+    const error = usageError(() => projectNames({ ...MIRROR, plural }));
+    assert.match(error.message, /^--plural ".*" is not a resource name: .* such as mirrors$/);
+  }
+});
+
+Deno.test("init refuses a version Kubernetes would not order", () => {
+  for (const version of ["1", "v0", "V1", "v1alpha", "v1gamma1", "v1beta0", "latest"]) {
+    const error = usageError(() => projectNames({ ...MIRROR, version }));
+    assert.match(error.message, /^--version ".*" is not a Kubernetes API version: write v1, /);
+  }
+});
+
+Deno.test("init's rules agree with defineKind on the names both accept", () => {
+  for (const input of [MIRROR, { group: "a.b.c", kind: "X9", plural: "x-nines", version: "v3" }]) {
+    const names = projectNames(input);
+    const kind = defineKind({ ...names, spec: z.object({}) });
+    assert.equal(kind.crd().metadata.name, names.crdName);
+  }
+});
+
+Deno.test("a reserved word or a template's own name never becomes an identifier", () => {
+  const classes = projectNames({ group: "a.io", kind: "Class", plural: "class" });
+  assert.equal(classes.objectVar, "classObject");
+  assert.equal(classes.kindConst, "classKind");
+  assert.equal(projectNames({ group: "a.io", kind: "Status" }).objectVar, "statusObject");
+  assert.equal(
+    projectNames({ group: "a.io", kind: "Thing", plural: "my-things" }).kindConst,
+    "myThings",
+  );
+});
+
+Deno.test("init writes the project's files, and nothing else", () => {
+  const files = projectFiles(projectNames(MIRROR), VENDORED);
+  assert.deepEqual([...files.keys()].sort(), [
+    ".gitignore",
+    "README.md",
+    "bench/target.json",
+    "deno.json",
+    "main.ts",
+    "scripts/crds.ts",
+    "src/controller.ts",
+    "src/schema.ts",
+    "tests/e2e/operator_test.ts",
+    "tests/unit/controller_test.ts",
+  ]);
+  const schema = files.get("src/schema.ts")!;
+  assert.match(schema, /defineKind\(\{\n {2}group: "example\.dev",\n {2}version: "v1alpha1",/);
+  assert.match(schema, /conditions: conditionsSchema\(/);
+  assert.match(files.get("src/controller.ts")!, /setCondition\(observed\?\.conditions, .*clock\)/);
+  assert.match(files.get("main.ts")!, /crds: \[mirrors\.crd\(\)\]/);
+  assert.match(files.get("tests/unit/controller_test.ts")!, /new MemoryCluster\(/);
+  assert.match(files.get("tests/e2e/operator_test.ts")!, /await testCluster\(/);
+});
+
+Deno.test("the project's deno.json maps kinglet's package names and has the front-door tasks", () => {
+  const files = projectFiles(projectNames(MIRROR), VENDORED);
+  const config = JSON.parse(files.get("deno.json")!);
+  assert.equal(config.imports["@kinglet/kinglet/runtime"], "./vendor/kinglet/lib/runtime/mod.ts");
+  assert.deepEqual(Object.keys(config.tasks).sort(), [
+    "bench",
+    "build",
+    "check",
+    "crds",
+    "e2e",
+    "start",
+    "test",
+  ]);
+  assert.match(config.tasks.build, /^echo 'not yet available: .*' >&2 && exit 1$/);
+  assert.match(
+    config.tasks.bench,
+    /vendor\/kinglet\/bench\/main\.ts --target bench\/target\.json$/,
+  );
+  assert.equal(config.compilerOptions.noUncheckedIndexedAccess, true);
+});
+
+Deno.test("the project's npm packages are the versions kinglet pins", async () => {
+  const kinglet = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
+  const map = importMap("https://example.com/kinglet/v0.1.0/");
+  for (const name of ["zod", "yaml", "@kubernetes/client-node"]) {
+    assert.equal(map[name], kinglet.imports[name], name);
+  }
+  assert.equal(map["@kinglet/kinglet/crd"], "https://example.com/kinglet/v0.1.0/lib/crd/mod.ts");
+});
+
+Deno.test("a project that imports kinglet by URL says its bench needs a copy on disk", () => {
+  const files = projectFiles(projectNames(MIRROR), "https://example.com/kinglet/v0.1.0");
+  const { tasks } = JSON.parse(files.get("deno.json")!);
+  assert.match(tasks.bench, /^echo 'not yet available: deno task bench runs the benchmark of a/);
+  assert.match(files.get("README.md")!, /kinglet's sources at `https:\/\/example\.com\/kinglet/);
+});
+
+Deno.test("the bench target names the kind, its CRD file and its Ready condition", () => {
+  const files = projectFiles(projectNames({ ...MIRROR, version: "v1" }), VENDORED);
+  const target = JSON.parse(files.get("bench/target.json")!);
+  assert.equal(target.object.apiVersion, "example.dev/v1");
+  assert.deepEqual(target.crds, ["crds/mirrors.example.dev.yaml"]);
+  assert.equal(target.plural, "mirrors");
+  assert.equal(target.ready.path, "status.conditions[type=Ready].status");
+});
+
+Deno.test("--kinglet takes a checkout (written relative to the project) or a URL", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const local = await locateKinglet(ROOT, join(dir, "project"));
+    assert.equal(local.path, ROOT.replace(/\/$/, ""));
+    assert.match(local.spec, /^\.\.\//);
+    const url = await locateKinglet("https://example.com/kinglet/v1/", dir);
+    assert.deepEqual(url, { spec: "https://example.com/kinglet/v1" });
+    assert.deepEqual(await locateKinglet(undefined, dir), { spec: VENDORED });
+    await assert.rejects(locateKinglet(dir, dir), /--kinglet .* holds no kinglet sources/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("init writes into a new or an empty folder", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    assert.equal(await init([join(dir, "a", "new"), "--group=example.dev", "--kind=Mirror"]), 0);
+    assert.ok((await Deno.stat(join(dir, "a", "new", "src", "schema.ts"))).isFile);
+    await Deno.mkdir(join(dir, "empty"));
+    assert.equal(await init([join(dir, "empty"), "--group=example.dev", "--kind=Mirror"]), 0);
+    assert.ok((await Deno.stat(join(dir, "empty", "deno.json"))).isFile);
+    const left = [];
+    for await (const entry of Deno.readDir(dir)) left.push(entry.name);
+    assert.deepEqual(left.sort(), ["a", "empty"]); // no staging folder left behind
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("init refuses a folder that is not empty, and bad input, writing nothing", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(join(dir, "notes.txt"), "mine");
+    await assert.rejects(
+      init([dir, "--group", "example.dev", "--kind", "Mirror"]),
+      UsageError,
+      "is not empty (it holds notes.txt): name a new or empty folder",
+    );
+    const fresh = join(dir, "fresh");
+    for (
+      const args of [
+        [fresh, "--group", "example", "--kind", "Mirror"],
+        [fresh, "--group", "example.dev", "--kind", "mirror"],
+        [fresh, "--group", "example.dev", "--kind", "Mirror", "--plural", "Mirrors"],
+        [fresh, "--group", "example.dev", "--kind", "Mirror", "--version", "1.0"],
+        [fresh, "--group", "example.dev", "--kind", "Mirror", "--kinglet", dir],
+        [fresh, "--group", "example.dev"],
+        ["--group", "example.dev", "--kind", "Mirror"],
+      ]
+    ) {
+      await assert.rejects(init(args), UsageError, args.join(" "));
+    }
+    const left = [];
+    for await (const entry of Deno.readDir(dir)) left.push(entry.name);
+    assert.deepEqual(left, ["notes.txt"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("kinglet init reports bad input on stderr with exit code 2", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", join(ROOT, "main.ts"), "init", join(dir, "p"), "--group=ex", "--kind=M"],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 2);
+    assert.match(
+      new TextDecoder().decode(out.stderr),
+      /^kinglet: --group "ex" is not an API group/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
