@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { cells, resultsOf as sharedResults, sample } from "./_bench_results.ts";
 import { join } from "node:path";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { LEASES } from "../../lib/kube/resources.ts";
@@ -16,7 +17,6 @@ import {
   type Failover,
   parseResults,
   type Results,
-  RESULTS_FORMAT,
   type Run,
   type Scrape,
 } from "../../bench/results.ts";
@@ -362,17 +362,6 @@ class Candidate {
   }
 }
 
-function sample(t: number, rssMib: number, cpuSeconds: number, process: number) {
-  return {
-    t,
-    process,
-    rssBytes: rssMib * MIB,
-    hwmBytes: rssMib * MIB,
-    cpuSeconds,
-    processes: 1,
-  };
-}
-
 function scrape(t: number, requests: number, reconciles: number, process: number): Scrape {
   return {
     t,
@@ -474,38 +463,10 @@ function resultsOf(runs: Run[], others: string[]): Results {
     replicas: 0,
     scenarios,
   });
-  return {
-    format: RESULTS_FORMAT,
-    startedAt: "2026-01-01T00:00:00.000Z",
-    finishedAt: "2026-01-01T01:00:00.000Z",
-    options: {},
-    machine: {
-      cores: 2,
-      memoryBytes: 2 ** 34,
-      cpuModel: "test",
-      os: "linux x86_64",
-      kernel: "6",
-      loadAverage: [0, 0, 0],
-    },
-    versions: {
-      deno: "2",
-      v8: "14",
-      typescript: "5",
-      kubernetes: "v1.36.3",
-      kinglet: "0.1.0",
-      commit: "abc",
-      target: [...names, ...others].join(", "),
-    },
-    target: record(names[0]!, ["failover"]),
-    targets: [
-      ...names.map((n) => record(n, ["failover"])),
-      ...others.map((n) => record(n, ["idle"])),
-    ],
-    runs,
-  };
+  return sharedResults(runs, [
+    ...names.map((n) => record(n, ["failover"])),
+    ...others.map((n) => record(n, ["idle"])),
+  ]);
 }
 
 /** The cells of a Markdown table's rows. */
-function cells(lines: readonly string[]): string[][] {
-  return lines.map((line) => line.slice(1, -1).split("|").map((c) => c.trim()));
-}

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { cells, resultsOf as sharedResults, sample } from "./_bench_results.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
 import { MemoryCluster } from "../../lib/testing/mod.ts";
@@ -15,7 +16,6 @@ import {
   parseResults,
   type Restart,
   type Results,
-  RESULTS_FORMAT,
   type Run,
   type Scrape,
   type Series,
@@ -388,17 +388,6 @@ class StandIn {
   }
 }
 
-function sample(t: number, rssMib: number, cpuSeconds: number, process = 0) {
-  return {
-    t,
-    process,
-    rssBytes: rssMib * MIB,
-    hwmBytes: rssMib * MIB,
-    cpuSeconds,
-    processes: 1,
-  };
-}
-
 function scrape(
   t: number,
   get: number,
@@ -504,36 +493,10 @@ function restartResult(
 
 function resultsOf(runs: Run[]): Results {
   const names = [...new Set(runs.map((r) => r.target!))];
-  const record = (name: string) => ({ name, file: `peers/${name}.json`, replicas: 0 });
-  return {
-    format: RESULTS_FORMAT,
-    startedAt: "2026-01-01T00:00:00.000Z",
-    finishedAt: "2026-01-01T01:00:00.000Z",
-    options: {},
-    machine: {
-      cores: 2,
-      memoryBytes: 2 ** 34,
-      cpuModel: "test",
-      os: "linux x86_64",
-      kernel: "6",
-      loadAverage: [0, 0, 0],
-    },
-    versions: {
-      deno: "2",
-      v8: "14",
-      typescript: "5",
-      kubernetes: "v1.36.3",
-      kinglet: "0.1.0",
-      commit: "abc",
-      target: names.join(", "),
-    },
-    target: record(names[0]!),
-    targets: names.map(record),
+  return sharedResults(
     runs,
-  };
+    names.map((name) => ({ name, file: `peers/${name}.json`, replicas: 0 })),
+  );
 }
 
 /** The cells of a Markdown table's rows. */
-function cells(lines: readonly string[]): string[][] {
-  return lines.map((line) => line.slice(1, -1).split("|").map((c) => c.trim()));
-}

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { cells, resultsOf } from "./_bench_results.ts";
 import { UsageError } from "../../lib/cli/flags.ts";
 import { renderSvg, rssChart } from "../../bench/charts.ts";
 import { parseOptions } from "../../bench/options.ts";
@@ -276,36 +277,7 @@ function record(name: string): TargetRecord {
 }
 
 function sideBySide(runs: Run[]): Results {
-  const names = [...new Set(runs.map((r) => r.target!))];
-  return {
-    format: "kinglet-bench/v1",
-    startedAt: "2026-01-01T00:00:00.000Z",
-    finishedAt: "2026-01-01T01:00:00.000Z",
-    options: {},
-    machine: {
-      cores: 2,
-      memoryBytes: 2 ** 34,
-      cpuModel: "test",
-      os: "linux x86_64",
-      kernel: "6",
-      loadAverage: [0, 0, 0],
-    },
-    versions: {
-      deno: "2",
-      v8: "14",
-      typescript: "5",
-      kubernetes: "v1.36.3",
-      kinglet: "0.1.0",
-      commit: "abc",
-      target: names.join(", "),
-    },
-    target: record(names[0]!),
-    targets: names.map(record),
-    runs,
-  };
+  return resultsOf(runs, [...new Set(runs.map((r) => r.target!))].map(record));
 }
 
 /** The cells of a Markdown table's rows. */
-function cells(lines: readonly string[]): string[][] {
-  return lines.map((line) => line.slice(1, -1).split("|").map((c) => c.trim()));
-}
