@@ -21,6 +21,7 @@ const configMap = (name: string): KubeObject => ({
 function manager(
   cluster: MemoryCluster,
   leaderElection?: LeaderElection | LeaseElectionOptions,
+  standby?: "cold" | "warm",
 ) {
   const reconciled = new Happenings<string>();
   const m = new Manager({
@@ -30,6 +31,7 @@ function manager(
     healthAddress: "0",
     watcherOptions: { streamingList: "off" },
     ...(leaderElection && { leaderElection }),
+    ...(standby && { standby }),
   });
   const controller = m.add({
     name: "configmaps",
@@ -261,24 +263,7 @@ Deno.test("a warm standby lists and watches its caches while it waits and reconc
         await lead(signal);
       },
     };
-    const reconciled = new Happenings<string>();
-    const m = new Manager({
-      client: cluster,
-      clock: new FakeClock(),
-      metricsAddress: "0",
-      healthAddress: "0",
-      watcherOptions: { streamingList: "off" },
-      leaderElection: election,
-      standby,
-    });
-    const controller = m.add({
-      name: "configmaps",
-      resource: CONFIG_MAPS,
-      reconcile: (_object, { key }) => {
-        reconciled.push(key);
-        return Promise.resolve({});
-      },
-    });
+    const { manager: m, controller, reconciled } = manager(cluster, election, standby);
     const stop = new AbortController();
     const outcome = m.run(stop.signal);
     for (let i = 0; i < 50; i++) await new Promise((r) => setTimeout(r, 0));
