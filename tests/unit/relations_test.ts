@@ -8,7 +8,6 @@ import {
   unobserved,
 } from "../../lib/runtime/controller/relations.ts";
 import type { AddOptions } from "../../lib/runtime/queue/queue.ts";
-import { logger } from "../../lib/log.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
 import type { StoreChange, StoreEntry } from "../../lib/runtime/cache/store.ts";
 
@@ -89,7 +88,7 @@ Deno.test("a relist's changes join the backlog and a watch event's are fresh, pr
   const added: [string, AddOptions][] = [];
   const add = (key: string, options: AddOptions) => added.push([key, options]);
   const primary = primaryTrigger(add, () => {});
-  const related = relatedTrigger(() => ["ns/owner"], add, logger("test"));
+  const related = relatedTrigger(() => ["ns/owner"], add, () => {});
   const object = { metadata: { name: "a", namespace: "ns", generation: 1 } };
   for (const relist of [true, false]) {
     primary({ ...upsert(object), relist } as StoreChange<KubeObject>);

@@ -85,6 +85,8 @@ import { ownedTransform } from "../cache/projections.ts";
 import { type EventPublisher, EventRecorder, eventSink } from "../events/events.ts";
 import { ChildApplier, type Children, controllerChildren } from "./child_applier.ts";
 import { checkAnywhere } from "./owner_labels.ts";
+import { RelationErrors } from "./_relation_errors.ts";
+import { entryMap, guardedIndexes, refuseAmbiguousCaches } from "./_relation_specs.ts";
 import { applyAs, fieldManagerOf, Reconciler } from "./_reconciler.ts";
 import { Pacing } from "./pacing.ts";
 import {
@@ -221,41 +223,54 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.#ownsCaches = !deps.caches;
     this.#caches = deps.caches ?? new Caches({ client: deps.client, clock: this.#clock });
     const add = (key: ObjectKey, options: AddOptions) => this.queue.add(key, options);
-    refuseAmbiguousCaches(spec as unknown as ControllerSpec<KubeObject>);
-    checkAnywhere(spec as unknown as ControllerSpec<KubeObject>);
+    const any = spec as unknown as ControllerSpec<KubeObject>;
+    refuseAmbiguousCaches(any);
+    checkAnywhere(any);
+    const errors = new RelationErrors(
+      this.#log,
+      metrics?.relationFailed && ((fn, resource) => metrics.relationFailed!(fn, resource)),
+    );
+    const indexers = guardedIndexes(any, errors);
     this.#primary = this.#reflector(spec.resource, {
       ...(spec.transform && { transform: spec.transform }),
       ...(deps.budget && { budget: deps.budget }),
-      ...(spec.indexes &&
-        { indexers: spec.indexes as Record<string, (o: KubeObject) => readonly string[]> }),
+      ...(indexers && { indexers }),
     }) as unknown as Reflector<T>;
     this.#primary.store.subscribe(primaryTrigger(add, (key) => this.#retries.deleted(key)));
     // What every map reads of the primaries: all keys and indexes, evicted or not.
-    const primary: PrimaryView<T> = this.#primary.store;
-    const withPrimary = (map: NonNullable<Watch<T>["map"]>) => (o: KubeObject) => map(o, primary);
+    const primary = this.#primary.store as unknown as PrimaryView<KubeObject>;
+    const trigger = (entry: Watch<T>, map: (o: KubeObject) => ObjectKey[]) =>
+      relatedTrigger(
+        map,
+        add,
+        (key, error) => errors.failed("map", entry.resource.plural, key, error),
+      );
     const applier = new ChildApplier(
       spec.applyChild ??
         applyAs(deps.client, fieldManagerOf(spec as unknown as ControllerSpec<KubeObject>)),
     );
-    for (const owned of spec.owns ?? []) {
+    for (const [i, owned] of (spec.owns ?? []).entries()) {
       const transform = owned.transform ?? ownedTransform(owned.resource);
       const { store } = this.#reflector(owned.resource, {
         ...owned,
         transform,
         ...(deps.ownedBudget && { budget: deps.ownedBudget }),
       });
-      const map = owned.map ? withPrimary(owned.map) : controllerOwnerKeys(spec.resource);
-      store.subscribe(relatedTrigger(map, add, this.#log));
+      const map = entryMap(any, owned as Watch<KubeObject>, `owns[${i}]`, primary) ??
+        controllerOwnerKeys(spec.resource);
+      store.subscribe(trigger(owned, map));
       applier.track(owned.resource, store);
     }
-    for (const watched of spec.watches ?? []) {
-      if (!watched.map) {
+    for (const [i, watched] of (spec.watches ?? []).entries()) {
+      const map = entryMap(any, watched as Watch<KubeObject>, `watches[${i}]`, primary);
+      if (!map) {
         throw new TypeError(
-          `Cannot create controller '${spec.name}': the watch of ${watched.resource.plural} needs a 'map' function`,
+          `Cannot create controller '${spec.name}': watches[${i}] (${watched.resource.plural}) ` +
+            "needs a 'map' function or an 'index' of the spec's 'indexes'",
         );
       }
       const { store } = this.#reflector(watched.resource, watched);
-      store.subscribe(relatedTrigger(withPrimary(watched.map), add, this.#log));
+      store.subscribe(trigger(watched, map));
     }
     this.#reconciler = new Reconciler(spec, {
       client: deps.client,
@@ -379,34 +394,6 @@ export class Controller<T extends KubeObject = KubeObject> {
       );
     }
     return reflector.store as unknown as CacheReader<C>;
-  }
-}
-
-/**
- * Refuses a spec that caches one kind twice among `owns` and `watches`:
- * `context.cache(kind)` could not say which cache it means.
- *
- * @throws {TypeError} naming the controller, the kind and what to write instead.
- */
-function refuseAmbiguousCaches(spec: ControllerSpec<KubeObject>): void {
-  const seen = new Map<string, string>();
-  const entries = [
-    ...(spec.owns ?? []).map((w, i) => ({ w, where: `owns[${i}]` })),
-    ...(spec.watches ?? []).map((w, i) => ({ w, where: `watches[${i}]` })),
-  ];
-  for (const { w, where } of entries) {
-    const id = resourceId(w.resource);
-    const first = seen.get(id);
-    if (first === undefined) {
-      seen.set(id, where);
-      continue;
-    }
-    throw new TypeError(
-      `Cannot create controller '${spec.name}': ${where} caches ${w.resource.plural} again ` +
-        `after ${first}, so context.cache(${w.resource.plural}) could not tell the two apart; ` +
-        "keep one entry (an 'owns' entry takes a 'map' too, and a 'labelSelector' or " +
-        "'transform' of its own)",
-    );
   }
 }
 

@@ -31,10 +31,8 @@
  *
  * @module
  */
-import { describeError } from "../../kube/errors.ts";
 import { keyOf } from "../../kube/object_key.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
-import type { Logger } from "../../log.ts";
 import type { StoreChange } from "../cache/store.ts";
 import type { AddOptions } from "../queue/queue.ts";
 import { labelledOwnerKey } from "./owner_labels.ts";
@@ -138,25 +136,22 @@ export function primaryTrigger(
 /**
  * The listener of an owned or watched store: adds the primary keys `map`
  * gives for each change that {@link changedRelated} counts (to the backlog
- * when a relist told it). A `map` that throws is logged to `log` and adds
- * nothing.
+ * when a relist told it). A `map` that throws adds nothing and is reported
+ * to `failed` with the object's key; the other changes go on.
  */
 export function relatedTrigger(
   map: (object: KubeObject) => ObjectKey[],
   add: AddKey,
-  log: Logger,
+  failed: (key: ObjectKey, error: unknown) => void,
 ): (change: StoreChange<KubeObject>) => void {
   return (change) => {
     const object = changedRelated(change);
-    if (!object) return;
+    if (!object || change.type === "replace") return;
     let keys: ObjectKey[];
     try {
       keys = map(object);
     } catch (error) {
-      log.error("mapping {key} to primaries failed: {error}", {
-        key: change.type === "replace" ? undefined : change.key,
-        error: describeError(error),
-      });
+      failed(change.key, error);
       return;
     }
     const lane = laneOf(change);

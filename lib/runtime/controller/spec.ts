@@ -171,6 +171,14 @@ export interface Watch<P extends KubeObject = KubeObject> extends CacheOptions {
    * of workloads), so a map by label or annotation needs no `transform`.
    */
   map?: (object: KubeObject, primary: PrimaryView<P>) => ObjectKey[];
+  /**
+   * Instead of `map`: reconcile the primaries that the spec's index of this
+   * name holds under the changed object's key (`namespace/name`, or `name`
+   * when cluster-scoped), e.g. `index: "bySource"` with
+   * `indexes: { bySource: (m) => [\`${m.metadata.namespace}/${m.spec.source}\`] }`.
+   * An index the spec does not declare is refused at registration.
+   */
+  index?: string;
 }
 
 /** A kind the controller owns: cached, mapped to owners, and written by {@link ReconcileContext.children}. */
@@ -241,15 +249,17 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> extends Pacin
    * kind is owned `anywhere`, which brings the runtime's own finalizer).
    */
   finalizer?: FinalizerSpec<T>;
-  /** Other resources, each with a `map` to primary keys. */
+  /** Other resources, each with a `map` (or an `index`) to primary keys. */
   watches?: Watch<T>[];
   /**
    * Named indexes of the primary cache, for the `map` of a watch or an
    * owned kind: each a function from a primary to the values it is found
    * under, e.g. `{ bySource: (m) => [\`${m.metadata.namespace}/${m.spec.source}\`] }`,
-   * read with `primary.byIndex("bySource", key)`. An index keeps its values
-   * for every key, also when a memory limit evicted the object. Defaults to
-   * none.
+   * read with `primary.byIndex("bySource", key)` or named by an entry's
+   * `index`. An index keeps its values for every key, also when a memory
+   * limit evicted the object. An index function that throws indexes that
+   * object under nothing; the failure is counted and logged once for its
+   * key, as is a `map`'s. Defaults to none.
    */
   indexes?: Record<string, (primary: T) => readonly string[]>;
   /** Shapes cached primaries; defaults to the store's strip transform. */

@@ -99,6 +99,12 @@ export interface ControllerMetrics {
   reconciled(result: ReconcileResult, seconds: number): void;
   /** A worker started (+1) or finished (-1) a reconcile. */
   activeWorkers(delta: 1 | -1): void;
+  /**
+   * A `map` or an index function of the spec threw on an object of
+   * `resource` (`kinglet_relation_errors_total`). Optional, for recorders
+   * written before it.
+   */
+  relationFailed?(fn: "map" | "index", resource: string): void;
 }
 
 /** Something with a store's {@link StoreStats}, read on scrape. */
@@ -152,6 +158,7 @@ export class RuntimeMetrics {
   readonly #reconcileTime: Histogram<"controller">;
   readonly #maxConcurrent: Gauge<"controller">;
   readonly #activeWorkers: Gauge<"controller">;
+  readonly #relationErrors: Counter<"controller" | "resource" | "function">;
   readonly #requests: Counter<"code" | "method" | "host">;
   readonly #rateLimiterWait: Histogram<"verb" | "host">;
   /** The latest queue probe per controller; a restarted controller's queue replaces its old one. */
@@ -225,6 +232,11 @@ export class RuntimeMetrics {
       "Number of currently used workers per controller",
       c,
     );
+    this.#relationErrors = r.counter(
+      "kinglet_relation_errors_total",
+      "Failures of a controller's map or index functions, per controller, resource and function",
+      ["controller", "resource", "function"],
+    );
     this.#requests = r.counter(
       "rest_client_requests_total",
       "Number of HTTP requests, partitioned by status code, method, and host.",
@@ -290,6 +302,8 @@ export class RuntimeMetrics {
         this.#reconcileTime.observe(labels, seconds);
       },
       activeWorkers: (delta) => this.#activeWorkers.inc(labels, delta),
+      relationFailed: (fn, resource) =>
+        this.#relationErrors.inc({ controller, resource, function: fn }),
     };
   }
 
