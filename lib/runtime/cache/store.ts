@@ -6,7 +6,8 @@
  * This is a cache and may be stale: it holds what the watch has delivered so
  * far. Reads are synchronous except {@link Store.getOrFetch}.
  *
- * Under a budget the store evicts full objects, least recently read first,
+ * Under a budget (budget.ts: limits, eviction, read-back) the store evicts
+ * full objects, least recently read first,
  * but keeps a compact entry for every key (uid, resourceVersion, generation,
  * owner uids, deletion flag, a fingerprint of labels and annotations, index
  * values), so no object is ever forgotten:
@@ -37,18 +38,9 @@ import { logger } from "../../log.ts";
 import { Entry, LinkedEntry, many, StoreState } from "./_store_state.ts";
 import { estimateBytes } from "./estimate_bytes.ts";
 import { metadataFingerprint } from "./_fingerprint.ts";
-import { SingleFlight } from "../../async/single_flight.ts";
+import { Budget, type EvictionReason, type StoreBudget } from "./budget.ts";
 
-/** Why a full object left the cache while its key stayed known. */
-export type EvictionReason = "budget-objects" | "budget-bytes";
-
-/** Limits on what the store keeps in full; unset means unlimited. */
-export interface StoreBudget {
-  /** Most full objects kept at once. */
-  maxObjects?: number;
-  /** Most bytes of full objects kept at once, by {@link estimateBytes}. */
-  maxBytes?: number;
-}
+export type { EvictionReason, StoreBudget } from "./budget.ts";
 
 /** What the store knows of a key even when its object is evicted. */
 export interface StoreEntry {
@@ -205,13 +197,8 @@ export function stripTransform<T extends KubeObject>(object: T): T {
 export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> {
   readonly #transform: (object: KubeObject) => T;
   readonly #indexers: [string, (object: T) => readonly string[]][];
-  #maxObjects: number;
-  #maxBytes: number;
-  /** Whether entries keep LRU links: only a budget evicts, so only a budget needs them. */
-  readonly #linked: boolean;
-  /** Live GETs of evicted objects, one per key, shared by concurrent readers. */
-  readonly #fetches: SingleFlight<ObjectKey, T | undefined> | undefined;
-  readonly #onEvict: StoreOptions<T>["onEvict"];
+  /** Limits, eviction and read-back of evicted objects. */
+  readonly #budget: Budget<T>;
   #state: StoreState<T>;
   /** The list under way, between `init` and `initDone`; readers never see it. */
   #pending: PendingList<T> | undefined;
@@ -219,7 +206,6 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   #listeners = new Set<(change: StoreChange<T>) => void>();
   #hits = 0;
   #misses = 0;
-  #evictions = 0;
 
   /**
    * Creates an empty store.
@@ -230,20 +216,11 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   constructor(options: StoreOptions<T> = {}) {
     this.#transform = options.transform ?? (stripTransform as (object: KubeObject) => T);
     this.#indexers = Object.entries(options.indexers ?? {});
-    this.#maxObjects = positive("create the store", "maxObjects", options.budget?.maxObjects);
-    this.#maxBytes = positive("create the store", "maxBytes", options.budget?.maxBytes);
-    this.#linked = this.#maxObjects !== Infinity || this.#maxBytes !== Infinity;
-    const fetch = options.fetch;
-    this.#fetches = fetch && new SingleFlight(async (key, signal) => {
-      const raw = await fetch(key, signal);
-      return raw === undefined ? undefined : this.#recache(key, raw);
+    this.#budget = new Budget<T>(options.budget, {
+      ...(options.fetch && { fetch: options.fetch }),
+      recache: (key, raw) => this.#recache(key, raw as KubeObject),
+      ...(options.onEvict && { onEvict: options.onEvict }),
     });
-    this.#onEvict = options.onEvict;
-    if (options.budget && !fetch) {
-      throw new TypeError(
-        "Cannot create the store: a memory budget needs 'fetch' to read evicted objects back",
-      );
-    }
     this.#state = new StoreState(this.#indexers.length);
   }
 
@@ -300,8 +277,8 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   async getOrFetch(key: ObjectKey, signal?: AbortSignal): Promise<T | undefined> {
     signal?.throwIfAborted();
     const cached = this.get(key);
-    if (cached || !this.has(key) || !this.#fetches) return cached;
-    return await this.#fetches.do(key, signal);
+    if (cached || !this.has(key) || !this.#budget.canReadBack) return cached;
+    return await this.#budget.readBack(key, signal);
   }
 
   /** What the store knows of `key`, evicted or not. */
@@ -362,23 +339,14 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
    * ```
    */
   setBudget(budget: StoreBudget | undefined): void {
-    if (!this.#linked) {
-      throw new TypeError(
-        "Cannot set the store's budget: it was created without one; " +
-          "give it a budget (and 'fetch') when creating it",
-      );
-    }
-    const maxObjects = positive("set the store's budget", "maxObjects", budget?.maxObjects);
-    const maxBytes = positive("set the store's budget", "maxBytes", budget?.maxBytes);
-    this.#maxObjects = maxObjects;
-    this.#maxBytes = maxBytes;
+    this.#budget.set(budget);
     this.#enforceBudget(this.#state);
     if (this.#pending) this.#enforceBudget(this.#pending.state);
   }
 
   /** Whether the store was created with a budget, so {@link Store.setBudget} may change it. */
   get budgeted(): boolean {
-    return this.#linked;
+    return this.#budget.linked;
   }
 
   /** Counters and sizes, for metrics. */
@@ -389,7 +357,7 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
       bytes: this.#state.bytes,
       hits: this.#hits,
       misses: this.#misses,
-      evictions: this.#evictions,
+      evictions: this.#budget.evictions,
     };
   }
 
@@ -530,14 +498,17 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
       object,
       estimateBytes(object),
     ] as const;
-    state.set(key, this.#linked ? new LinkedEntry(key, ...fields) : new Entry(...fields));
+    state.set(key, this.#budget.linked ? new LinkedEntry(key, ...fields) : new Entry(...fields));
     this.#enforceBudget(state);
     return object;
   }
 
+  /** Evicts down to the budget; a list under way keeps what it evicts for its listeners. */
   #enforceBudget(state: StoreState<T>): void {
-    while (state.objects > this.#maxObjects) this.#evict(state, "budget-objects");
-    while (state.bytes > this.#maxBytes && state.objects > 0) this.#evict(state, "budget-bytes");
+    const pending = this.#pending;
+    if (state === pending?.state) {
+      this.#budget.enforce(state, (key, object) => pending.evicted.set(key, object));
+    } else this.#budget.enforce(state);
   }
 
   #listUnderWay(type: string): PendingList<T> {
@@ -546,21 +517,6 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
       `Cannot apply a watcher event of type '${type}': no list is under way; ` +
         "a list begins with 'init', and a page with a nameless object abandons it",
     );
-  }
-
-  #evict(state: StoreState<T>, reason: EvictionReason): void {
-    const oldest = state.oldest!;
-    if (state === this.#pending?.state) this.#pending.evicted.set(oldest.key, oldest.object!);
-    state.uncache(oldest);
-    this.#evictions++;
-    try {
-      this.#onEvict?.(oldest.key, reason);
-    } catch (error) {
-      logger("store").error("eviction callback failed for {key}: {error}", {
-        key: oldest.key,
-        error: describeError(error),
-      });
-    }
   }
 
   /** Caches a fetched object if it is the version indexed and still evicted; returns it transformed. */
@@ -609,14 +565,4 @@ function view<T>(key: ObjectKey, entry: Entry<T>): StoreEntry {
     fingerprint: entry.fingerprint,
     cached: entry.object !== undefined,
   };
-}
-
-function positive(action: string, name: string, value: number | undefined): number {
-  if (value === undefined) return Infinity;
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new RangeError(
-      `Cannot ${action}: budget '${name}' must be a positive integer, got ${value}`,
-    );
-  }
-  return value;
 }

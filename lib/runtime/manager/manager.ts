@@ -60,11 +60,13 @@ import { terminationSignal } from "./_termination_signal.ts";
 import { type RunningListener, serveEndpoints } from "./http.ts";
 import { electionOf, type LeaderElection } from "./leader_election.ts";
 import { managerRoutes } from "./_routes.ts";
+import { debugReport, type Phase, readiness } from "./_report.ts";
 import { RuntimeMetrics } from "../metrics/metrics.ts";
 import { Semaphore } from "../../async/semaphore.ts";
 import { TokenBucketRateLimiter } from "../queue/rate_limiter.ts";
 import { MemoryGovernor } from "../memory/governor.ts";
 import { type MemoryLevel, memoryPlan } from "../memory/plan.ts";
+import { cacheShares, limitCaches } from "../memory/cache_shares.ts";
 
 /** How often the manager checks whether a finished burst left garbage to collect. */
 const HEAP_RELEASE_CHECK_MS = 5_000;
@@ -75,8 +77,6 @@ export {
   type LeaseElectionOptions,
 } from "./leader_election.ts";
 export type { ManagerClient, ManagerOptions, ManagerOutcome } from "./options.ts";
-
-type Phase = "starting" | "standby" | "syncing" | "running" | "stopping";
 
 /** Caches running under {@link Manager}: `stopped` aborts when they stop or fail. */
 interface RunningCaches {
@@ -174,10 +174,16 @@ export class Manager {
 
   /** Registers a controller; call before {@link Manager.run}. */
   add<T extends KubeObject>(spec: ControllerSpec<T>): Controller<T> {
-    const budget = this.#memory
-      ? this.#primaryBudget(this.#memory.plan.cacheBytes.normal)
-      : this.#options.budget;
-    const ownedBudget = this.#memory && { maxBytes: this.#memory.plan.cacheBytes.normal };
+    // Under a memory limit every cache starts budgeted; the shares are set once all are added.
+    const shares = this.#memory &&
+      cacheShares(
+        this.#memory.plan.cacheBytes.normal,
+        "normal",
+        { primaries: 1, owned: 0 },
+        this.#options.budget,
+      );
+    const budget = shares?.primary ?? this.#options.budget;
+    const ownedBudget = shares?.owned;
     const controller = new Controller(spec, {
       client: this.#client,
       events: this.events,
@@ -339,31 +345,13 @@ export class Manager {
     }
   }
 
-  /** The budget of each primary cache when all of them may keep `totalBytes` together. */
-  #primaryBudget(totalBytes: number) {
-    const own = this.#options.budget;
-    return {
-      ...(own?.maxObjects !== undefined && { maxObjects: own.maxObjects }),
-      maxBytes: Math.max(1, Math.min(own?.maxBytes ?? Infinity, Math.floor(totalBytes))),
-    };
-  }
-
-  /**
-   * Sizes the caches for `totalBytes` at a memory limit's `level`, evicting
-   * down to it at once: at `normal` the primary caches share the bytes and
-   * each owned kind's cache may keep as much on its own; under pressure every
-   * cache, primary or owned, gets an equal share.
-   */
+  /** Sets every cache's share of `totalBytes` at a memory limit's `level` (memory/cache_shares.ts). */
   #limitCaches(totalBytes: number, level: MemoryLevel): void {
     // A controller's reflectors start with its primary's.
     const primaries = new Set(this.#controllers.map((c) => c.reflectors[0]!));
     const owned = this.caches.entries().map((e) => e.reflector)
       .filter((reflector) => reflector.store.budgeted && !primaries.has(reflector));
-    const pressure = level !== "normal";
-    const share = totalBytes / Math.max(1, primaries.size + (pressure ? owned.length : 0));
-    for (const reflector of primaries) reflector.setBudget(this.#primaryBudget(share));
-    const ownedBudget = { maxBytes: Math.max(1, Math.floor(pressure ? share : totalBytes)) };
-    for (const reflector of owned) reflector.setBudget(ownedBudget);
+    limitCaches({ primaries: [...primaries], owned }, totalBytes, level, this.#options.budget);
   }
 
   #drainMs(): number {
@@ -386,61 +374,24 @@ export class Manager {
     }
   }
 
-  /** Why the manager is not ready; empty when it is. */
+  /** Why the manager is not ready; empty when it is (manager/_report.ts). */
   readiness(): string[] {
-    if (this.#phase === "standby") return [];
-    if (this.#phase === "starting" || this.#phase === "stopping") return [this.#phase];
-    const staleAfter = this.#options.staleAfterMs ?? 660_000;
-    const now = this.#clock.now();
-    const problems: string[] = [];
-    for (const { resource, reflector } of this.caches.entries()) {
-      const f = reflector.freshness;
-      if (!f.synced) {
-        problems.push(`${resource.plural}: not synced${f.lastError ? `: ${f.lastError}` : ""}`);
-      } else if (f.lastActivityAt === undefined || now - f.lastActivityAt > staleAfter) {
-        problems.push(`${resource.plural}: no watch activity for ${staleAfter / 1000}s`);
-      }
-    }
-    return problems;
+    return readiness(this.#phase, this.caches, this.#clock.now(), this.#options.staleAfterMs);
   }
 
   /**
-   * What each cache holds: sizes and freshness, never object contents. The
-   * keys of one cache are served page by page at `/debug/cache?cache=<name>`
-   * (see lib/runtime/cache_debug.ts).
+   * What each cache holds: sizes and freshness, never object contents
+   * (manager/_report.ts). The keys of one cache are served page by page at
+   * `/debug/cache?cache=<name>` (see lib/runtime/cache/cache_debug.ts).
    */
   debugCache(): Record<string, unknown> {
-    const now = this.#clock.now();
-    const kinds: Record<string, unknown> = {};
-    for (const { name, reflector } of this.caches.entries()) {
-      const f = reflector.freshness;
-      kinds[name] = {
-        ...reflector.store.stats(),
-        synced: f.synced,
-        resourceVersion: f.resourceVersion,
-        restarts: f.restarts,
-        lastActivitySecondsAgo: f.lastActivityAt === undefined
-          ? null
-          : Math.round((now - f.lastActivityAt) / 1000),
-      };
-    }
-    const memory = Deno.memoryUsage();
-    return {
+    return debugReport({
       phase: this.#phase,
-      memory: {
-        rssBytes: memory.rss,
-        heapUsedBytes: memory.heapUsed,
-        heapTotalBytes: memory.heapTotal,
-        externalBytes: memory.external,
-      },
+      caches: this.caches,
+      now: this.#clock.now(),
       ...(this.#memory && { memoryLimit: this.#memory.stats() }),
-      controllers: this.#controllers.map((c) => ({
-        name: c.spec.name,
-        queueDepth: c.queue.len,
-        inFlight: c.inFlight,
-      })),
-      caches: kinds,
-    };
+      controllers: this.#controllers,
+    });
   }
 }
 

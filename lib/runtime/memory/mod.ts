@@ -3,7 +3,9 @@
  * degrades in a fixed order as it nears the limit (first the caches, owned
  * kinds' too, evict down to a tighter budget, with full garbage collections;
  * then fewer reconciles run at once), relaxing again with hysteresis as it falls;
- * {@link memoryPlan} sizes what grows from the limit; and
+ * {@link memoryPlan} sizes what grows from the limit; {@link cacheShares}
+ * divides the caches' bytes among them (each store keeps its budget with
+ * cache/budget.ts: limits, eviction, read-back); and
  * {@link cgroupMemoryLimit} reads the container's limit, the usual default.
  * A manager given `memoryLimit` wires all of it.
  *
@@ -26,6 +28,7 @@
  *
  * @module
  */
+export { type Budgeted, type CacheShares, cacheShares, limitCaches } from "./cache_shares.ts";
 export { type CgroupMemoryLimit, cgroupMemoryLimit, type CgroupReadOptions } from "./cgroup.ts";
 export * from "./governor.ts";
 export { type MemoryLevel, type MemoryPlan, memoryPlan } from "./plan.ts";
