@@ -58,15 +58,20 @@
  * - The manager's endpoints listen on loopback by default
  *   (`127.0.0.1:8080`, `127.0.0.1:8081`).
  *
- * The stages are usable on their own, each from its folder: `watcher/`,
+ * This module exports what an author writes and runs controllers with (the
+ * manager, the controller spec and its reconcile context, conditions,
+ * finalizers, error policies, CRD installation, RBAC rules, logging) and the
+ * types their signatures name. The stages are usable on their own, each
+ * reached by its module path, `lib/runtime/<stage>/mod.ts`: `watcher/`,
  * `cache/`, `queue/`, `controller/`, `events/`, `leader/`, `metrics/`,
- * `memory/` (a memory limit kept by degrading in order), `manager/` and `rbac/`
- * (least-privilege rules derived from the controller specs); `objects/` holds the helpers a reconcile uses on the objects
- * it writes (conditions, owner references, order-insensitive equality).
+ * `memory/` (a memory limit kept by degrading in order), `manager/`, `crds/`
+ * and `rbac/` (least-privilege rules derived from the controller specs);
+ * `objects/` holds the helpers a reconcile uses on the objects it writes
+ * (conditions, owner references, order-insensitive equality).
  *
  * @example A work queue on a fake clock, the way the runtime's tests drive it
  * ```ts
- * import { WorkQueue } from "./mod.ts";
+ * import { WorkQueue } from "./queue/mod.ts";
  * import { FakeClock } from "../async/mod.ts";
  * const clock = new FakeClock();
  * const queue = new WorkQueue<string>({ clock });
@@ -78,17 +83,120 @@
  *
  * @module
  */
+// What examples, kinglet's operators, main.ts, the CLI and the README use, and every type their
+// signatures name: Manager's `add`, `caches`, `events` and `metrics` bring in the stages' classes.
 export type { Clock } from "../async/clock.ts";
 export { type LogFormat, type LoggingOptions, type LogLevel, setupLogging } from "../log.ts";
-export * from "./cache/mod.ts";
-export * from "./controller/mod.ts";
-export * from "./crds/mod.ts";
-export * from "./events/mod.ts";
-export * from "./leader/mod.ts";
-export * from "./manager/mod.ts";
-export * from "./memory/mod.ts";
-export * from "./metrics/mod.ts";
-export * from "./objects/mod.ts";
-export * from "./queue/mod.ts";
-export * from "./rbac/mod.ts";
-export * from "./watcher/mod.ts";
+export {
+  type CacheClient,
+  type CacheEntry,
+  type CacheOptions,
+  type CacheReader,
+  type Caches,
+  projectPrimary,
+  type Reflector,
+  type Store,
+  type StoreBudget,
+  type StoreChange,
+  type StoreEntry,
+  type StoreStats,
+  type StoreView,
+} from "./cache/mod.ts";
+export {
+  type Action,
+  addFinalizer,
+  type ApplyChild,
+  type Children,
+  type Controller,
+  type ControllerClient,
+  type ControllerSpec,
+  type ErrorPolicy,
+  finalizer,
+  type FinalizerClient,
+  type FinalizerHandlers,
+  type FinalizerSpec,
+  fixedErrorPolicy,
+  type Owned,
+  OWNER_LABELS,
+  type PacingOptions,
+  type PrimaryView,
+  type ReconcileClient,
+  type ReconcileContext,
+  type ReconcileEvents,
+  removeFinalizer,
+  TerminalError,
+  tieredErrorPolicy,
+  type Watch,
+} from "./controller/mod.ts";
+export {
+  type CrdCondition,
+  CrdWaitError,
+  installCrds,
+  type InstallCrdsOptions,
+  uninstallCrds,
+  type UninstallCrdsOptions,
+} from "./crds/mod.ts";
+export type { EventInit, EventPublisher, EventRecorder, EventRecorderStats } from "./events/mod.ts";
+export type { LeaseClient } from "./leader/mod.ts";
+export {
+  type EndpointAuth,
+  type LeaderElection,
+  type LeaseElectionOptions,
+  Manager,
+  type ManagerClient,
+  type ManagerOptions,
+  type ManagerOutcome,
+  type ReviewClient,
+  type RunningListener,
+  tokenReviewAuth,
+  type TokenReviewAuthOptions,
+} from "./manager/mod.ts";
+export {
+  type CgroupMemoryLimit,
+  cgroupMemoryLimit,
+  type CgroupReadOptions,
+  type MemoryLevel,
+  type MemoryStats,
+} from "./memory/mod.ts";
+export {
+  type ControllerMetrics,
+  type Counter,
+  type Gauge,
+  type Histogram,
+  type Labels,
+  type Metric,
+  type ProcessStats,
+  type ReconcileResult,
+  type Registry,
+  RuntimeMetrics,
+  type RuntimeMetricsOptions,
+  type Series,
+  type StatsSource,
+} from "./metrics/mod.ts";
+export {
+  type Condition,
+  type ConditionStatus,
+  type ConditionUpdate,
+  controllerReference,
+  findCondition,
+  isConditionTrue,
+  setCondition,
+} from "./objects/mod.ts";
+export type { AddOptions, QueueMetrics, QueueSnapshot, WorkQueue } from "./queue/mod.ts";
+export {
+  controllerRules,
+  type ControllerRulesOptions,
+  type ExplainedRule,
+  leaderElectionRules,
+  type PolicyRule,
+  type RbacRule,
+} from "./rbac/mod.ts";
+export type {
+  ListWatchClient,
+  OutageReport,
+  StreamingLists,
+  Unreachable,
+  WatcherEvent,
+  WatcherFreshness,
+  WatcherOptions,
+} from "./watcher/mod.ts";

@@ -9,13 +9,13 @@ import {
 } from "../../lib/kube/mod.ts";
 import {
   type Action,
-  Caches,
-  Controller,
   controllerReference,
   type ControllerSpec,
   OWNER_LABELS,
   type ReconcileContext,
 } from "../../lib/runtime/mod.ts";
+import { Caches } from "../../lib/runtime/cache/mod.ts";
+import { Controller } from "../../lib/runtime/controller/mod.ts";
 import {
   labelledOwnerKey,
   reachedByReference,

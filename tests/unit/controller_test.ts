@@ -3,14 +3,13 @@ import { FakeClock, flushMicrotasks, Semaphore } from "../../lib/async/mod.ts";
 import { CONFIG_MAPS, DEPLOYMENTS, type KubeObject, SECRETS } from "../../lib/kube/mod.ts";
 import {
   type Action,
-  Caches,
-  Controller,
   type ControllerSpec,
   fixedErrorPolicy,
   type ReconcileContext,
-  stripTransform,
   TerminalError,
 } from "../../lib/runtime/mod.ts";
+import { Caches, stripTransform } from "../../lib/runtime/cache/mod.ts";
+import { Controller } from "../../lib/runtime/controller/mod.ts";
 import { MemoryCluster } from "../../lib/testing/mod.ts";
 import { Happenings } from "./_until.ts";
 

@@ -10,7 +10,8 @@ import {
   type KubeObject,
   PERSISTENT_VOLUME_CLAIMS,
 } from "../../lib/kube/mod.ts";
-import { findCondition, type KubeEvent, Manager } from "../../lib/runtime/mod.ts";
+import { findCondition, Manager } from "../../lib/runtime/mod.ts";
+import type { KubeEvent } from "../../lib/runtime/events/mod.ts";
 import { FakeClock, MemoryCluster, waitFor } from "../../lib/testing/mod.ts";
 import { backupController, renderPlan } from "../../examples/backup/backup.ts";
 import { type Backup, backups } from "../../examples/backup/schema.ts";

@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { CONFIG_MAPS, EVENTS, type KubeObject } from "../../lib/kube/mod.ts";
-import { type KubeEvent, Manager } from "../../lib/runtime/mod.ts";
+import { Manager } from "../../lib/runtime/mod.ts";
+import type { KubeEvent } from "../../lib/runtime/events/mod.ts";
 import { FakeClock, MemoryCluster, waitFor } from "../../lib/testing/mod.ts";
 import {
   type ConfigMap,

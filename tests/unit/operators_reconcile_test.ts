@@ -16,7 +16,9 @@ import { inferenceServiceController } from "../../lib/operators/inference/reconc
 import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { webAppController } from "../../lib/operators/webapp/reconcile.ts";
 import type { EventInit } from "../../lib/runtime/mod.ts";
-import { Caches, Controller, type ControllerSpec } from "../../lib/runtime/mod.ts";
+import type { ControllerSpec } from "../../lib/runtime/mod.ts";
+import { Caches } from "../../lib/runtime/cache/mod.ts";
+import { Controller } from "../../lib/runtime/controller/mod.ts";
 import { MemoryCluster, waitFor } from "../../lib/testing/mod.ts";
 import { Happenings, until } from "./_until.ts";
 

@@ -9,15 +9,15 @@ import { FakeClock, Semaphore } from "../../lib/async/mod.ts";
 import { type ApplyOptions, CONFIG_MAPS, type KubeObject, SECRETS } from "../../lib/kube/mod.ts";
 import {
   type Action,
-  Caches,
   type Condition,
-  Controller,
   controllerReference,
   type ControllerSpec,
   type EventInit,
   type ReconcileContext,
   setCondition,
 } from "../../lib/runtime/mod.ts";
+import { Caches } from "../../lib/runtime/cache/mod.ts";
+import { Controller } from "../../lib/runtime/controller/mod.ts";
 import { MemoryCluster, waitFor } from "../../lib/testing/mod.ts";
 
 interface Published {

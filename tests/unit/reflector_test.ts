@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../../lib/async/mod.ts";
 import { CONFIG_MAPS, type KubeObject } from "../../lib/kube/mod.ts";
-import { listerWatcher, Reflector, Store, watcher } from "../../lib/runtime/mod.ts";
+import { Reflector, Store } from "../../lib/runtime/cache/mod.ts";
+import { listerWatcher, watcher } from "../../lib/runtime/watcher/mod.ts";
 import { MemoryCluster } from "../../lib/testing/mod.ts";
 import { Happenings } from "./_until.ts";
 
