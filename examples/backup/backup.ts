@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { CONFIG_MAPS, PERSISTENT_VOLUME_CLAIMS } from "../../lib/kube/mod.ts";
-import type { ControllerSpec } from "../../lib/runtime/mod.ts";
-import { controllerReference, setCondition, tieredErrorPolicy } from "../../lib/runtime/mod.ts";
+import { CONFIG_MAPS, PERSISTENT_VOLUME_CLAIMS } from "@kinglet/kinglet/kube";
+import type { ControllerSpec } from "@kinglet/kinglet/runtime";
+import { controllerReference, setCondition, tieredErrorPolicy } from "@kinglet/kinglet/runtime";
 import { type Backup, backups } from "./schema.ts";
 
 /** The label of the plans, which the controller's cache selects by. */

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { Manager, setupLogging } from "../../lib/runtime/mod.ts";
+import { Manager, setupLogging } from "@kinglet/kinglet/runtime";
 import { backupController } from "./backup.ts";
 import { backups } from "./schema.ts";
 

@@ -7,7 +7,7 @@
  * @module
  */
 import { z } from "zod";
-import { conditionsSchema, type CustomObject, defineKind } from "../../lib/crd/mod.ts";
+import { conditionsSchema, type CustomObject, defineKind } from "@kinglet/kinglet/crd";
 
 /** The Backup kind: its resource, its CRD and its schemas. */
 export const backups = defineKind({

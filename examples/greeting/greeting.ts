@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { CONFIG_MAPS, type KubeObject } from "../../lib/kube/mod.ts";
-import { controllerReference, type ControllerSpec } from "../../lib/runtime/mod.ts";
+import { CONFIG_MAPS, type KubeObject } from "@kinglet/kinglet/kube";
+import { controllerReference, type ControllerSpec } from "@kinglet/kinglet/runtime";
 import { type Greeting, greetings } from "./schema.ts";
 
 /** The label on every ConfigMap the operator renders, and the selector of its cache. */

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { Manager, setupLogging } from "../../lib/runtime/mod.ts";
+import { Manager, setupLogging } from "@kinglet/kinglet/runtime";
 import { greetingController } from "./greeting.ts";
 import { greetings } from "./schema.ts";
 

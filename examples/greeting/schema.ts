@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import { type CustomObject, defineKind } from "../../lib/crd/mod.ts";
+import { type CustomObject, defineKind } from "@kinglet/kinglet/crd";
 
 /** The Greeting kind: its resource, its CRD and its schemas. */
 export const greetings = defineKind({

@@ -1,6 +1,7 @@
 /**
- * The README and the manifests agree, and the memory figures they quote come
- * from the benchmark runs committed under bench/latest/.
+ * The in-cluster guide (docs/in-cluster.md) and the manifests agree, and the
+ * memory figures they quote come from the benchmark runs committed under
+ * bench/latest/.
  */
 import assert from "node:assert/strict";
 import { parse } from "yaml";
@@ -21,12 +22,15 @@ interface Deployment {
 const DEPLOYMENT = read("deploy/deployment.yaml");
 const resources = (parse(DEPLOYMENT) as Deployment).spec.template.spec.containers[0]!.resources;
 
-/** The README's paragraph about the Deployment's memory. */
-function readmeSentence(): string {
-  const readme = read("README.md").replace(/\n/g, " ");
+/** The in-cluster guide's paragraph about the Deployment's memory. */
+function guideSentence(): string {
+  const guide = read("docs/in-cluster.md").replace(/\n/g, " ");
   const match = /\d+ Mi of memory requested and a \d+ Mi limit \([^()]*(?:\([^()]*\)[^()]*)*\)/
-    .exec(readme);
-  assert.ok(match, "the README no longer states the Deployment's memory request and limit");
+    .exec(guide);
+  assert.ok(
+    match,
+    "docs/in-cluster.md no longer states the Deployment's memory request and limit",
+  );
   return match[0];
 }
 
@@ -51,14 +55,14 @@ function assertFiguresFromReports(text: string, where: string): void {
   }
 }
 
-Deno.test("the README quotes the Deployment's memory request and limit as deploy/ sets them", () => {
-  const [request, limit] = [...readmeSentence().matchAll(/(\d+) Mi/g)].map((m) => `${m[1]}Mi`);
+Deno.test("docs/in-cluster.md quotes the Deployment's memory request and limit as deploy/ sets them", () => {
+  const [request, limit] = [...guideSentence().matchAll(/(\d+) Mi/g)].map((m) => `${m[1]}Mi`);
   assert.equal(request, resources.requests.memory);
   assert.equal(limit, resources.limits.memory);
 });
 
 Deno.test("the memory figures behind the Deployment's sizing come from committed runs", () => {
-  assertFiguresFromReports(readmeSentence(), "the README's Deployment paragraph");
+  assertFiguresFromReports(guideSentence(), "docs/in-cluster.md's Deployment paragraph");
   const comment = DEPLOYMENT.split("\n").filter((l) => l.trim().startsWith("#")).join(" ")
     .replace(/\s*#\s*/g, " ");
   const sizing = /Measured by the resource benchmark.*?No CPU limit/.exec(comment);
@@ -68,7 +72,7 @@ Deno.test("the memory figures behind the Deployment's sizing come from committed
 
 Deno.test("the request covers steady memory and the limit covers the restart peak", () => {
   const mebibytes = (q: string) => Number(q.replace(/Mi$/, ""));
-  const sentence = readmeSentence();
+  const sentence = guideSentence();
   const steady = Number(/([\d.]+) MiB steady/.exec(sentence)![1]);
   const peak = Number(/([\d.]+) MiB peak/.exec(sentence)![1]);
   assert.ok(mebibytes(resources.requests.memory) >= steady);

@@ -130,7 +130,7 @@ Deno.test("the example's controller plans, reports Ready, looks again each minut
   }
 });
 
-Deno.test("the README's snippet reaches the minute's requeue by 66 s, whatever the jitter draws", async () => {
+Deno.test("the snippet of docs/writing-operators.md reaches the minute's requeue by 66 s, whatever the jitter draws", async () => {
   const random = Math.random;
   // The latest draw: a ±10 % jitter puts the requeue just short of 66 s, past 60 s.
   Math.random = () => 0.999_999;
