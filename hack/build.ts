@@ -4,7 +4,10 @@
  * source maps in `dist/bundle/` ({@link BUNDLE_DIR}), the program that
  * `deno task start`, the dev loop, the benchmark, the tests and
  * `deno task compile` run. Why kinglet runs from a bundle rather than from
- * main.ts: README "Performance", and `CODE_CACHE_FLAG` in hack/_permissions.ts.
+ * main.ts: docs/performance.md, "V8 flags and the bundle", and `CODE_CACHE_FLAG`
+ * in lib/build/tuning.ts. The bundling itself is `bundle` of
+ * `@kinglet/kinglet/build` (lib/build/), the one an operator author's build
+ * runs too.
  *
  * ```sh
  * deno task build            # rebuilds only when an input changed
@@ -29,7 +32,9 @@
  */
 import { basename, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { runQuiet } from "./_process.ts";
+import { BuildError, bundle } from "../lib/build/mod.ts";
+
+export { BuildError };
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 
@@ -38,15 +43,6 @@ export const BUNDLE_DIR: string = join(REPO, "dist", "bundle");
 
 /** The bundle's entry, what every launcher runs. */
 export const BUNDLE_ENTRY: string = join(BUNDLE_DIR, "main.js");
-
-/** What one build bundles: kinglet's main.ts, or another program of the repository. */
-interface Program {
-  /** The source, relative to the repository. */
-  source: string;
-  dir: string;
-  entry: string;
-  inputs: readonly string[];
-}
 
 /**
  * What the bundle is built from, relative to the repository: a change to any
@@ -60,34 +56,6 @@ export const BUNDLE_INPUTS: readonly string[] = [
   "deno.json",
   "deno.lock",
 ];
-
-/**
- * The `deno bundle` options. Code splitting keeps the modules main.ts imports
- * dynamically (zod and yaml for `install` and `crds`) in chunks of their own,
- * loaded only by the commands that need them; `--keep-names` keeps the class
- * and function names that errors and logs show; the linked source maps let
- * Deno report stack traces at their TypeScript lines, reading a map only when
- * it formats a stack trace.
- *
- * The platform decides only which build of an npm package is bundled
- * (kinglet's own code comes out the same): for `deno`, esbuild picks yaml's
- * Node build, CommonJS whose `require("process")` cannot run inside an ES
- * module ("Dynamic require of "node:process" is not supported"), so
- * `kinglet crds` failed; the browser build is an ES module.
- */
-const BUNDLE_OPTIONS: readonly string[] = [
-  "--platform",
-  "browser",
-  "--minify",
-  "--keep-names",
-  "--code-splitting",
-  "--sourcemap=linked",
-];
-
-/** `deno bundle` or `deno cache` failed; the message carries their output. */
-export class BuildError extends Error {
-  override name = "BuildError";
-}
 
 /** Options of {@link buildBundle}. */
 export interface BuildOptions {
@@ -119,114 +87,20 @@ export interface BuildResult {
  * @throws {BuildError} when `deno bundle` or `deno cache` fails, with their output.
  */
 export async function buildBundle(options: BuildOptions = {}): Promise<BuildResult> {
-  const log = options.log ?? (() => {});
-  const program = programOf(options.source ?? "main.ts");
-  await Deno.mkdir(join(REPO, "dist"), { recursive: true });
-  using lock = await Deno.open(join(REPO, "dist", ".bundle.lock"), {
-    create: true,
-    write: true,
-  });
-  await lock.lock(true);
-  const inputs = await inputsHash(program.inputs);
-  const stamp = join(program.dir, ".inputs");
-  const current = await Deno.readTextFile(stamp).catch(() => "");
-  const built = options.force || current !== inputs || !(await exists(program.entry));
-  if (built) {
-    const started = performance.now();
-    // A sibling of the bundle's folder, so that the maps' relative paths to the sources hold.
-    const fresh = await Deno.makeTempDir({ dir: join(REPO, "dist"), prefix: ".bundle-" });
-    try {
-      await deno(["bundle", ...BUNDLE_OPTIONS, "--outdir", fresh, join(REPO, program.source)], [
-        `deno bundle could not bundle ${program.source}: a syntax error below names its file and line;`,
-        "otherwise check that the npm registry (or NPM_CONFIG_REGISTRY's mirror) is reachable,",
-        "where deno bundle fetches esbuild the first time.",
-      ]);
-      await Deno.writeTextFile(join(fresh, ".inputs"), inputs);
-      await Deno.remove(program.dir, { recursive: true }).catch((error) => {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      });
-      await Deno.rename(fresh, program.dir);
-      // A temporary folder is its owner's alone; the bundle is for whoever runs kinglet.
-      await Deno.chmod(program.dir, 0o755);
-    } catch (error) {
-      await Deno.remove(fresh, { recursive: true }).catch(() => {});
-      throw error;
-    }
-    const { size } = await Deno.stat(program.entry);
-    log(
-      `bundled ${program.source} into ${relative(Deno.cwd(), program.entry)} (${
-        (size / 1024).toFixed(0)
-      } KiB) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
-    );
-  }
-  await deno(["cache", program.entry], [`deno cache ${program.entry} failed.`]);
-  return { entry: program.entry, built };
-}
-
-function programOf(source: string): Program {
-  if (source === "main.ts") {
-    return { source, dir: BUNDLE_DIR, entry: BUNDLE_ENTRY, inputs: BUNDLE_INPUTS };
-  }
+  const source = options.source ?? "main.ts";
+  const other = source !== "main.ts";
   const name = basename(source).replace(/\.[cm]?[jt]sx?$/, "");
-  const dir = join(REPO, "dist", name);
-  return {
-    source,
-    dir,
-    entry: join(dir, `${name}.js`),
-    inputs: [source, ...BUNDLE_INPUTS.filter((input) => input !== "main.ts")],
-  };
-}
-
-/** Runs `deno <args>` in the repository; its output only on failure, under `advice`. */
-async function deno(args: string[], advice: string[]): Promise<void> {
-  const failed = await runQuiet(Deno.execPath(), args, { cwd: REPO });
-  if (!failed) return;
-  const text = failed.output.split("\n").filter((line) => !/deno bundle is experimental/.test(line))
-    .join("\n").trim();
-  throw new BuildError(`${advice.join("\n")}\n${text}`);
-}
-
-/** A hash of the Deno version, the bundle options and every input file's path and content. */
-async function inputsHash(inputs: readonly string[]): Promise<string> {
-  const files: string[] = [];
-  for (const input of inputs) {
-    if (input.endsWith("/")) await collect(join(REPO, input), files);
-    else files.push(join(REPO, input));
-  }
-  files.sort();
-  const encoder = new TextEncoder();
-  const parts: Uint8Array[] = [
-    encoder.encode(`${Deno.version.deno}\0${BUNDLE_OPTIONS.join(" ")}\0`),
-  ];
-  for (const file of files) {
-    parts.push(encoder.encode(`${relative(REPO, file)}\0`), await Deno.readFile(file));
-    parts.push(new Uint8Array(1));
-  }
-  const all = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    all.set(part, at);
-    at += part.length;
-  }
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", all));
-  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
-}
-
-async function collect(dir: string, into: string[]): Promise<void> {
-  for await (const entry of Deno.readDir(dir)) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory) await collect(path, into);
-    else if (entry.isFile) into.push(path);
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
+  const { entry, built } = await bundle({
+    root: REPO,
+    entry: source,
+    outDir: other ? join("dist", name) : BUNDLE_DIR,
+    inputs: other
+      ? [source, ...BUNDLE_INPUTS.filter((input) => input !== "main.ts")]
+      : BUNDLE_INPUTS,
+    ...(options.force && { force: true }),
+    ...(options.log && { log: options.log }),
+  });
+  return { entry, built };
 }
 
 async function main(args: string[]): Promise<number> {

@@ -1,9 +1,10 @@
 /**
- * Assembles the root file system of the FROM scratch image: an executable at
- * `/kinglet` plus the files listed in hack/scratch_files.txt, copied with
- * symbolic links followed. Dockerfile.scratch runs it in its build stage and
- * copies the result into the image; the rootfs test runs it to prove that
- * list complete.
+ * Assembles the root file system of kinglet's FROM scratch image: an
+ * executable at `/kinglet` plus the files listed in hack/scratch_files.txt
+ * (written by `deno task deploy`), copied with symbolic links followed, by
+ * lib/deploy's `assembleRootfs`, which an author's image uses too.
+ * Dockerfile.scratch runs it in its build stage and copies the result into
+ * the image; the rootfs test runs it to prove that list complete.
  *
  * ```sh
  * deno run -A hack/scratch_rootfs.ts /rootfs dist/kinglet-x86_64-unknown-linux-gnu
@@ -11,8 +12,15 @@
  *
  * @module
  */
-import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+  assembleRootfs as assemble,
+  SCRATCH_ARCHES,
+  type ScratchArch,
+  scratchFiles as listed,
+} from "../lib/deploy/mod.ts";
+
+export { SCRATCH_ARCHES, type ScratchArch };
 
 /** The list of files, one absolute path a line; `#` starts a comment. */
 export const SCRATCH_FILES_LIST: string = fileURLToPath(
@@ -21,11 +29,6 @@ export const SCRATCH_FILES_LIST: string = fileURLToPath(
 
 /** Where the executable lands, as the image's ENTRYPOINT names it. */
 export const ENTRYPOINT = "/kinglet";
-
-/** The architectures the image is built for, as Deno names them. */
-export const SCRATCH_ARCHES = ["x86_64", "aarch64"] as const;
-/** One of {@link SCRATCH_ARCHES}. */
-export type ScratchArch = typeof SCRATCH_ARCHES[number];
 
 /**
  * The paths hack/scratch_files.txt lists for `arch`: its own tagged lines
@@ -40,35 +43,8 @@ export type ScratchArch = typeof SCRATCH_ARCHES[number];
  *
  * @throws {TypeError} on a line that is no absolute path, or tagged with another architecture.
  */
-export async function scratchFiles(arch: ScratchArch = hostArch()): Promise<string[]> {
-  const text = await Deno.readTextFile(SCRATCH_FILES_LIST);
-  const paths: string[] = [];
-  for (const line of text.split("\n").map((l) => l.replace(/#.*/, "").trim()).filter(Boolean)) {
-    const [, tag, path = ""] = /^(?:\[([\w-]+)\]\s+)?(.*)$/.exec(line)!;
-    if (tag !== undefined && !(SCRATCH_ARCHES as readonly string[]).includes(tag)) {
-      throw new TypeError(
-        `Cannot read ${SCRATCH_FILES_LIST}: [${tag}] is no architecture; use ${
-          SCRATCH_ARCHES.join(" or ")
-        }`,
-      );
-    }
-    if (!isAbsolute(path)) {
-      throw new TypeError(`Cannot read ${SCRATCH_FILES_LIST}: ${path} is not an absolute path`);
-    }
-    if (tag === undefined || tag === arch) paths.push(path);
-  }
-  return paths;
-}
-
-/** This machine's architecture, which the build stage of the image shares with the image. */
-function hostArch(): ScratchArch {
-  const arch = Deno.build.arch;
-  if (!(SCRATCH_ARCHES as readonly string[]).includes(arch)) {
-    throw new TypeError(
-      `The image has no file list for ${arch}; it is built for x86_64 and aarch64`,
-    );
-  }
-  return arch as ScratchArch;
+export function scratchFiles(arch?: ScratchArch): Promise<string[]> {
+  return listed(SCRATCH_FILES_LIST, arch);
 }
 
 /** Options of {@link assembleRootfs}. */
@@ -87,59 +63,16 @@ export interface AssembleOptions {
  *
  * @throws {Deno.errors.NotFound} naming the listed file that is missing.
  */
-export async function assembleRootfs(
+export function assembleRootfs(
   dir: string,
   executable: string,
   options: AssembleOptions = {},
 ): Promise<void> {
-  const source = options.source ?? "/";
-  await makeDir(dir);
-  for (const path of await scratchFiles(options.arch)) {
-    const target = join(dir, path);
-    await makeDir(dirname(target));
-    try {
-      // copyFile follows symbolic links, so the image holds plain files.
-      await Deno.copyFile(join(source, path), target);
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) {
-        throw new Deno.errors.NotFound(
-          `${join(source, path)} is listed in ${SCRATCH_FILES_LIST} but missing`,
-        );
-      }
-      throw error;
-    }
-  }
-  const entrypoint = join(dir, ENTRYPOINT);
-  await Deno.remove(entrypoint).catch(() => {});
-  if (options.link) {
-    try {
-      await Deno.link(await Deno.realPath(executable), entrypoint);
-      return;
-    } catch {
-      // Another file system: copy below.
-    }
-  }
-  await Deno.copyFile(executable, entrypoint);
-  await Deno.chmod(entrypoint, 0o755);
-}
-
-/** Creates `path` and its parents with mode 0755, whatever the umask. */
-async function makeDir(path: string): Promise<void> {
-  const missing: string[] = [];
-  for (let p = path;; p = dirname(p)) {
-    try {
-      await Deno.stat(p);
-      break;
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound) || dirname(p) === p) throw error;
-      missing.unshift(p);
-    }
-  }
-  for (const p of missing) {
-    await Deno.mkdir(p);
-    await Deno.chmod(p, 0o755);
-  }
-  await Deno.chmod(path, 0o755);
+  return assemble(dir, executable, {
+    ...options,
+    list: SCRATCH_FILES_LIST,
+    entrypoint: ENTRYPOINT,
+  });
 }
 
 if (import.meta.main) {

@@ -3,7 +3,7 @@
  *
  * kinglet runs with narrow Deno permissions (read only the usual kubeconfig
  * and service account paths, a short list of environment variables, no
- * subprocesses; see the README's "Binary" section), so a kubeconfig in an
+ * subprocesses; see "Binary" in docs/node-mode.md), so a kubeconfig in an
  * unusual place, an exec credential plugin or a narrowed network list meets a
  * denial. Deno's own message names the flag but not how to pass it to a
  * compiled binary; {@link explainPermissionError} says both. Each grant can be
@@ -40,16 +40,21 @@ export type PermissionKind = typeof PERMISSION_KINDS[number];
 
 /**
  * The variable that widens `kind` for `deno task start` and `deno task
- * compile`: a comma-separated list added to kinglet's grants, or `all`.
+ * compile`: a comma-separated list added to kinglet's grants, or `all`. An
+ * operator built with `@kinglet/kinglet/build` reads its own, under the
+ * prefix its name gives.
  *
  * @example
  * ```ts
  * import { allowVariable } from "./permissions.ts";
  * allowVariable("read"); // "KINGLET_ALLOW_READ"
+ * allowVariable("read", "MIRROR"); // "MIRROR_ALLOW_READ"
  * ```
+ *
+ * @param prefix the operator's variable prefix; defaults to `KINGLET`.
  */
-export function allowVariable(kind: PermissionKind): string {
-  return `KINGLET_ALLOW_${kind.toUpperCase()}`;
+export function allowVariable(kind: PermissionKind, prefix = "KINGLET"): string {
+  return `${prefix}_ALLOW_${kind.toUpperCase()}`;
 }
 
 /**

@@ -48,8 +48,11 @@ export const LEADER_ELECTION_ROLE = "kinglet-leader-election";
 const RBAC = "rbac.authorization.k8s.io";
 const LABELS = { "app.kubernetes.io/name": "kinglet" };
 
-/** What the CLI itself does, beside its controllers. */
-function cliRules(primaries: readonly Resource[]): RbacRule[] {
+/**
+ * What the CLI itself does, beside the controllers of `primaries`: read
+ * their CRDs at start-up, review the tokens of who scrapes it.
+ */
+export function cliRules(primaries: readonly Resource[]): RbacRule[] {
   const review = (resource: Resource): RbacRule => ({
     apiGroups: [resource.group],
     resources: [resource.plural],

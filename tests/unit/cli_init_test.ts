@@ -121,19 +121,38 @@ Deno.test("init writes the project's files, and nothing else", () => {
     ".gitignore",
     "README.md",
     "bench/target.json",
+    "crds/kustomization.yaml",
     "deno.json",
+    "deploy/Dockerfile.scratch",
+    "deploy/Dockerfile.scratch.dockerignore",
+    "deploy/clusterrole.yaml",
+    "deploy/clusterrolebinding.yaml",
+    "deploy/deployment.yaml",
+    "deploy/kustomization.yaml",
+    "deploy/namespace.yaml",
+    "deploy/role.yaml",
+    "deploy/rolebinding.yaml",
+    "deploy/scratch_files.txt",
+    "deploy/serviceaccount.yaml",
+    "deploy/systemd/mirror-operator-credentials.service",
+    "deploy/systemd/mirror-operator-credentials.timer",
+    "deploy/systemd/mirror-operator.env",
+    "deploy/systemd/mirror-operator.service",
     "main.ts",
     "scripts/crds.ts",
+    "scripts/deploy.ts",
     "src/controller.ts",
+    "src/operator.ts",
     "src/schema.ts",
     "tests/e2e/operator_test.ts",
     "tests/unit/controller_test.ts",
+    "tests/unit/deploy_test.ts",
   ]);
   const schema = files.get("src/schema.ts")!;
   assert.match(schema, /defineKind\(\{\n {2}group: "example\.dev",\n {2}version: "v1alpha1",/);
   assert.match(schema, /conditions: conditionsSchema\(/);
   assert.match(files.get("src/controller.ts")!, /setCondition\(observed\?\.conditions, .*clock\)/);
-  assert.match(files.get("main.ts")!, /crds: \[mirrors\.crd\(\)\]/);
+  assert.match(files.get("main.ts")!, /crds: deployed \? \[\] : \[mirrors\.crd\(\)\]/);
   assert.match(files.get("tests/unit/controller_test.ts")!, /new MemoryCluster\(/);
   assert.match(files.get("tests/e2e/operator_test.ts")!, /await testCluster\(/);
 });
@@ -147,11 +166,16 @@ Deno.test("the project's deno.json maps kinglet's package names and has the fron
     "build",
     "check",
     "crds",
+    "deploy",
     "e2e",
     "start",
     "test",
   ]);
-  assert.match(config.tasks.build, /^echo 'not yet available: .*' >&2 && exit 1$/);
+  assert.equal(
+    config.tasks.build,
+    "deno run --allow-all ./vendor/kinglet/lib/build/cli.ts --name mirror-operator --entry main.ts " +
+      "--allow-env=METRICS_ADDRESS,HEALTH_ADDRESS",
+  );
   assert.match(
     config.tasks.bench,
     /vendor\/kinglet\/bench\/main\.ts --target bench\/target\.json$/,

@@ -10,20 +10,21 @@ import { importMap } from "./dependency.ts";
 import type { ProjectNames } from "./names.ts";
 
 /**
- * What `deno task build` says until kinglet builds an author's project the way
- * it builds itself: `hack/build.ts` bundles programs inside kinglet's own
- * repository only.
+ * `deno task build`: kinglet's own build (`lib/build/cli.ts`, the one behind
+ * kinglet's `deno task compile`) from wherever the project finds kinglet,
+ * for the operator `operator`. The binary may read the two variables main.ts
+ * reads beside the runtime's own.
  */
-export const BUILD_NOT_YET =
-  "not yet available: kinglet has no build for an operator project yet (its hack/build.ts " +
-  "bundles programs inside the kinglet repository only); run the operator with deno task start, " +
-  "or compile it with deno compile --allow-net --allow-read --allow-env --allow-sys=hostname main.ts";
+function buildTask(kinglet: string, operator: string): string {
+  return `deno run --allow-all ${kinglet}/lib/build/cli.ts --name ${operator} --entry main.ts ` +
+    "--allow-env=METRICS_ADDRESS,HEALTH_ADDRESS";
+}
 
 /** The permissions the operator runs with: the cluster, its kubeconfig, its variables. */
 export const RUN_PERMISSIONS = "--allow-net --allow-read --allow-env --allow-sys=hostname";
 
 /** `deno.json`: kinglet through the import map, kinglet's compiler options, the tasks. */
-export function denoJson(kinglet: string): string {
+export function denoJson(kinglet: string, names: ProjectNames): string {
   const config = {
     imports: importMap(kinglet),
     compilerOptions: {
@@ -32,15 +33,16 @@ export function denoJson(kinglet: string): string {
       noImplicitOverride: true,
       noFallthroughCasesInSwitch: true,
     },
-    fmt: { lineWidth: LINE_WIDTH, proseWrap: "preserve", exclude: ["crds/", "vendor/"] },
+    fmt: { lineWidth: LINE_WIDTH, proseWrap: "preserve", exclude: ["crds/", "deploy/", "vendor/"] },
     lint: { exclude: ["vendor/"] },
     tasks: {
       check: "deno fmt --check && deno lint && deno check main.ts src/ scripts/ tests/",
       test: "deno test --allow-all tests/unit/",
       e2e: "deno test --allow-all tests/e2e/",
       crds: "deno run --allow-read --allow-write=crds/ scripts/crds.ts",
+      deploy: "deno run --allow-read --allow-write=deploy/,crds/ scripts/deploy.ts",
       start: `deno run ${RUN_PERMISSIONS} main.ts`,
-      build: `echo '${BUILD_NOT_YET}' >&2 && exit 1`,
+      build: buildTask(kinglet, names.operator),
       bench: benchTask(kinglet),
     },
   };

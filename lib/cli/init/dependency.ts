@@ -1,6 +1,6 @@
 /**
- * Where a generated project finds kinglet: the import map of README's
- * "Depend on kinglet", the `@kinglet/kinglet/*` names pointed at a copy of
+ * Where a generated project finds kinglet: the import map of "Depend on
+ * kinglet" in docs/writing-operators.md, the `@kinglet/kinglet/*` names pointed at a copy of
  * kinglet's sources, vendored into the project (the default,
  * `./vendor/kinglet`), anywhere on disk (`--kinglet ../kinglet`), or at a URL
  * (`--kinglet https://raw.githubusercontent.com/<owner>/kinglet/<tag>`).
@@ -20,7 +20,7 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import meta from "../../../deno.json" with { type: "json" };
 import { UsageError } from "../flags.ts";
 
-/** Where kinglet goes when `--kinglet` is not given: README's vendored copy. */
+/** Where kinglet goes when `--kinglet` is not given: the vendored copy of "Depend on kinglet". */
 export const VENDORED = "./vendor/kinglet";
 
 /** The public modules of kinglet, by the name a project imports them under. */
@@ -30,6 +30,7 @@ const MODULES = {
   "@kinglet/kinglet/async": "lib/async/mod.ts",
   "@kinglet/kinglet/crd": "lib/crd/mod.ts",
   "@kinglet/kinglet/testing": "lib/testing/mod.ts",
+  "@kinglet/kinglet/deploy": "lib/deploy/mod.ts",
 } as const;
 
 /** The npm packages a project names: zod for its schemas, yaml for `deno task crds`. */

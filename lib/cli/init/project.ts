@@ -15,6 +15,7 @@
  */
 import { benchTarget, denoJson, gitignore } from "./config_files.ts";
 import type { ProjectNames } from "./names.ts";
+import { shippingFiles } from "./deploy_files.ts";
 import { readmeMd } from "./readme.ts";
 import { controllerTs, crdsScriptTs, mainTs, schemaTs } from "./source_files.ts";
 import { e2eTestTs, unitTestTs } from "./test_files.ts";
@@ -25,7 +26,7 @@ import { e2eTestTs, unitTestTs } from "./test_files.ts";
  */
 export function projectFiles(names: ProjectNames, kinglet: string): Map<string, string> {
   return new Map([
-    ["deno.json", denoJson(kinglet)],
+    ["deno.json", denoJson(kinglet, names)],
     ["README.md", readmeMd(names, kinglet)],
     [".gitignore", gitignore()],
     ["main.ts", mainTs(names)],
@@ -35,5 +36,6 @@ export function projectFiles(names: ProjectNames, kinglet: string): Map<string, 
     ["tests/unit/controller_test.ts", unitTestTs(names)],
     ["tests/e2e/operator_test.ts", e2eTestTs(names)],
     ["bench/target.json", benchTarget(names)],
+    ...shippingFiles(names),
   ]);
 }

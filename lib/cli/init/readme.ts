@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { BUILD_NOT_YET, RUN_PERMISSIONS } from "./config_files.ts";
+import { envPrefix } from "../../build/grants.ts";
+import { RUN_PERMISSIONS } from "./config_files.ts";
 import { VENDORED } from "./dependency.ts";
 import type { ProjectNames } from "./names.ts";
 
@@ -25,6 +26,7 @@ A Kubernetes operator on kinglet, made by \`kinglet init\`. A \`${n.kind}\` (\`$
 - \`tests/unit/\`: the controller in a \`Manager\` over \`MemoryCluster\`, kinglet's in-memory API server, on a \`FakeClock\`
 - \`tests/e2e/\`: \`main.ts\` as a process against a real API server from \`testCluster()\`
 - \`scripts/crds.ts\`: writes \`crds/${n.crdName}.yaml\` from the schema
+- \`src/operator.ts\`: the operator as its deploy files describe it (name, image, namespace, Lease, memory limit); \`scripts/deploy.ts\` writes \`deploy/\` from it
 - \`bench/target.json\`: how kinglet's benchmark starts and measures this operator
 
 ## kinglet
@@ -38,8 +40,13 @@ A Kubernetes operator on kinglet, made by \`kinglet init\`. A \`${n.kind}\` (\`$
 - \`deno task e2e\`: the e2e test; set \`KINGLET_TEST_KUBECONFIG\` to the kubeconfig of a cluster it may write to, or \`KUBEBUILDER_ASSETS\` to a folder holding \`etcd\` and \`kube-apiserver\`
 - \`deno task crds\`: write the CRD to \`crds/\`
 - \`deno task start\`: run the operator against the cluster your kubeconfig reaches
+- \`deno task deploy\`: write \`deploy/\` from \`src/operator.ts\`: the RBAC derived from the controller, the Namespace, the Deployment and the kustomization (\`deno task crds\`, then \`kubectl apply -k deploy/\`), the systemd units of node mode in \`deploy/systemd/\`, and the FROM scratch image's \`deploy/Dockerfile.scratch\`; \`--check\` says what drifted, as \`tests/unit/deploy_test.ts\` does
 - \`deno task bench\`: kinglet's benchmark against this operator, from \`bench/target.json\`
-- \`deno task build\`: ${BUILD_NOT_YET}
+- \`deno task build\`: kinglet's own build: the minified bundle \`dist/bundle/main.js\`, then one binary per Linux target, \`dist/${n.operator}-x86_64-unknown-linux-gnu\` and \`dist/${n.operator}-aarch64-unknown-linux-gnu\`, with kinglet's V8 flags, \`--no-code-cache\` and the Deno permissions the operator needs baked in (\`${
+    envPrefix(n.operator)
+  }_ALLOW_<KIND>\` widens them, e.g. \`${
+    envPrefix(n.operator)
+  }_ALLOW_READ=/path/to/kubeconfig\`); \`deno task build --bundle-only\` stops after the bundle. A binary needs \`denort\` of exactly the Deno that builds: where dl.deno.land is unreachable, set \`DENORT_BIN\` to an unzipped one (one target per build)
 
 Then try it:
 
@@ -55,6 +62,6 @@ kubectl get ${n.plural}                  # READY True
 kubectl get configmap sample-${n.childSuffix} -o yaml
 \`\`\`
 
-\`deno task start\` runs \`main.ts\` with \`${RUN_PERMISSIONS}\`. See kinglet's README, "Write your own operator", for finalizers, error policies, leader election and Events.
+\`deno task start\` runs \`main.ts\` with \`${RUN_PERMISSIONS}\`. See kinglet's docs/writing-operators.md, "Write your own operator", for finalizers, error policies, leader election and Events.
 `;
 }

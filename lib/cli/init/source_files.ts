@@ -157,19 +157,49 @@ export function mainTs(n: ProjectNames): string {
  * \`HEALTH_ADDRESS\` (default \`127.0.0.1:8081\`) and \`/metrics\` on
  * \`METRICS_ADDRESS\` (default \`127.0.0.1:8080\`).
  *
+ * Deployed (deploy/'s Deployment and systemd unit pass \`--leader-elect\`), it
+ * campaigns for the Lease of src/operator.ts, keeps under the memory limit in
+ * \`<envPrefix>MEMORY_LIMIT\`, and leaves the CRD to \`kubectl apply\`: its
+ * least-privilege RBAC holds no right to install one. \`install --kubeconfig <admin>
+ * --node-kubeconfig <path>\` applies that RBAC and writes a kubeconfig of the
+ * operator's own ServiceAccount (deploy/systemd/'s credentials service runs it).
+ *
  * @module
  */
 import { Manager, setupLogging } from "@kinglet/kinglet/runtime";
 import { ${controllerConst(n)} } from "./src/controller.ts";
+import { operator } from "./src/operator.ts";
 import { ${n.kindConst} } from "./src/schema.ts";
 
+/** Bytes in the unit of a quantity the Deployment (bytes) or the unit (\`128Mi\`) sets. */
+const UNITS: Record<string, number> = { "": 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
+
+/** The memory limit in \`variable\`, in bytes; none when it is unset. */
+function memoryLimit(variable: string): number | undefined {
+  const value = Deno.env.get(variable)?.trim();
+  if (!value) return undefined;
+  const match = /^([1-9][0-9]*)(Ki|Mi|Gi)?$/.exec(value);
+  if (!match) throw new RangeError(\`\${variable} must be bytes or 128Mi, 1Gi, got \${value}\`);
+  return Number(match[1]) * UNITS[match[2] ?? ""]!;
+}
+
+if (Deno.args[0] === "install") {
+  // deploy/systemd/'s credentials service: this operator's own kubeconfig, from the admin's.
+  const { runNodeInstall } = await import("@kinglet/kinglet/deploy");
+  Deno.exit(await runNodeInstall(operator, Deno.args.slice(1)));
+}
+const deployed = Deno.args.includes("--leader-elect");
 setupLogging({ level: "info" }); // a failing reconcile is logged, not only counted
 const manager = new Manager({
-  // Installed and waited for here; or ship crds/ (deno task crds) in your manifests instead.
-  crds: [${n.kindConst}.crd()],
+  // Installed and waited for here; deployed, kubectl applies crds/ with deploy/.
+  crds: deployed ? [] : [${n.kindConst}.crd()],
   reportingController: "${n.group}/${n.operator}",
   metricsAddress: Deno.env.get("METRICS_ADDRESS"),
   healthAddress: Deno.env.get("HEALTH_ADDRESS"),
+  memoryLimit: memoryLimit(\`\${operator.envPrefix}MEMORY_LIMIT\`),
+  ...(deployed && {
+    leaderElection: { namespace: operator.namespace, name: operator.leaseName },
+  }),
 });
 manager.add(${controllerConst(n)});
 await manager.run(); // until SIGINT or SIGTERM; drains, then flushes the Events

@@ -1,6 +1,6 @@
 /**
  * Block YAML with comments where a reader needs them, for the manifests
- * `deno task deploy` writes: the `yaml` package keeps comments only on a
+ * `deployFiles` writes: the `yaml` package keeps comments only on a
  * document built node by node, and these objects are simple enough to write
  * directly. Mappings and lists of mappings are written as blocks, lists of
  * scalars in flow style (`verbs: ["get", "list"]`), as the hand-written

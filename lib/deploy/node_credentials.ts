@@ -1,0 +1,238 @@
+/**
+ * Node-mode credentials with an operator's own rights instead of the
+ * cluster-admin `k3s.yaml`: run with an admin kubeconfig,
+ * {@link installNodeCredentials} applies the operator's ServiceAccount and
+ * RBAC, asks the TokenRequest API for a token of that ServiceAccount, and
+ * writes two files, mode 0600: the token at `<path>.token`, and at `<path>` a
+ * kubeconfig naming the API server, its CA and that token file.
+ * `kinglet install --node-kubeconfig` does this for kinglet; an author's
+ * operator does it for itself with {@link runNodeInstall} (its `install`
+ * command, which its `<name>-credentials.service` runs).
+ *
+ * What the caller must know:
+ *
+ * - The token expires (`expirationSeconds`, 24 h by default; the API server
+ *   may shorten it). Running it again writes a fresh one in place (a
+ *   temporary file renamed over the old, so a reader never sees half a
+ *   token); the runtime reads the token file again every minute and on a
+ *   401, so the operator picks the new token up without a restart. The
+ *   credentials timer renews it every 8 hours.
+ * - The kubeconfig is block YAML that needs no YAML package to read, and
+ *   keeps no secret itself: the token is only in its file.
+ *
+ * @example
+ * ```ts
+ * import { nodeKubeconfig } from "./node_credentials.ts";
+ * nodeKubeconfig({ server: "https://10.0.0.1:6443", caCert: "-----BEGIN CERTIFICATE-----\n" }, "/var/lib/kinglet/kubeconfig.token", "kinglet-system")
+ *   .includes("tokenFile: /var/lib/kinglet/kubeconfig.token"); // true
+ * ```
+ *
+ * @module
+ */
+import { dirname } from "node:path";
+import {
+  CLUSTER_ROLE_BINDINGS,
+  CLUSTER_ROLES,
+  type ClusterConfig,
+  KubeClient,
+  type KubeObject,
+  loadConfig,
+  NAMESPACES,
+  type Resource,
+  ROLE_BINDINGS,
+  ROLES,
+  SERVICE_ACCOUNTS,
+} from "../kube/mod.ts";
+import { describeOperator, type OperatorDescription } from "./operator.ts";
+import { rbacObjects } from "./rbac_files.ts";
+
+/** What the admin client must be able to do. */
+export type CredentialsClient = Pick<KubeClient, "apply" | "requestToken">;
+
+/** An object to apply, with the resource it is applied to. */
+export type Applied = KubeObject & { resource: Resource };
+
+/** What {@link installNodeCredentials} grants, and to whom. */
+export interface NodeGrant {
+  /** The objects to apply first, in order: the ServiceAccount, its roles and bindings. */
+  objects: readonly Applied[];
+  /** The ServiceAccount the token is requested for. */
+  account: { namespace: string; name: string };
+  /** Who applies them (server-side apply's field manager), e.g. `kinglet`. */
+  fieldManager: string;
+}
+
+/** Options of {@link installNodeCredentials}. */
+export interface NodeCredentialsOptions {
+  /** Where the kubeconfig goes; the token goes beside it, at `<path>.token`. */
+  path: string;
+  /** The token's requested lifetime, in seconds. @default 86400 */
+  expirationSeconds?: number;
+  /** Aborts the requests. */
+  signal?: AbortSignal;
+}
+
+const KINDS: Readonly<Record<string, Resource>> = {
+  Namespace: NAMESPACES,
+  ServiceAccount: SERVICE_ACCOUNTS,
+  ClusterRole: CLUSTER_ROLES,
+  ClusterRoleBinding: CLUSTER_ROLE_BINDINGS,
+  Role: ROLES,
+  RoleBinding: ROLE_BINDINGS,
+};
+
+/**
+ * What the operator described applies for node mode: its Namespace (so
+ * that its ServiceAccount and Lease have one), then the RBAC of its deploy
+ * files, object for object.
+ *
+ * @throws {TypeError} for a description that cannot be derived; see `describeOperator`.
+ */
+export function nodeGrant(description: OperatorDescription): NodeGrant {
+  const operator = describeOperator(description);
+  const namespace: KubeObject = {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: operator.namespace, labels: { "app.kubernetes.io/name": operator.name } },
+  };
+  const objects = [namespace, ...rbacObjects(operator).map((m) => m.object as KubeObject)];
+  return {
+    objects: objects.map((object) => ({ ...object, resource: KINDS[object.kind ?? ""]! })),
+    account: { namespace: operator.namespace, name: operator.serviceAccount },
+    fieldManager: operator.name,
+  };
+}
+
+/**
+ * Applies `grant`'s objects, requests a token of its ServiceAccount and
+ * writes the token file and the kubeconfig; returns a line per thing done,
+ * for the user.
+ *
+ * @throws {RangeError} when `expirationSeconds` is under 600 (the API's floor).
+ * @throws {Deno.errors.PermissionDenied} (or NotCapable) when the process may not write there.
+ */
+export async function installNodeCredentials(
+  client: CredentialsClient,
+  config: Pick<ClusterConfig, "server" | "caCert">,
+  grant: NodeGrant,
+  options: NodeCredentialsOptions,
+): Promise<string[]> {
+  const { namespace, name } = grant.account;
+  const lifetime = options.expirationSeconds ?? 86_400;
+  if (!Number.isSafeInteger(lifetime) || lifetime < 600) {
+    throw new RangeError(
+      `Cannot request the token of ${namespace}/${name}: its lifetime must be at least 600 s ` +
+        `(the TokenRequest API's floor), got ${lifetime}`,
+    );
+  }
+  const { signal } = options;
+  for (const { resource, ...object } of grant.objects) {
+    await client.apply(resource, object, {
+      fieldManager: grant.fieldManager,
+      force: true,
+      ...(signal && { signal }),
+    });
+  }
+  const { token, expirationTimestamp } = await client.requestToken(namespace, name, {
+    expirationSeconds: lifetime,
+    ...(signal && { signal }),
+  });
+  const tokenPath = `${options.path}.token`;
+  await Deno.mkdir(dirname(options.path), { recursive: true, mode: 0o700 });
+  await writePrivate(tokenPath, token);
+  await writePrivate(options.path, nodeKubeconfig(config, tokenPath, namespace));
+  return [
+    `applied the ServiceAccount ${namespace}/${name} and its RBAC (deploy/'s)`,
+    `wrote ${tokenPath}: a token of ${namespace}/${name}, valid until ${expirationTimestamp}; ` +
+    "run this again before then",
+    `wrote ${options.path}: run ${grant.fieldManager} with --kubeconfig ${options.path}`,
+  ];
+}
+
+/**
+ * An operator's `install` command, for its `<name>-credentials.service`:
+ * `install --kubeconfig <admin kubeconfig> --node-kubeconfig <path>` applies
+ * the RBAC of `description` with the admin's rights and writes the
+ * operator's own kubeconfig at `<path>`. Resolves to the exit code.
+ *
+ * @example
+ * ```ts ignore
+ * import { runNodeInstall } from "@kinglet/kinglet/deploy";
+ * import { operator } from "./src/operator.ts";
+ * if (Deno.args[0] === "install") Deno.exit(await runNodeInstall(operator, Deno.args.slice(1)));
+ * ```
+ */
+export async function runNodeInstall(
+  description: OperatorDescription,
+  args: readonly string[],
+): Promise<number> {
+  const value = (flag: string) => {
+    const i = args.findIndex((arg) => arg === flag || arg.startsWith(`${flag}=`));
+    if (i === -1) return undefined;
+    return args[i]!.includes("=") ? args[i]!.slice(flag.length + 1) : args[i + 1];
+  };
+  const path = value("--node-kubeconfig");
+  if (!path) {
+    Deno.stderr.writeSync(
+      new TextEncoder().encode(
+        "usage: install [--kubeconfig <admin kubeconfig>] --node-kubeconfig <path>\n",
+      ),
+    );
+    return 2;
+  }
+  const admin = value("--kubeconfig");
+  const config = await loadConfig(admin ? { kubeconfig: admin } : {});
+  const client = new KubeClient(config);
+  try {
+    const done = await installNodeCredentials(client, config, nodeGrant(description), { path });
+    for (const line of done) Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
+  } finally {
+    client.close();
+  }
+  return 0;
+}
+
+/** The kubeconfig of a node's operator: the API server, its CA and the token file. */
+export function nodeKubeconfig(
+  config: Pick<ClusterConfig, "server" | "caCert">,
+  tokenPath: string,
+  namespace: string,
+): string {
+  const ca = config.caCert === undefined
+    ? []
+    : [`    certificate-authority-data: ${btoa(config.caCert)}`];
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    "clusters:",
+    "- name: kinglet",
+    "  cluster:",
+    `    server: ${config.server}`,
+    ...ca,
+    "users:",
+    "- name: kinglet",
+    "  user:",
+    `    tokenFile: ${tokenPath}`,
+    "contexts:",
+    "- name: kinglet",
+    "  context:",
+    "    cluster: kinglet",
+    "    user: kinglet",
+    `    namespace: ${namespace}`,
+    "current-context: kinglet",
+    "",
+  ].join("\n");
+}
+
+/** Writes `text` to `path`, mode 0600, replacing any old file at once. */
+async function writePrivate(path: string, text: string): Promise<void> {
+  const temporary = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  await Deno.writeTextFile(temporary, text, { mode: 0o600 });
+  try {
+    await Deno.chmod(temporary, 0o600);
+    await Deno.rename(temporary, path);
+  } catch (error) {
+    await Deno.remove(temporary).catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * An operator's identity and least-privilege rights as manifests: its
+ * ServiceAccount, a ClusterRole of the rules `controllerRules` derives from
+ * its controller specs (plus the rules it declares), the Role of its leader
+ * Lease (`leaderElectionRules`), and their bindings, each rule with the
+ * reasons that put it there in a comment above it.
+ *
+ * @example
+ * ```ts
+ * import { rbacObjects } from "./rbac_files.ts";
+ * import { describeOperator } from "./operator.ts";
+ * import { CONFIG_MAPS } from "../kube/mod.ts";
+ * const operator = describeOperator({
+ *   name: "mirror-operator",
+ *   envPrefix: "MIRROR_",
+ *   image: "ghcr.io/example/mirror-operator:0.1.0",
+ *   controllers: [{ name: "mirror", resource: CONFIG_MAPS }],
+ * });
+ * rbacObjects(operator).map((o) => o.object.kind);
+ * // ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]
+ * ```
+ *
+ * @module
+ */
+import type { KubeObject } from "../kube/mod.ts";
+import {
+  controllerRules,
+  type ControllerSpec,
+  type ExplainedRule,
+  leaderElectionRules,
+} from "../runtime/mod.ts";
+import { commentedYaml } from "./_commented_yaml.ts";
+import type { Operator } from "./operator.ts";
+
+const RBAC = "rbac.authorization.k8s.io";
+
+/** A manifest of the RBAC, its file in deploy/, and the comments it is written with. */
+export interface RbacManifest {
+  /** The file's name in deploy/, e.g. `clusterrole.yaml`. */
+  file: string;
+  /** The object as the API server takes it. */
+  object:
+    & { apiVersion: string; kind: string; metadata: Record<string, unknown> }
+    & Record<
+      string,
+      unknown
+    >;
+  /** Paragraphs of the comment atop the file. */
+  header: string[];
+  /** Per rule, its reasons; empty for an object without rules. */
+  reasons: string[][];
+}
+
+/** The name of the Role and RoleBinding of the operator's leader Lease. */
+export function leaderElectionRoleName(operator: Pick<Operator, "name">): string {
+  return `${operator.name}-leader-election`;
+}
+
+/**
+ * The rules of the operator's ClusterRole, each with its reasons.
+ *
+ * @throws {TypeError} from `controllerRules`, naming the spec and the field it cannot derive.
+ */
+export function clusterRules(operator: Operator): ExplainedRule[] {
+  // controllerRules reads a spec's declarations alone, which a DeployedController holds.
+  const specs = operator.controllers as readonly unknown[] as ControllerSpec<KubeObject>[];
+  return controllerRules(specs, { extra: operator.rules });
+}
+
+/**
+ * The RBAC manifests, in the order they can be applied.
+ *
+ * @throws {TypeError} from `controllerRules`, naming the spec and the field it cannot derive.
+ */
+export function rbacObjects(operator: Operator): RbacManifest[] {
+  const { name, namespace, serviceAccount: account, notes } = operator;
+  const labels = { "app.kubernetes.io/name": name };
+  const meta = (metaName: string, ns?: string) => ({
+    name: metaName,
+    ...(ns !== undefined && { namespace: ns }),
+    labels: { ...labels },
+  });
+  const subjects = [{ kind: "ServiceAccount", name: account, namespace }];
+  const cluster = clusterRules(operator);
+  const leader = leaderElectionRules(operator.leaseName);
+  const leaderRole = leaderElectionRoleName(operator);
+  const proof = notes.rbacProof ? `Nothing else is granted: ${notes.rbacProof}` : "Nothing else " +
+    "is granted.";
+  return [
+    {
+      file: "serviceaccount.yaml",
+      object: {
+        apiVersion: "v1",
+        kind: "ServiceAccount",
+        metadata: meta(account, namespace),
+        automountServiceAccountToken: false,
+      },
+      header: [
+        `${name}'s identity in the cluster; clusterrole.yaml and role.yaml say what it may do.`,
+      ],
+      reasons: [],
+    },
+    {
+      file: "clusterrole.yaml",
+      object: {
+        apiVersion: `${RBAC}/v1`,
+        kind: "ClusterRole",
+        metadata: meta(name),
+        rules: bare(cluster),
+      },
+      header: [
+        `What ${name} does in every namespace, verb by verb, derived from what its controllers ` +
+        "reconcile, own and watch and what their reconciles do by client; each rule says why. " +
+        proof,
+        ...(notes.clusterRole ?? []),
+      ],
+      reasons: cluster.map((rule) => rule.reasons),
+    },
+    {
+      file: "clusterrolebinding.yaml",
+      object: {
+        apiVersion: `${RBAC}/v1`,
+        kind: "ClusterRoleBinding",
+        metadata: meta(name),
+        roleRef: { apiGroup: RBAC, kind: "ClusterRole", name },
+        subjects,
+      },
+      header: [`Grants clusterrole.yaml to ${name}'s ServiceAccount, in every namespace.`],
+      reasons: [],
+    },
+    {
+      file: "role.yaml",
+      object: {
+        apiVersion: `${RBAC}/v1`,
+        kind: "Role",
+        metadata: meta(leaderRole, namespace),
+        rules: bare(leader),
+      },
+      header: [
+        `Leader election (--leader-elect): one Lease in ${namespace}${
+          notes.leaseNamespaceFlag ? `, the default ${notes.leaseNamespaceFlag}` : ""
+        }. Leases of other components stay out of reach.`,
+      ],
+      reasons: leader.map((rule) => rule.reasons),
+    },
+    {
+      file: "rolebinding.yaml",
+      object: {
+        apiVersion: `${RBAC}/v1`,
+        kind: "RoleBinding",
+        metadata: meta(leaderRole, namespace),
+        roleRef: { apiGroup: RBAC, kind: "Role", name: leaderRole },
+        subjects,
+      },
+      header: [`Grants role.yaml to ${name}'s ServiceAccount, in ${namespace} only.`],
+      reasons: [],
+    },
+  ];
+}
+
+/**
+ * Each RBAC manifest's file name and content, commented.
+ *
+ * @throws {TypeError} from `controllerRules`, naming the spec and the field it cannot derive.
+ */
+export function rbacFiles(operator: Operator): Map<string, string> {
+  const generated = `Generated by \`deno task deploy\` from ${
+    operator.notes.source ?? "scripts/deploy.ts"
+  } and the controller specs. Do not edit.`;
+  const files = new Map<string, string>();
+  for (const { file, object, header, reasons } of rbacObjects(operator)) {
+    const fields: Record<string, string[]> = object.kind === "ServiceAccount"
+      ? {
+        automountServiceAccountToken: [
+          `Only ${operator.name}'s own pod mounts the token (deployment.yaml asks for it).`,
+        ],
+      }
+      : {};
+    files.set(
+      file,
+      commentedYaml(object, {
+        header: [generated, ...header],
+        comments: (path) => {
+          const rule = /^rules\[(\d+)\]$/.exec(path);
+          return rule ? reasons[Number(rule[1])] : fields[path];
+        },
+      }),
+    );
+  }
+  return files;
+}
+
+/** `rules` as a Role holds them: without their reasons and scope. */
+function bare(rules: readonly ExplainedRule[]) {
+  return rules.map(({ reasons: _, clusterScoped: __, ...rule }) => rule);
+}
