@@ -27,12 +27,16 @@ export function renderPlan(backup: Backup) {
   };
 }
 
+const READ_CLAIMS = { apiGroups: [""], resources: ["persistentvolumeclaims"], verbs: ["get"] };
+
 /** The controller of Backups. */
 export const backupController: ControllerSpec<Backup> = {
   name: "backup-operator", // in logs and metrics, and the field manager of its applies
   resource: backups.resource,
   // Only the plans it labelled are cached, not every ConfigMap in the cluster.
   owns: [{ resource: CONFIG_MAPS, labelSelector: "app.kubernetes.io/managed-by=backup-operator" }],
+  // What reconcile reads by client, beyond its caches: the RBAC derived from this spec grants it.
+  rbac: [{ ...READ_CLAIMS, reason: "reconcile reads the claim a Backup copies" }],
   errorPolicy: tieredErrorPolicy(), // a failing Backup waits 30 s, 2 min, 5 min, then 10 min
   finalizer: {
     name: "example.kinglet.dev/backup",
@@ -50,11 +54,7 @@ export const backupController: ControllerSpec<Backup> = {
     const found = claim !== undefined;
     const ready = found
       ? { status: "True", reason: "Scheduled", message: `Copies ${source} at ${schedule}` } as const
-      : {
-        status: "False",
-        reason: "SourceNotFound",
-        message: `No volume claim ${source}`,
-      } as const;
+      : { status: "False", reason: "SourceNotFound", message: `No claim ${source}` } as const;
     // lastTransitionTime moves only when the status does, read from the controller's clock.
     const conditions = setCondition(backup.status?.conditions, { type: "Ready", ...ready }, clock);
     await status({ observedGeneration: generation, plan: plan.metadata.name, conditions });

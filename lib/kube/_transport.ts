@@ -11,6 +11,9 @@ import { type Clock, deadline } from "../async/clock.ts";
 import type { ClusterConfig } from "./config.ts";
 import type { FlowControl } from "./_flow_control.ts";
 import { apiErrorFromResponse, ConfigError, describeError, TransportError } from "./errors.ts";
+import { type RequestTarget, requestTarget } from "./_request_target.ts";
+
+export type { RequestTarget } from "./_request_target.ts";
 
 const LEASES_PATH = "/apis/coordination.k8s.io/";
 
@@ -37,6 +40,14 @@ export interface RequestObservation {
   code: string;
   /** Host and port of the API server. */
   host: string;
+  /** The URL path, without the query, e.g. `/api/v1/namespaces/shop/configmaps/settings`. */
+  path: string;
+  /**
+   * What the path is about, as RBAC names it (group, resource, namespace,
+   * name): what a 403 was denied on. Absent for a path outside the resource
+   * API, such as discovery or `/version`.
+   */
+  target?: RequestTarget;
   /** How long the exchange took, up to the response headers. */
   seconds: number;
 }
@@ -318,9 +329,16 @@ export class Transport {
       method: spec.method,
       code,
       host: this.#host,
+      path: spec.path,
+      ...targetOf(spec.path),
       seconds: (performance.now() - started) / 1000,
     });
   }
+}
+
+function targetOf(path: string): { target?: RequestTarget } {
+  const target = requestTarget(path);
+  return target ? { target } : {};
 }
 
 function proxyOf(url: string, source: string): Deno.Proxy {

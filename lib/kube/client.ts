@@ -35,7 +35,7 @@ import {
 import type { KubeList, KubeObject, Resource, WatchEvent } from "./types.ts";
 import { decodeWatchStream } from "./watch.ts";
 
-export type { RateLimiterObservation, RequestObservation } from "./_transport.ts";
+export type { RateLimiterObservation, RequestObservation, RequestTarget } from "./_transport.ts";
 
 /**
  * The default of {@link ClientOptions.qps}. client-go's 5 (controller-runtime's

@@ -186,10 +186,12 @@ export type { AddOptions, QueueMetrics, QueueSnapshot, WorkQueue } from "./queue
 export {
   controllerRules,
   type ControllerRulesOptions,
+  crdInstallRule,
   type ExplainedRule,
   leaderElectionRules,
   type PolicyRule,
   type RbacRule,
+  type RbacSpec,
 } from "./rbac/mod.ts";
 export type {
   ListWatchClient,

@@ -17,7 +17,9 @@
  *    `openssl` needed) in a temporary folder, and stops them and deletes the
  *    folder on dispose. As with envtest, nothing else runs: no controller
  *    manager (so no Deployment gets a ReplicaSet, no namespace is ever
- *    finalized and no ServiceAccount token is minted), no scheduler, no nodes.
+ *    finalized and no ServiceAccount token is minted into a Secret), no
+ *    scheduler, no nodes. The TokenRequest API works (kube-apiserver gets a
+ *    signing key), so {@link TestCluster.serviceAccount} does too.
  *
  * With neither variable set, {@link testCluster} fails and says how to set
  * one. Tests need `--allow-all` (or env, read, write, net and run).
@@ -49,6 +51,11 @@ import { loadConfig } from "../kube/config.ts";
 import { isNotFound } from "../kube/errors.ts";
 import { NAMESPACES } from "../kube/resources.ts";
 import { ControlPlane, StartFailure } from "./_control_plane.ts";
+import {
+  type ServiceAccountOptions,
+  type TestServiceAccount,
+  testServiceAccount,
+} from "./service_account.ts";
 
 /** How long {@link TestCluster.stop} waits for a shared cluster's namespace to be gone. */
 const NAMESPACE_GONE_TIMEOUT_MS = 60_000;
@@ -87,6 +94,13 @@ export interface TestCluster extends AsyncDisposable {
    * `KUBEBUILDER_ASSETS`, with no controller manager, scheduler or nodes.
    */
   readonly started: boolean;
+  /**
+   * Creates a ServiceAccount in {@link namespace} bound to exactly
+   * `options.rules`, with a kubeconfig and a client that authenticate as it
+   * and record every denial: how a test runs an operator under least
+   * privilege. Dispose of it before the cluster. See {@link testServiceAccount}.
+   */
+  serviceAccount(options: ServiceAccountOptions): Promise<TestServiceAccount>;
   /**
    * Deletes the namespace and waits until it is gone (a shared cluster), or
    * stops etcd and kube-apiserver and deletes their folder (a started one),
@@ -223,6 +237,10 @@ class Fixture implements TestCluster {
     this.namespace = fields.namespace;
     this.started = fields.started;
     this.#teardown = teardown;
+  }
+
+  serviceAccount(options: ServiceAccountOptions): Promise<TestServiceAccount> {
+    return testServiceAccount(this, options);
   }
 
   stop(): Promise<void> {

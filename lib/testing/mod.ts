@@ -8,7 +8,12 @@
  * - {@link FakeClock}: time a test moves by hand, so requeues, retries and
  *   timeouts happen when the test says, not after real waiting;
  * - {@link waitFor}: waits for what the pipeline does in the background,
- *   failing with what it waited for.
+ *   failing with what it waited for;
+ * - {@link testCluster}: a real API server (a shared cluster, or etcd and
+ *   kube-apiserver started from `KUBEBUILDER_ASSETS`) and a namespace;
+ * - {@link testServiceAccount} (`cluster.serviceAccount({ rules })`): the
+ *   operator under exactly the RBAC its specs derive, and
+ *   {@link assertNoDenials} to fail naming each verb and resource it lacked.
  *
  * A unit test of a `ControllerSpec`: run it in a `Manager` over the
  * in-memory API server on a fake clock, change objects as a user would, and
@@ -87,3 +92,7 @@ export { FakeClock } from "../async/clock.ts";
 export * from "./memory_cluster.ts";
 export * from "./wait_for.ts";
 export * from "./cluster.ts";
+export * from "./denials.ts";
+export * from "./service_account.ts";
+// Named by ServiceAccountOptions.rules; what derives such rules lives in ./runtime.
+export type { PolicyRule } from "../runtime/rbac/policy_rule.ts";

@@ -1,8 +1,11 @@
 /**
  * The Backup example run as its readers run it (`deno run
- * examples/backup/main.ts` with the permissions the README gives), against
+ * examples/backup/main.ts` with the permissions docs/writing-operators.md gives), against
  * the real control plane: plan, Ready, observedGeneration, the Lease, and
- * the Event and garbage collection on delete.
+ * the Event and garbage collection on delete. It runs as a ServiceAccount
+ * bound to exactly the RBAC derived from its controller spec, the CRD its
+ * main.ts installs and its leader election: a request it is denied fails the
+ * test, naming the verb and the resource.
  */
 import assert from "node:assert/strict";
 import {
@@ -11,28 +14,36 @@ import {
   LEASES,
   PERSISTENT_VOLUME_CLAIMS,
 } from "../../lib/kube/mod.ts";
-import { findCondition } from "../../lib/runtime/mod.ts";
-import { type Backup, backups } from "../../examples/backup/schema.ts";
-import { startExample } from "./_example.ts";
 import {
-  adminClient,
-  createNamespace,
-  deleteNamespace,
-  eventsFor,
-  getOrUndefined,
-  waitFor,
-} from "../_support/kube.ts";
+  controllerRules,
+  crdInstallRule,
+  findCondition,
+  leaderElectionRules,
+} from "../../lib/runtime/mod.ts";
+import { testCluster } from "../../lib/testing/mod.ts";
+import { backupController } from "../../examples/backup/backup.ts";
+import { type Backup, backups } from "../../examples/backup/schema.ts";
+import { dropFinalizers, startExample } from "./_example.ts";
+import { eventsFor, getOrUndefined } from "../_support/kube.ts";
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 
 Deno.test("the Backup example plans, reports Ready, follows its spec and says it stopped", async (t) => {
-  const client = await adminClient();
-  const example = startExample("backup");
-  let ns: string | undefined;
+  await using cluster = await testCluster({ namespacePrefix: "e2e-backup" });
+  const rules = controllerRules([backupController], {
+    extra: [crdInstallRule([backups.resource])],
+  });
+  await using account = await cluster.serviceAccount({
+    name: "backup-operator",
+    rules,
+    // main.ts campaigns for the Lease default/backup-operator.
+    namespaced: { default: leaderElectionRules("backup-operator") },
+  });
+  const { client, namespace } = cluster;
+  const example = startExample("backup", account.kubeconfig);
+  const { waitFor } = example; // fails at once when the example is denied a request
   try {
     await example.ready();
-    ns = await createNamespace(client, "e2e-backup");
-    const namespace = ns;
     const plan = (key: string, expected: string) =>
       waitFor(`the plan's ${key} to be ${expected}`, async () => {
         const cm = await getOrUndefined<ConfigMap>(
@@ -109,10 +120,11 @@ Deno.test("the Backup example plans, reports Ready, follows its spec and says it
       );
     });
 
-    assert.equal(await example.stop(), 0, example.output());
+    const code = await example.stop();
+    example.assertNoDenials();
+    assert.equal(code, 0, example.output());
   } finally {
     await example.stop();
-    if (ns) await deleteNamespace(client, ns);
-    client.close();
+    await dropFinalizers(client, backups.resource, namespace);
   }
 });

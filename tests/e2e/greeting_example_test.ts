@@ -1,20 +1,19 @@
 /**
- * The example operator of the README's "Write your own operator", run as its
- * readers run it (`deno run examples/greeting/main.ts` with the permissions
- * the README gives), against the real control plane.
+ * The example operator of "Write your own operator" in
+ * docs/writing-operators.md, run as its readers run it (`deno run
+ * examples/greeting/main.ts` with the permissions the guide gives), against
+ * the real control plane, as a ServiceAccount bound to exactly the RBAC
+ * derived from its controller spec (and the CRD its main.ts installs): a
+ * request it is denied fails the test, naming the verb and the resource.
  */
 import assert from "node:assert/strict";
 import { CONFIG_MAPS, type KubeObject } from "../../lib/kube/mod.ts";
+import { controllerRules, crdInstallRule } from "../../lib/runtime/mod.ts";
+import { testCluster } from "../../lib/testing/mod.ts";
+import { greetingController } from "../../examples/greeting/greeting.ts";
 import { type Greeting, greetings } from "../../examples/greeting/schema.ts";
-import { startExample } from "./_example.ts";
-import {
-  adminClient,
-  createNamespace,
-  deleteNamespace,
-  eventsFor,
-  getOrUndefined,
-  waitFor,
-} from "../_support/kube.ts";
+import { dropFinalizers, startExample } from "./_example.ts";
+import { eventsFor, getOrUndefined } from "../_support/kube.ts";
 
 function greeting(namespace: string, name: string, spec: { name: string }): KubeObject {
   return {
@@ -26,13 +25,16 @@ function greeting(namespace: string, name: string, spec: { name: string }): Kube
 }
 
 Deno.test("the Greeting example renders, repairs, updates and says goodbye", async (t) => {
-  const client = await adminClient();
-  const example = startExample("greeting");
-  let ns: string | undefined;
+  await using cluster = await testCluster({ namespacePrefix: "e2e-greeting" });
+  const rules = controllerRules([greetingController], {
+    extra: [crdInstallRule([greetings.resource])],
+  });
+  await using account = await cluster.serviceAccount({ name: "greeting-operator", rules });
+  const { client, namespace } = cluster;
+  const example = startExample("greeting", account.kubeconfig);
+  const { waitFor } = example; // fails at once when the example is denied a request
   try {
     await example.ready();
-    ns = await createNamespace(client, "e2e-greeting");
-    const namespace = ns;
     const message = (expected: string) =>
       waitFor(`ConfigMap ada-greeting to say "${expected}"`, async () => {
         const cm = await getOrUndefined<KubeObject & { data?: { message?: string } }>(
@@ -96,10 +98,11 @@ Deno.test("the Greeting example renders, repairs, updates and says goodbye", asy
       );
     });
 
-    assert.equal(await example.stop(), 0, example.output());
+    const code = await example.stop();
+    example.assertNoDenials();
+    assert.equal(code, 0, example.output());
   } finally {
     await example.stop();
-    if (ns) await deleteNamespace(client, ns);
-    client.close();
+    await dropFinalizers(client, greetings.resource, namespace);
   }
 });

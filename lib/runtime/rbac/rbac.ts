@@ -47,11 +47,51 @@
  *
  * @module
  */
-import type { KubeObject, Resource } from "../../kube/types.ts";
+import type { Resource } from "../../kube/types.ts";
+import { CUSTOM_RESOURCE_DEFINITIONS, resourceName } from "../../kube/resources.ts";
 import type { ControllerSpec } from "../controller/spec.ts";
 import { finalizerOf } from "../controller/owner_labels.ts";
 import { type Grant, mergeGrants } from "./_merge.ts";
 import type { ExplainedRule, RbacRule } from "./policy_rule.ts";
+
+/**
+ * What {@link controllerRules} reads of a controller spec: its kinds, its
+ * finalizer, how it writes children and its extra rules. A spec of any kind
+ * fits (`ControllerSpec<Backup>` as well as `ControllerSpec<KubeObject>`).
+ */
+export type RbacSpec = Omit<ControllerSpec<never>, "transform" | "indexes"> & {
+  transform?: unknown;
+  indexes?: unknown;
+};
+
+/**
+ * The rule a manager given `ManagerOptions.crds` needs to install them
+ * at start-up: get, create (by server-side apply) and patch of exactly the
+ * CRDs of `resources`, cluster-scoped. Most operators ship their CRDs in
+ * their manifests instead and need none of it.
+ *
+ * @example
+ * ```ts
+ * import { controllerRules, crdInstallRule } from "./rbac.ts";
+ * import type { Resource } from "../../kube/types.ts";
+ * const backups: Resource = {
+ *   group: "example.dev", version: "v1", plural: "backups", kind: "Backup", namespaced: true,
+ * };
+ * const rules = controllerRules([], { extra: [crdInstallRule([backups])] });
+ * rules[0]?.resourceNames; // ["backups.example.dev"]
+ * ```
+ */
+export function crdInstallRule(resources: readonly Resource[]): RbacRule {
+  const names = resources.map(resourceName);
+  return {
+    apiGroups: [CUSTOM_RESOURCE_DEFINITIONS.group],
+    resources: [CUSTOM_RESOURCE_DEFINITIONS.plural],
+    resourceNames: names,
+    verbs: ["get", "create", "patch"],
+    clusterScoped: true,
+    reason: `installs the CRD${names.length === 1 ? "" : "s"} ${names.join(", ")} at start-up`,
+  };
+}
 
 /** Options of {@link controllerRules}. */
 export interface ControllerRulesOptions {
@@ -102,7 +142,7 @@ const EVENTS = "the Events of every controller: created, then patched as a repea
  * ```
  */
 export function controllerRules(
-  specs: readonly ControllerSpec<KubeObject>[],
+  specs: readonly RbacSpec[],
   options: ControllerRulesOptions = {},
 ): ExplainedRule[] {
   const grants: Grant[] = [];
@@ -164,7 +204,7 @@ export function leaderElectionRules(leaseName: string): ExplainedRule[] {
   ]);
 }
 
-function specGrants(spec: ControllerSpec<KubeObject>): Grant[] {
+function specGrants(spec: RbacSpec): Grant[] {
   if (typeof spec.name !== "string" || spec.name === "") {
     throw new TypeError("Cannot derive RBAC: a controller spec has no 'name'");
   }
