@@ -117,6 +117,8 @@ const NOTES: OperatorDescription["notes"] = {
     "Settings of kinglet.service, read from /etc/kinglet/kinglet.env. Each flag of",
     "`kinglet run --help` can be set here as KINGLET_<FLAG> (upper case, dashes as",
     "underscores); a flag on the ExecStart line wins. The defaults are shown.",
+    "kinglet-credentials.service reads this file too: the flags `kinglet install`",
+    "shares with run (the namespace, the Lease's namespace, logging) apply to both.",
   ],
 };
 
@@ -151,7 +153,11 @@ const SETTINGS: OperatorDescription["settings"] = [
     ],
   },
   {
-    comment: ["Which operators run (webapp, databasecluster, inferenceservice) and where."],
+    comment: [
+      "Which operators run (webapp, databasecluster, inferenceservice) and where. A",
+      "namespace here also confines the rights kinglet-credentials.service grants:",
+      "a Role in that namespace instead of the ClusterRole's every namespace.",
+    ],
     lines: ["#KINGLET_CONTROLLERS=webapp,databasecluster,inferenceservice", "#KINGLET_NAMESPACE="],
   },
   {

@@ -8,7 +8,10 @@
  * The credentials service runs the operator's own `install --kubeconfig
  * <admin> --node-kubeconfig <path>` (`kinglet install` for kinglet,
  * `runNodeInstall` in an author's main.ts), which applies the RBAC of
- * deploy/ and writes the kubeconfig the unit reads.
+ * deploy/ and writes the kubeconfig the unit reads. It loads the unit's
+ * environment file too, so that a setting both commands read (kinglet's
+ * `KINGLET_NAMESPACE`) scopes the rights as it scopes the run, at every
+ * renewal.
  *
  * @example
  * ```ts
@@ -203,7 +206,8 @@ export function envFile(operator: Operator): string {
 /**
  * `<name>-credentials.service`: applies the operator's ServiceAccount and
  * RBAC with the k3s admin kubeconfig and writes a kubeconfig and a token of
- * that ServiceAccount for the operator's unit.
+ * that ServiceAccount for the operator's unit, with the settings of the
+ * unit's environment file.
  */
 export function credentialsService(operator: Operator): string {
   const { name } = operator;
@@ -233,6 +237,13 @@ Type=oneshot
 LoadCredential=admin:/etc/rancher/k3s/k3s.yaml
 ExecStart=${install}
 Environment=DENO_TLS_CA_STORE=${RUNTIME_ENV.DENO_TLS_CA_STORE}
+${
+    comment(
+      `The settings ${units.service} reads: a flag install shares with run (the namespace ` +
+        `${name} is confined to, say) takes the same value in both, so each renewal grants ` +
+        `what ${units.service} runs with, no more.`,
+    )
+  }EnvironmentFile=-/etc/${name}/${units.env}
 Environment=MALLOC_MMAP_THRESHOLD_=${RUNTIME_ENV.MALLOC_MMAP_THRESHOLD_}
 StandardOutput=journal
 StandardError=journal

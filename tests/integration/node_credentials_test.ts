@@ -2,8 +2,11 @@
  * Node mode with kinglet's own rights: `kinglet install --node-kubeconfig`
  * (the command line users run, under its permissions) applies kinglet's
  * ServiceAccount and RBAC and writes a kubeconfig and token; kinglet run from
- * that kubeconfig converges, cannot do what the admin could, and picks up a
- * renewed token without a restart.
+ * that kubeconfig converges and picks up a renewed token without a restart.
+ * What the kubeconfig may list, watch, get and apply is pinned request by
+ * request for both installs, cluster-wide and `--namespace` (the claims of
+ * docs/node-mode.md, "What each install grants"). The tests share one
+ * ServiceAccount, so they run in order and each waits for its own RBAC.
  *
  *   deno run -A hack/with_cluster.ts -- deno test -A tests/integration/node_credentials_test.ts
  */
@@ -12,7 +15,7 @@ import { join } from "node:path";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { loadConfig } from "../../lib/kube/config.ts";
 import { ApiError } from "../../lib/kube/errors.ts";
-import { NAMESPACES, SECRETS } from "../../lib/kube/resources.ts";
+import { DEPLOYMENTS, NAMESPACES, SECRETS } from "../../lib/kube/resources.ts";
 import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { testKubeconfig } from "../_support/cluster.ts";
 import { installCrdsOnce } from "../_support/crds.ts";
@@ -26,7 +29,8 @@ import {
 import { startOperator } from "../_support/operator.ts";
 import { runToExit } from "../reliability/_kinglet_cli.ts";
 
-async function install(dir: string, lifetime = "1h") {
+/** Runs `kinglet install --node-kubeconfig` into `dir`, with `args` after its own. */
+async function install(dir: string, args: readonly string[] = [], lifetime = "1h") {
   const kubeconfig = join(dir, "kubeconfig");
   const result = await runToExit(
     [
@@ -37,6 +41,7 @@ async function install(dir: string, lifetime = "1h") {
       kubeconfig,
       "--token-lifetime",
       lifetime,
+      ...args,
     ],
     { env: { KINGLET_ALLOW_READ: `${testKubeconfig()},${dir}`, KINGLET_ALLOW_WRITE: dir } },
     60_000,
@@ -45,17 +50,116 @@ async function install(dir: string, lifetime = "1h") {
   return { kubeconfig, token: `${kubeconfig}.token`, result };
 }
 
-async function refusal(write: Promise<unknown>): Promise<number> {
-  const error = await write.then(() => undefined, (e) => e);
-  assert.ok(error instanceof ApiError, `expected the API server to refuse, got ${error}`);
+/** "allowed", or the status of the API server's refusal. */
+async function outcome(request: Promise<unknown>): Promise<"allowed" | number> {
+  const error = await request.then(() => undefined, (e) => e);
+  if (error === undefined) return "allowed";
+  assert.ok(error instanceof ApiError, `expected the API server to answer, got ${error}`);
   return error.status;
 }
 
-Deno.test("kinglet run from the kubeconfig install writes converges a WebApp with no 403, and the admin's rights are gone", async () => {
+/** Resolves once a watch of Secrets (in `namespace`, else everywhere) delivers its first event. */
+async function watchSecrets(client: KubeClient, namespace?: string): Promise<void> {
+  const signal = AbortSignal.timeout(10_000);
+  for await (const _ of client.watch(SECRETS, { ...(namespace && { namespace }), signal })) return;
+  throw new Error(`the watch of Secrets${namespace ? ` in ${namespace}` : ""} delivered nothing`);
+}
+
+/** A Secret and a Deployment named `probe` in `namespace`, for server-side apply. */
+function probes(namespace: string) {
+  const metadata = { name: "probe", namespace };
+  const labels = { app: "probe" };
+  return {
+    secret: { apiVersion: "v1", kind: "Secret", metadata, data: { key: btoa("value") } },
+    deployment: {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata,
+      spec: {
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: { containers: [{ name: "probe", image: "nginx:1.27" }] },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * What `client` may do with Secrets (and a Deployment) in each of
+ * `namespaces` and across the cluster, and with namespaces. Applies are dry
+ * runs: the API server authorizes them as real ones and stores nothing. The
+ * delete is real: it is refused, or the test's last namespace goes.
+ * Every namespace holds a Secret `probe` the admin created.
+ */
+async function rights(client: KubeClient, namespaces: readonly string[]) {
+  const apply = { fieldManager: "rights-probe", force: true, dryRun: true };
+  const rows: [string, Promise<unknown>][] = [
+    ["list Secrets in every namespace", client.list(SECRETS)],
+    ["watch Secrets in every namespace", watchSecrets(client)],
+    ["list namespaces", client.list(NAMESPACES)],
+    ["delete a namespace", client.delete(NAMESPACES, namespaces.at(-1)!)],
+  ];
+  for (const namespace of namespaces) {
+    const { secret, deployment } = probes(namespace);
+    rows.push(
+      [`list Secrets in ${namespace}`, client.list(SECRETS, { namespace })],
+      [`watch Secrets in ${namespace}`, watchSecrets(client, namespace)],
+      [`get a Secret in ${namespace}`, client.get(SECRETS, "probe", { namespace })],
+      [`apply a Secret in ${namespace}`, client.apply(SECRETS, secret, apply)],
+      [`apply a Deployment in ${namespace}`, client.apply(DEPLOYMENTS, deployment, apply)],
+    );
+  }
+  const outcomes = await Promise.all(
+    rows.map(async ([what, request]) => [what, await outcome(request)] as const),
+  );
+  return Object.fromEntries(outcomes);
+}
+
+/** Creates a namespace starting with `prefix` that holds a Secret `probe`. */
+async function namespaceWithSecret(admin: KubeClient, prefix: string): Promise<string> {
+  const namespace = await createNamespace(admin, prefix);
+  await admin.create(SECRETS, probes(namespace).secret);
+  return namespace;
+}
+
+/**
+ * Waits until the authorizer's cache holds the RBAC an install just applied
+ * (it follows the API with a short lag), then resolves to `client`'s rights.
+ */
+function rightsOnceApplied(
+  client: KubeClient,
+  namespaces: readonly string[],
+  wide: boolean,
+): Promise<Record<string, "allowed" | number>> {
+  const clusterWide = wide ? "allowed" : 403;
+  return waitFor("the RBAC of the install in force", async () => {
+    if (await outcome(client.list(SECRETS)) !== clusterWide) return false;
+    return await rights(client, namespaces);
+  }, 10_000);
+}
+
+/** A WebApp `shop` in `namespace`, applied by the admin and awaited Ready. */
+async function webAppReady(admin: KubeClient, namespace: string): Promise<void> {
+  await admin.create(WEB_APPS, {
+    apiVersion: "kinglet.dev/v1alpha1",
+    kind: "WebApp",
+    metadata: { name: "shop", namespace },
+    spec: { image: "nginx:1.27", replicas: 1 },
+  });
+  await waitFor("the WebApp Ready", async () => {
+    const app = await admin.get(WEB_APPS, "shop", { namespace });
+    return condition(app, "Ready")?.status === "True" && app;
+  }, 60_000);
+}
+
+Deno.test("a cluster-wide install: kinglet run from its kubeconfig converges a WebApp with no 403; it lists, watches and applies Secrets in every namespace but gets none by name, and cannot touch namespaces", async () => {
   const admin = await adminClient();
   await installCrdsOnce(admin);
   const dir = await Deno.makeTempDir({ prefix: "kinglet_node_" });
-  const namespace = await createNamespace(admin, "node-creds");
+  const teamA = await namespaceWithSecret(admin, "team-a");
+  const teamB = await namespaceWithSecret(admin, "team-b");
   try {
     const { kubeconfig, token, result } = await install(dir);
     assert.match(result.stdout, /applied the ServiceAccount kinglet-system\/kinglet and its RBAC/);
@@ -68,38 +172,39 @@ Deno.test("kinglet run from the kubeconfig install writes converges a WebApp wit
     // The directory as the unit's /var/lib/kinglet: kinglet reads the kubeconfig and the token beside it.
     await using operator = await startOperator({
       kubeconfig,
-      args: [`--namespace=${namespace}`],
+      args: [`--namespace=${teamA}`],
       env: { KINGLET_ALLOW_READ: dir },
     });
     await operator.ready();
-    await admin.create(WEB_APPS, {
-      apiVersion: "kinglet.dev/v1alpha1",
-      kind: "WebApp",
-      metadata: { name: "shop", namespace },
-      spec: { image: "nginx:1.27", replicas: 1 },
-    });
-    await waitFor("the WebApp Ready", async () => {
-      const app = await admin.get(WEB_APPS, "shop", { namespace });
-      return condition(app, "Ready")?.status === "True" && app;
-    }, 60_000);
-    assert.doesNotMatch(await operator.log(), /\b403\b|forbidden/i);
+    const converged = webAppReady(admin, teamA);
 
     const kinglet = new KubeClient(await loadConfig({ kubeconfig }));
     try {
-      await admin.create(SECRETS, {
-        apiVersion: "v1",
-        kind: "Secret",
-        metadata: { name: "not-kinglets", namespace },
-        stringData: { password: "hunter2" },
+      // RBAC cannot narrow a list or a watch by label, and kinglet lists the Secrets of its
+      // DatabaseClusters: it reads every Secret's data, in every namespace. No get: it never asks
+      // for one by name, which hides nothing from a list.
+      const everywhere = (ns: string) => ({
+        [`list Secrets in ${ns}`]: "allowed",
+        [`watch Secrets in ${ns}`]: "allowed",
+        [`get a Secret in ${ns}`]: 403,
+        [`apply a Secret in ${ns}`]: "allowed",
+        [`apply a Deployment in ${ns}`]: "allowed",
       });
-      assert.equal(await refusal(kinglet.get(SECRETS, "not-kinglets", { namespace })), 403);
-      assert.equal(await refusal(kinglet.delete(NAMESPACES, namespace)), 403);
-      assert.equal(await refusal(kinglet.list(NAMESPACES)), 403);
+      assert.deepEqual(await rightsOnceApplied(kinglet, [teamA, teamB], true), {
+        "list Secrets in every namespace": "allowed",
+        "watch Secrets in every namespace": "allowed",
+        "list namespaces": 403,
+        "delete a namespace": 403,
+        ...everywhere(teamA),
+        ...everywhere(teamB),
+      });
     } finally {
       kinglet.close();
     }
+    await converged;
+    assert.doesNotMatch(await operator.log(), /\b403\b|forbidden/i);
   } finally {
-    await deleteNamespace(admin, namespace);
+    await Promise.all([deleteNamespace(admin, teamA), deleteNamespace(admin, teamB)]);
     admin.close();
     await Deno.remove(dir, { recursive: true });
   }
@@ -124,6 +229,52 @@ Deno.test("a token renewed by running install again is picked up by a running cl
       client.close();
     }
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a namespace-scoped install (--namespace team-a): kinglet run --namespace team-a converges a WebApp there; Secrets and Deployments of team-b, and Secrets across the cluster, are out of reach", async () => {
+  const admin = await adminClient();
+  await installCrdsOnce(admin);
+  const dir = await Deno.makeTempDir({ prefix: "kinglet_node_" });
+  const teamA = await namespaceWithSecret(admin, "team-a");
+  const teamB = await namespaceWithSecret(admin, "team-b");
+  try {
+    const { kubeconfig } = await install(dir, ["--namespace", teamA]);
+    await using operator = await startOperator({
+      kubeconfig,
+      args: [`--namespace=${teamA}`],
+      env: { KINGLET_ALLOW_READ: dir },
+    });
+    await operator.ready();
+    const converged = webAppReady(admin, teamA);
+
+    const kinglet = new KubeClient(await loadConfig({ kubeconfig }));
+    try {
+      assert.deepEqual(await rightsOnceApplied(kinglet, [teamA, teamB], false), {
+        "list Secrets in every namespace": 403,
+        "watch Secrets in every namespace": 403,
+        "list namespaces": 403,
+        "delete a namespace": 403,
+        [`list Secrets in ${teamA}`]: "allowed",
+        [`watch Secrets in ${teamA}`]: "allowed",
+        [`get a Secret in ${teamA}`]: 403,
+        [`apply a Secret in ${teamA}`]: "allowed",
+        [`apply a Deployment in ${teamA}`]: "allowed",
+        [`list Secrets in ${teamB}`]: 403,
+        [`watch Secrets in ${teamB}`]: 403,
+        [`get a Secret in ${teamB}`]: 403,
+        [`apply a Secret in ${teamB}`]: 403,
+        [`apply a Deployment in ${teamB}`]: 403,
+      });
+    } finally {
+      kinglet.close();
+    }
+    await converged;
+    assert.doesNotMatch(await operator.log(), /\b403\b|forbidden/i);
+  } finally {
+    await Promise.all([deleteNamespace(admin, teamA), deleteNamespace(admin, teamB)]);
+    admin.close();
     await Deno.remove(dir, { recursive: true });
   }
 });
