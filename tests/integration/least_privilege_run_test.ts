@@ -2,9 +2,11 @@
  * kinglet confined the way it ships: authenticated as the deploy/ service
  * account (so only its RBAC applies) and run under the Deno permissions and
  * V8 flags that `deno task start` and the compiled binary use. It must take
- * the Lease, reconcile a WebApp to Ready, run a DatabaseCluster's whole
- * lifecycle (Secret, StatefulSet, finalizer, volume cleanup), write Events,
- * and release the Lease on SIGTERM, without a single denial.
+ * the Lease, reconcile a WebApp and an InferenceService (its GPU pod on a
+ * kwok GPU node) to Ready, run a DatabaseCluster's whole lifecycle (Secret,
+ * StatefulSet, finalizer, volume cleanup), write Events, and release the
+ * Lease on SIGTERM, without a single denial: all three of kinglet's
+ * operators, under the RBAC generated from their ControllerSpecs.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
@@ -115,16 +117,20 @@ Deno.test("kinglet reconciles under the deploy/ RBAC and the binary's permission
       return lease?.spec?.holderIdentity || undefined;
     });
 
+    // Both at once: their Deployments roll out on the kwok nodes side by side.
     await ok(["apply", "-n", namespace, "-f", "-"], webApp());
-    await eventually("the WebApp to be Ready", stderr, async () => {
-      const app = await getJson<{ status?: { phase?: string } }>([
-        "webapp",
-        "web",
-        "-n",
-        namespace,
-      ]);
-      return app?.status?.phase === "Ready" ? true : undefined;
-    });
+    await ok(["apply", "-n", namespace, "-f", "-"], inferenceService());
+    for (const [kind, name] of [["webapp", "web"], ["inferenceservice", "chat"]] as const) {
+      await eventually(`the ${kind} ${name} to be Ready`, stderr, async () => {
+        const object = await getJson<{ status?: { phase?: string } }>([
+          kind,
+          name,
+          "-n",
+          namespace,
+        ]);
+        return object?.status?.phase === "Ready" ? true : undefined;
+      });
+    }
 
     await ok(["apply", "-n", namespace, "-f", "-"], databaseCluster());
     await eventually("the StatefulSet and credentials Secret", stderr, async () => {
@@ -151,12 +157,18 @@ Deno.test("kinglet reconciles under the deploy/ RBAC and the binary's permission
       remaining?.items.every((claim) => claim.metadata.deletionTimestamp),
       "deletionPolicy: Delete must have deleted every volume claim",
     );
-    const events = await getJson<{ items: { regarding?: { name?: string } }[] }>([
+    const events = await getJson<{ items: { regarding?: { kind?: string } }[] }>([
       "events.events.k8s.io",
       "-n",
       namespace,
     ]);
-    assert.ok(events?.items.some((e) => e.regarding?.name === "web"), "no Event about the WebApp");
+    // Not the Deployments': the controller manager writes Events about them, of the same names.
+    for (const kind of ["WebApp", "InferenceService"]) {
+      assert.ok(
+        events?.items.some((e) => e.regarding?.kind === kind),
+        `no Event about the ${kind}`,
+      );
+    }
 
     child.kill("SIGTERM");
     const { code } = await status;
@@ -178,6 +190,16 @@ function webApp(): string {
     kind: "WebApp",
     metadata: { name: "web" },
     spec: { image: "registry.example/web:1", replicas: 1, port: 8080 },
+  });
+}
+
+/** An InferenceService on an A100: a Deployment whose pod only the kwok GPU node takes. */
+function inferenceService(): string {
+  return JSON.stringify({
+    apiVersion: "kinglet.dev/v1alpha1",
+    kind: "InferenceService",
+    metadata: { name: "chat" },
+    spec: { model: "HuggingFaceTB/SmolLM2-360M-Instruct", gpuType: "A100" },
   });
 }
 

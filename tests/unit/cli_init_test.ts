@@ -155,6 +155,7 @@ Deno.test("init writes the project's files, and nothing else", () => {
   assert.match(files.get("main.ts")!, /crds: deployed \? \[\] : \[mirrors\.crd\(\)\]/);
   assert.match(files.get("tests/unit/controller_test.ts")!, /new MemoryCluster\(/);
   assert.match(files.get("tests/e2e/operator_test.ts")!, /await testCluster\(/);
+  assert.match(files.get("tests/e2e/operator_test.ts")!, /await cluster\.serviceAccount\(/);
 });
 
 Deno.test("the project's deno.json maps kinglet's package names and has the front-door tasks", () => {

@@ -106,24 +106,33 @@ ${
 `;
 }
 
-/** `tests/e2e/operator_test.ts`: `main.ts` as a process against a real API server. */
+/**
+ * `tests/e2e/operator_test.ts`: `main.ts` as a process against a real API
+ * server, as a ServiceAccount bound to exactly the RBAC derived from the
+ * project's controllers (and the CRD main.ts installs), failing on any denial.
+ */
 export function e2eTestTs(n: ProjectNames): string {
   return `/**
  * The ${n.kind} operator as it runs (\`deno task start\`), against a real API
  * server: the cluster of \`KINGLET_TEST_KUBECONFIG\`, or etcd and
  * kube-apiserver started from \`KUBEBUILDER_ASSETS\` (see \`testCluster\`).
+ * It runs as a ServiceAccount bound to exactly the RBAC derived from the
+ * controllers of src/operator.ts (what deploy/'s ClusterRole grants) and the
+ * CRD its main.ts installs: a request it is denied fails the test, naming
+ * the verb and the resource.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { CONFIG_MAPS } from "@kinglet/kinglet/kube";
-import { testCluster, waitFor } from "@kinglet/kinglet/testing";
+import { controllerRules, crdInstallRule } from "@kinglet/kinglet/runtime";
+import { assertNoDenials, denialsInLog, testCluster, waitFor } from "@kinglet/kinglet/testing";
 import type { ConfigMap } from "../../src/controller.ts";
+import { operator } from "../../src/operator.ts";
 ${importLine([`type ${n.kind}`, n.kindConst], "../../src/schema.ts")}
 
 const { resource } = ${n.kindConst};
 const CHILD = "sample-${n.childSuffix}";
 const PROJECT = fileURLToPath(new URL("../../", import.meta.url));
-const SLOW = { timeoutMs: 60_000 };
 
 function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -132,7 +141,10 @@ function freePort(): number {
   return port;
 }
 
-/** Starts \`main.ts\` as \`deno task start\` does; its output is kept for failures. */
+/**
+ * Starts \`main.ts\` as \`deno task start\` does, authenticated by \`kubeconfig\`;
+ * its output is kept for failures.
+ */
 function startOperator(kubeconfig: string) {
   const health = \`127.0.0.1:\${freePort()}\`;
   const child = new Deno.Command(Deno.execPath(), {
@@ -144,39 +156,71 @@ function startOperator(kubeconfig: string) {
     stderr: "piped",
   }).spawn();
   let output = "";
-  const decoder = new TextDecoder();
-  const drain = (stream: ReadableStream<Uint8Array>) =>
-    stream.pipeTo(new WritableStream({ write: (chunk) => void (output += decoder.decode(chunk)) }));
+  // The operator logs the API server's sentence for each request it is denied.
+  const assertAllowed = () => assertNoDenials(denialsInLog(output), "the operator");
+  // Aborted when it is denied a request or exits: that says why better than a timeout.
+  const failed = new AbortController();
+  const drain = async (stream: ReadableStream<Uint8Array>) => {
+    let line = ""; // a line not yet ended, read with the chunk that ends it
+    for await (const text of stream.pipeThrough(new TextDecoderStream())) {
+      output += text;
+      const lines = (line + text).split("\\n");
+      line = lines.pop()!;
+      if (failed.signal.aborted || denialsInLog(lines.join("\\n")).length === 0) continue;
+      try {
+        assertAllowed();
+      } catch (error) {
+        failed.abort(error);
+      }
+    }
+  };
   const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
   let exited = false;
   const status = child.status.then(async ({ code }) => {
     exited = true;
     await drained;
+    failed.abort(new Error(\`the operator exited with \${code}:\\n\${output}\`));
     return code;
   });
+  const poll = { timeoutMs: 60_000, intervalMs: 100, signal: failed.signal };
+  let signalled = false;
   return {
+    /** Resolves once \`/readyz\` answers 200. */
     ready: () =>
       waitFor("the operator's /readyz to answer 200", async () => {
-        if (exited) throw new Error(\`the operator exited with \${await status}:\\n\${output}\`);
         const response = await fetch(\`http://\${health}/readyz\`).catch(() => undefined);
         await response?.body?.cancel();
         return response?.ok;
-      }, SLOW),
-    async stop(): Promise<number> {
-      if (!exited) child.kill("SIGTERM");
-      return await status;
+      }, poll),
+    /** Waits for \`check\` to hold; fails at once when the operator is denied a request. */
+    waitFor: <T>(what: string, check: () => Promise<T | undefined | false>) =>
+      waitFor(what, check, poll),
+    /** Stops it with SIGTERM and resolves to its exit code. */
+    stop(): Promise<number> {
+      if (!exited && !signalled) child.kill("SIGTERM");
+      signalled = true;
+      return status;
     },
     output: () => output,
+    /** Throws naming the verb and resource of every request it was denied; call after stop. */
+    assertNoDenials: assertAllowed,
   };
 }
 
-Deno.test("the operator writes the ConfigMap and reports Ready on a real API server", async () => {
+Deno.test("the operator writes the ConfigMap and reports Ready under its derived RBAC", async () => {
   // The client's default namespace is the test's own, deleted when the test ends.
   await using cluster = await testCluster({ namespacePrefix: "e2e" });
+  // Started without --leader-elect, main.ts installs the CRD and elects no leader; deployed,
+  // kubectl applies the CRD, and deploy/'s Role grants the Lease.
+  await using account = await cluster.serviceAccount({
+    name: operator.name,
+    rules: controllerRules(operator.controllers, { extra: [crdInstallRule([resource])] }),
+  });
   const { client, namespace } = cluster;
-  const operator = startOperator(cluster.kubeconfig);
+  const running = startOperator(account.kubeconfig);
+  const { waitFor } = running;
   try {
-    await operator.ready();
+    await running.ready();
     await client.create(resource, {
       apiVersion: "${n.apiVersion}",
       kind: "${n.kind}",
@@ -186,7 +230,6 @@ Deno.test("the operator writes the ConfigMap and reports Ready on a real API ser
     const cm = await waitFor(
       "the ConfigMap",
       () => client.getOptional<ConfigMap>(CONFIG_MAPS, CHILD),
-      SLOW,
     );
     assert.deepEqual(cm.data, { message: "Hello" });
     const ready = await waitFor("the Ready condition", async () => {
@@ -198,11 +241,13 @@ ${
   }
       const condition = stored.status?.conditions?.find((c) => c.type === "Ready");
       return condition?.status === "True" && stored;
-    }, SLOW);
+    });
     assert.equal(ready.status?.observedGeneration, ready.metadata.generation);
-    assert.equal(await operator.stop(), 0, operator.output());
+    const code = await running.stop();
+    running.assertNoDenials();
+    assert.equal(code, 0, running.output());
   } finally {
-    await operator.stop();
+    await running.stop();
   }
 });
 `;
