@@ -44,8 +44,9 @@ export interface RequestObservation {
   path: string;
   /**
    * What the path is about, as RBAC names it (group, resource, namespace,
-   * name): what a 403 was denied on. Absent for a path outside the resource
-   * API, such as discovery or `/version`.
+   * name): what a 403 was denied on. `undefined` for a path outside the
+   * resource API, such as discovery or `/version`. Parsed from `path` when
+   * read, so an observer that never reads it pays nothing for it.
    */
   target?: RequestTarget;
   /** How long the exchange took, up to the response headers. */
@@ -324,21 +325,22 @@ export class Transport {
   }
 
   #observe(spec: RequestSpec, code: string, started: number): void {
-    this.#options.onRequest?.({
+    const observe = this.#options.onRequest;
+    if (!observe) return;
+    const { path } = spec;
+    observe({
       verb: spec.verb,
       method: spec.method,
       code,
       host: this.#host,
-      path: spec.path,
-      ...targetOf(spec.path),
+      path,
+      // Parsed only when read: a denial's observer reads it, the request counter does not.
+      get target(): RequestTarget | undefined {
+        return requestTarget(path);
+      },
       seconds: (performance.now() - started) / 1000,
     });
   }
-}
-
-function targetOf(path: string): { target?: RequestTarget } {
-  const target = requestTarget(path);
-  return target ? { target } : {};
 }
 
 function proxyOf(url: string, source: string): Deno.Proxy {
