@@ -3,16 +3,19 @@
  * `lib/operators/`, each annotated with its schema hash, plus two modules
  * `kinglet run` reads instead of loading zod: `crds/schema_hashes.ts`, the
  * hashes it compares with the CRDs it finds installed, and
- * `lib/operators/_spec_schemas.ts`, the spec schemas it validates with. With
- * `--check` it verifies the committed files match (exit 1 with the first
- * difference per file when they do not).
+ * `lib/operators/_spec_schemas.ts`, the spec schemas it validates with. It
+ * writes the examples' CRDs too, `examples/<name>/crds/<plural>.<group>.yaml`
+ * from each example's `schema.ts` (see `_example_crds.ts`). With `--check` it
+ * verifies the committed files match (exit 1 with the first difference per
+ * file when they do not).
  *
  * ```sh
  * deno task crds                 # regenerate
  * deno task crds --check         # what the drift test checks
  * ```
  *
- * `--dir=<path>` points at another folder than `crds/` (tests use it).
+ * `--dir=<path>` points at another folder than `crds/` (tests use it); the
+ * examples' CRDs are always those under `examples/`.
  *
  * @module
  */
@@ -22,6 +25,7 @@ import { stringify } from "yaml";
 import { SCHEMA_HASH_ANNOTATION, withSchemaHash } from "../lib/crd/mod.ts";
 import { KIND_DEFINITIONS, SPEC_SCHEMA_NAMES } from "../lib/operators/mod.ts";
 import { toSpecSchema } from "../lib/operators/schema/spec_schema.ts";
+import { compareExampleCrds, exampleCrdFiles, writeExampleCrds } from "./_example_crds.ts";
 import { firstDifference, readIfExists, runGenerator } from "./_generated_files.ts";
 
 /** The folder the CRDs are committed in. */
@@ -176,10 +180,10 @@ async function write(dir: string): Promise<string[]> {
 if (import.meta.main) {
   await runGenerator({
     defaultDir: CRDS_DIR,
-    compare: compareCrds,
-    write,
-    outOfDate: "The CRDs are out of date: run `deno task crds` and commit crds/ and " +
-      "lib/operators/_spec_schemas.ts.",
-    count: `${crdFiles().size} CRDs`,
+    compare: async (dir) => [...await compareCrds(dir), ...await compareExampleCrds()],
+    write: async (dir) => [...await write(dir), ...await writeExampleCrds()],
+    outOfDate: "The CRDs are out of date: run `deno task crds` and commit crds/, " +
+      "examples/*/crds/ and lib/operators/_spec_schemas.ts.",
+    count: `${crdFiles().size} CRDs, and ${exampleCrdFiles().size} of the examples`,
   }, Deno.args);
 }

@@ -9,7 +9,7 @@
 import { CONFIG_MAPS, PERSISTENT_VOLUME_CLAIMS } from "@kinglet/kinglet/kube";
 import type { ControllerSpec } from "@kinglet/kinglet/runtime";
 import { controllerReference, setCondition, tieredErrorPolicy } from "@kinglet/kinglet/runtime";
-import { type Backup, backups } from "./schema.ts";
+import { type Backup, BACKUPS } from "./kind.ts";
 
 /** The label of the plans, which the controller's cache selects by. */
 const LABELS = { "app.kubernetes.io/managed-by": "backup-operator" };
@@ -32,7 +32,7 @@ const READ_CLAIMS = { apiGroups: [""], resources: ["persistentvolumeclaims"], ve
 /** The controller of Backups. */
 export const backupController: ControllerSpec<Backup> = {
   name: "backup-operator", // in logs and metrics, and the field manager of its applies
-  resource: backups.resource,
+  resource: BACKUPS,
   // Only the plans it labelled are cached, not every ConfigMap in the cluster.
   owns: [{ resource: CONFIG_MAPS, labelSelector: "app.kubernetes.io/managed-by=backup-operator" }],
   // What reconcile reads by client, beyond its caches: the RBAC derived from this spec grants it.

@@ -5,21 +5,21 @@
  * deno run --allow-net --allow-read --allow-env --allow-sys=hostname examples/backup/main.ts
  * ```
  *
- * It connects as kubectl would (`KUBECONFIG`, in-cluster, `~/.kube/config`),
- * installs the Backup CRD, campaigns for the Lease `default/backup-operator`
- * so that one replica of several is active, and serves `/healthz` and `/readyz` on `HEALTH_ADDRESS` (default
- * `127.0.0.1:8081`) and `/metrics` on `METRICS_ADDRESS` (default
+ * Apply its CRD first (`kubectl apply -f examples/backup/crds/`): the
+ * operator does not install it, so that its run path never loads zod. It
+ * connects as kubectl would (`KUBECONFIG`, in-cluster, `~/.kube/config`),
+ * campaigns for the Lease `default/backup-operator` so that one replica of
+ * several is active, and serves `/healthz` and `/readyz` on `HEALTH_ADDRESS`
+ * (default `127.0.0.1:8081`) and `/metrics` on `METRICS_ADDRESS` (default
  * `127.0.0.1:8080`).
  *
  * @module
  */
 import { Manager, setupLogging } from "@kinglet/kinglet/runtime";
 import { backupController } from "./backup.ts";
-import { backups } from "./schema.ts";
 
 setupLogging({ level: "info" }); // a failing reconcile is logged, not only counted
 const manager = new Manager({
-  crds: [backups.crd()], // most operators ship their CRDs in their manifests instead
   reportingController: "example.kinglet.dev/backup",
   leaderElection: { namespace: "default", name: "backup-operator" }, // one replica is active
   metricsAddress: Deno.env.get("METRICS_ADDRESS"),

@@ -1,19 +1,25 @@
 /**
  * The Backup kind, `backups.example.kinglet.dev`: a Backup names a
  * PersistentVolumeClaim, a cron schedule and a destination, and how many
- * copies to keep. Its CRD (with printer columns for `kubectl get backups`),
- * its `Resource` and the type of its objects all come from these zod schemas.
+ * copies to keep. Its CRD (with printer columns for `kubectl get backups`)
+ * and the type of its objects come from these zod schemas, its names from
+ * the `Resource` in `kind.ts`.
+ *
+ * Loaded at build time only (`deno task crds` writes the CRD to `crds/`)
+ * and by tests: the operator imports `kind.ts`, so zod stays off its run path.
  *
  * @module
  */
 import { z } from "zod";
 import { conditionsSchema, type CustomObject, defineKind } from "@kinglet/kinglet/crd";
+import { BACKUPS } from "./kind.ts";
 
-/** The Backup kind: its resource, its CRD and its schemas. */
+/** The Backup kind: its CRD and its schemas. */
 export const backups = defineKind({
-  group: "example.kinglet.dev",
-  version: "v1",
-  kind: "Backup",
+  group: BACKUPS.group,
+  version: BACKUPS.version,
+  kind: BACKUPS.kind,
+  plural: BACKUPS.plural,
   shortNames: ["bk"],
   description: "Backup copies a PersistentVolumeClaim to a destination on a schedule.",
   spec: z.object({

@@ -8,7 +8,7 @@
  */
 import { CONFIG_MAPS, type KubeObject } from "@kinglet/kinglet/kube";
 import { controllerReference, type ControllerSpec } from "@kinglet/kinglet/runtime";
-import { type Greeting, greetings } from "./schema.ts";
+import { type Greeting, GREETINGS } from "./kind.ts";
 
 /** The label on every ConfigMap the operator renders, and the selector of its cache. */
 const MANAGED_BY = "app.kubernetes.io/managed-by";
@@ -36,7 +36,7 @@ export function renderConfigMap(greeting: Greeting): ConfigMap {
 /** The controller of Greetings. */
 export const greetingController: ControllerSpec<Greeting> = {
   name: "greeting-operator", // in logs and metrics, and the field manager of its applies
-  resource: greetings.resource,
+  resource: GREETINGS,
   // Only the ConfigMaps it labelled are cached, not every one in the cluster.
   owns: [{ resource: CONFIG_MAPS, labelSelector: `${MANAGED_BY}=greeting-operator` }],
   // Added before the first reconcile; on deletion, cleanup runs, then the finalizer goes.

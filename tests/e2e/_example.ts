@@ -2,12 +2,15 @@
  * Runs an example operator as its readers run it (`deno run
  * examples/<name>/main.ts` with the permissions docs/writing-operators.md gives), against
  * the test cluster, on ports of its own, as the ServiceAccount of a
- * kubeconfig given (so only the RBAC derived from its specs applies).
+ * kubeconfig given (so only the RBAC derived from its specs applies), after
+ * its committed CRD is applied, as its readers apply it.
  *
  * @module
  */
 import { fileURLToPath } from "node:url";
-import type { KubeClient, Resource } from "../../lib/kube/mod.ts";
+import { parse } from "yaml";
+import type { KubeClient, KubeObject, Resource } from "../../lib/kube/mod.ts";
+import { installCrds } from "../../lib/runtime/mod.ts";
 import { assertNoDenials, denialsInLog, waitFor } from "../../lib/testing/mod.ts";
 import { testKubeconfig } from "../_support/cluster.ts";
 
@@ -19,6 +22,25 @@ function freePort(): number {
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
   return port;
+}
+
+/**
+ * Applies the CRDs committed in `examples/<name>/crds/` with `client`, an
+ * admin's, as a reader does (`kubectl apply -f examples/<name>/crds/`)
+ * before starting the example, which does not install them; resolves once
+ * the API server serves each.
+ *
+ * @throws {Error} when the folder holds no CRD file (`deno task crds` writes them).
+ */
+export async function applyExampleCrds(client: KubeClient, name: string): Promise<void> {
+  const dir = new URL(`../../examples/${name}/crds/`, import.meta.url);
+  const crds: KubeObject[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (!entry.isFile || !entry.name.endsWith(".yaml")) continue;
+    crds.push(parse(await Deno.readTextFile(new URL(entry.name, dir))) as KubeObject);
+  }
+  if (crds.length === 0) throw new Error(`${fileURLToPath(dir)} holds no CRD: run deno task crds`);
+  await installCrds(client, crds, { fieldManager: "kubectl" });
 }
 
 /**

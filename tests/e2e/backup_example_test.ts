@@ -2,10 +2,11 @@
  * The Backup example run as its readers run it (`deno run
  * examples/backup/main.ts` with the permissions docs/writing-operators.md gives), against
  * the real control plane: plan, Ready, observedGeneration, the Lease, and
- * the Event and garbage collection on delete. It runs as a ServiceAccount
- * bound to exactly the RBAC derived from its controller spec, the CRD its
- * main.ts installs and its leader election: a request it is denied fails the
- * test, naming the verb and the resource.
+ * the Event and garbage collection on delete. Its CRD is applied from
+ * `examples/backup/crds/` first, as a user applies it, and it runs as a
+ * ServiceAccount bound to exactly the RBAC derived from its controller spec
+ * and its leader election: a request it is denied fails the test, naming the
+ * verb and the resource.
  */
 import assert from "node:assert/strict";
 import {
@@ -14,28 +15,21 @@ import {
   LEASES,
   PERSISTENT_VOLUME_CLAIMS,
 } from "../../lib/kube/mod.ts";
-import {
-  controllerRules,
-  crdInstallRule,
-  findCondition,
-  leaderElectionRules,
-} from "../../lib/runtime/mod.ts";
+import { controllerRules, findCondition, leaderElectionRules } from "../../lib/runtime/mod.ts";
 import { testCluster } from "../../lib/testing/mod.ts";
 import { backupController } from "../../examples/backup/backup.ts";
-import { type Backup, backups } from "../../examples/backup/schema.ts";
-import { dropFinalizers, startExample } from "./_example.ts";
+import { type Backup, BACKUPS } from "../../examples/backup/kind.ts";
+import { applyExampleCrds, dropFinalizers, startExample } from "./_example.ts";
 import { eventsFor, getOrUndefined } from "../_support/kube.ts";
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 
 Deno.test("the Backup example plans, reports Ready, follows its spec and says it stopped", async (t) => {
   await using cluster = await testCluster({ namespacePrefix: "e2e-backup" });
-  const rules = controllerRules([backupController], {
-    extra: [crdInstallRule([backups.resource])],
-  });
+  await applyExampleCrds(cluster.client, "backup");
   await using account = await cluster.serviceAccount({
     name: "backup-operator",
-    rules,
+    rules: controllerRules([backupController]),
     // main.ts campaigns for the Lease default/backup-operator.
     namespaced: { default: leaderElectionRules("backup-operator") },
   });
@@ -54,7 +48,7 @@ Deno.test("the Backup example plans, reports Ready, follows its spec and says it
         );
         return cm?.data?.[key] === expected && cm;
       });
-    const current = () => client.get<Backup>(backups.resource, "nightly", { namespace });
+    const current = () => client.get<Backup>(BACKUPS, "nightly", { namespace });
 
     await t.step("a Backup of an existing claim gets its plan, Ready and a finalizer", async () => {
       await client.create(PERSISTENT_VOLUME_CLAIMS, {
@@ -63,8 +57,8 @@ Deno.test("the Backup example plans, reports Ready, follows its spec and says it
         metadata: { name: "data", namespace },
         spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
       });
-      await client.create(backups.resource, {
-        apiVersion: backups.apiVersion,
+      await client.create(BACKUPS, {
+        apiVersion: "example.kinglet.dev/v1",
         kind: "Backup",
         metadata: { name: "nightly", namespace },
         spec: { source: "data", schedule: "0 3 * * *", destination: "s3://backups" },
@@ -88,7 +82,7 @@ Deno.test("the Backup example plans, reports Ready, follows its spec and says it
     });
 
     await t.step("a changed schedule reaches the plan and observedGeneration", async () => {
-      await client.patch(backups.resource, "nightly", { spec: { schedule: "@hourly" } }, {
+      await client.patch(BACKUPS, "nightly", { spec: { schedule: "@hourly" } }, {
         type: "merge",
         namespace,
       });
@@ -100,11 +94,11 @@ Deno.test("the Backup example plans, reports Ready, follows its spec and says it
     });
 
     await t.step("a deleted Backup records that it stopped, then goes with its plan", async () => {
-      await client.delete(backups.resource, "nightly", { namespace });
+      await client.delete(BACKUPS, "nightly", { namespace });
       await waitFor(
         "the Backup to be gone",
         async () =>
-          (await getOrUndefined(client, backups.resource, "nightly", namespace)) ===
+          (await getOrUndefined(client, BACKUPS, "nightly", namespace)) ===
             undefined,
       );
       const stopped = await waitFor(
@@ -125,6 +119,6 @@ Deno.test("the Backup example plans, reports Ready, follows its spec and says it
     assert.equal(code, 0, example.output());
   } finally {
     await example.stop();
-    await dropFinalizers(client, backups.resource, namespace);
+    await dropFinalizers(client, BACKUPS, namespace);
   }
 });

@@ -2,17 +2,18 @@
  * The example operator of "Write your own operator" in
  * docs/writing-operators.md, run as its readers run it (`deno run
  * examples/greeting/main.ts` with the permissions the guide gives), against
- * the real control plane, as a ServiceAccount bound to exactly the RBAC
- * derived from its controller spec (and the CRD its main.ts installs): a
- * request it is denied fails the test, naming the verb and the resource.
+ * the real control plane, after its CRD is applied from
+ * `examples/greeting/crds/` as a user applies it, as a ServiceAccount bound
+ * to exactly the RBAC derived from its controller spec: a request it is
+ * denied fails the test, naming the verb and the resource.
  */
 import assert from "node:assert/strict";
 import { CONFIG_MAPS, type KubeObject } from "../../lib/kube/mod.ts";
-import { controllerRules, crdInstallRule } from "../../lib/runtime/mod.ts";
+import { controllerRules } from "../../lib/runtime/mod.ts";
 import { testCluster } from "../../lib/testing/mod.ts";
 import { greetingController } from "../../examples/greeting/greeting.ts";
-import { type Greeting, greetings } from "../../examples/greeting/schema.ts";
-import { dropFinalizers, startExample } from "./_example.ts";
+import { type Greeting, GREETINGS } from "../../examples/greeting/kind.ts";
+import { applyExampleCrds, dropFinalizers, startExample } from "./_example.ts";
 import { eventsFor, getOrUndefined } from "../_support/kube.ts";
 
 function greeting(namespace: string, name: string, spec: { name: string }): KubeObject {
@@ -26,10 +27,11 @@ function greeting(namespace: string, name: string, spec: { name: string }): Kube
 
 Deno.test("the Greeting example renders, repairs, updates and says goodbye", async (t) => {
   await using cluster = await testCluster({ namespacePrefix: "e2e-greeting" });
-  const rules = controllerRules([greetingController], {
-    extra: [crdInstallRule([greetings.resource])],
+  await applyExampleCrds(cluster.client, "greeting");
+  await using account = await cluster.serviceAccount({
+    name: "greeting-operator",
+    rules: controllerRules([greetingController]),
   });
-  await using account = await cluster.serviceAccount({ name: "greeting-operator", rules });
   const { client, namespace } = cluster;
   const example = startExample("greeting", account.kubeconfig);
   const { waitFor } = example; // fails at once when the example is denied a request
@@ -49,10 +51,10 @@ Deno.test("the Greeting example renders, repairs, updates and says goodbye", asy
     await t.step(
       "a new Greeting gets its ConfigMap, a status, an Event and a finalizer",
       async () => {
-        await client.create(greetings.resource, greeting(namespace, "ada", { name: "Ada" }));
+        await client.create(GREETINGS, greeting(namespace, "ada", { name: "Ada" }));
         const cm = await message("Hello, Ada!");
         const ada = await waitFor("the Greeting's status", async () => {
-          const g = await client.get<Greeting>(greetings.resource, "ada", { namespace });
+          const g = await client.get<Greeting>(GREETINGS, "ada", { namespace });
           return g.status?.message === "Hello, Ada!" && g;
         });
         assert.equal(ada.status?.configMap, "ada-greeting");
@@ -72,7 +74,7 @@ Deno.test("the Greeting example renders, repairs, updates and says goodbye", asy
     });
 
     await t.step("a changed spec renders a new message", async () => {
-      await client.patch(greetings.resource, "ada", { spec: { greeting: "Welcome" } }, {
+      await client.patch(GREETINGS, "ada", { spec: { greeting: "Welcome" } }, {
         type: "merge",
         namespace,
       });
@@ -80,11 +82,10 @@ Deno.test("the Greeting example renders, repairs, updates and says goodbye", asy
     });
 
     await t.step("a deleted Greeting says goodbye, then goes with its ConfigMap", async () => {
-      await client.delete(greetings.resource, "ada", { namespace });
+      await client.delete(GREETINGS, "ada", { namespace });
       await waitFor(
         "the Greeting to be gone",
-        async () =>
-          (await getOrUndefined(client, greetings.resource, "ada", namespace)) === undefined,
+        async () => (await getOrUndefined(client, GREETINGS, "ada", namespace)) === undefined,
       );
       const farewell = await waitFor(
         "a Farewell Event",
@@ -103,6 +104,6 @@ Deno.test("the Greeting example renders, repairs, updates and says goodbye", asy
     assert.equal(code, 0, example.output());
   } finally {
     await example.stop();
-    await dropFinalizers(client, greetings.resource, namespace);
+    await dropFinalizers(client, GREETINGS, namespace);
   }
 });

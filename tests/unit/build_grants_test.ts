@@ -17,6 +17,7 @@ import {
   V8_FLAGS,
 } from "../../lib/build/mod.ts";
 import * as kinglet from "../../hack/_permissions.ts";
+import { moduleGraph } from "../_support/module_graph.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).href;
 
@@ -102,28 +103,7 @@ Deno.test("kinglet's own grants and flags are lib/build's for the operator named
 });
 
 Deno.test("kinglet's run path never loads lib/build", async () => {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", MAIN],
-  }).output();
-  assert.equal(code, 0, new TextDecoder().decode(stderr));
-  const info = JSON.parse(new TextDecoder().decode(stdout)) as {
-    modules: {
-      specifier: string;
-      dependencies?: { isDynamic?: boolean; code?: { specifier?: string } }[];
-    }[];
-  };
-  const modules = new Map(info.modules.map((m) => [m.specifier, m]));
-  const loaded = new Set<string>();
-  const pending = [MAIN];
-  while (pending.length) {
-    const specifier = pending.pop()!;
-    if (loaded.has(specifier)) continue;
-    loaded.add(specifier);
-    for (const dependency of modules.get(specifier)?.dependencies ?? []) {
-      const next = dependency.code?.specifier;
-      if (next && !dependency.isDynamic) pending.push(next);
-    }
-  }
+  const { loaded } = await moduleGraph(MAIN);
   const build = fileURLToPath(new URL("../../lib/build/", import.meta.url));
   assert.deepEqual(
     [...loaded].filter((s) => s.startsWith("file:") && fileURLToPath(s).startsWith(build)),

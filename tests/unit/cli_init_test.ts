@@ -45,6 +45,7 @@ Deno.test("init names default the plural as kubectl does and the version to v1al
   assert.equal(names.apiVersion, "example.dev/v1alpha1");
   assert.equal(names.crdName, "proxies.example.dev");
   assert.equal(names.kindConst, "proxies");
+  assert.equal(names.resourceConst, "PROXIES");
   assert.equal(names.objectVar, "proxy");
   assert.equal(names.operator, "proxy-operator");
 });
@@ -109,10 +110,13 @@ Deno.test("a reserved word or a template's own name never becomes an identifier"
   assert.equal(classes.objectVar, "classObject");
   assert.equal(classes.kindConst, "classKind");
   assert.equal(projectNames({ group: "a.io", kind: "Status" }).objectVar, "statusObject");
-  assert.equal(
-    projectNames({ group: "a.io", kind: "Thing", plural: "my-things" }).kindConst,
-    "myThings",
-  );
+  const things = projectNames({ group: "a.io", kind: "Thing", plural: "my-things" });
+  assert.equal(things.kindConst, "myThings");
+  assert.equal(things.resourceConst, "MY_THINGS");
+  const maps = projectNames({ group: "a.io", kind: "Map", plural: "config-maps" });
+  assert.equal(maps.resourceConst, "CONFIG_MAPS_RESOURCE", "CONFIG_MAPS is imported beside it");
+  const mirror = projectNames({ group: "a.io", kind: "Mirror", plural: "mirror" });
+  assert.equal(mirror.resourceConst, "MIRROR_RESOURCE", "the type Mirror is imported beside it");
 });
 
 Deno.test("init writes the project's files, and nothing else", () => {
@@ -142,6 +146,7 @@ Deno.test("init writes the project's files, and nothing else", () => {
     "scripts/crds.ts",
     "scripts/deploy.ts",
     "src/controller.ts",
+    "src/kind.ts",
     "src/operator.ts",
     "src/schema.ts",
     "tests/e2e/operator_test.ts",
@@ -149,10 +154,30 @@ Deno.test("init writes the project's files, and nothing else", () => {
     "tests/unit/deploy_test.ts",
   ]);
   const schema = files.get("src/schema.ts")!;
-  assert.match(schema, /defineKind\(\{\n {2}group: "example\.dev",\n {2}version: "v1alpha1",/);
+  assert.match(
+    schema,
+    /defineKind\(\{\n {2}group: MIRRORS\.group,\n {2}version: MIRRORS\.version,/,
+  );
+  assert.match(files.get("src/kind.ts")!, /\n {2}group: "example\.dev",\n {2}version: "v1alpha1",/);
   assert.match(schema, /conditions: conditionsSchema\(/);
   assert.match(files.get("src/controller.ts")!, /setCondition\(observed\?\.conditions, .*clock\)/);
-  assert.match(files.get("main.ts")!, /crds: deployed \? \[\] : \[mirrors\.crd\(\)\]/);
+  // The run path holds the kind's Resource, never its zod schema, and main.ts installs no CRD.
+  assert.match(files.get("src/kind.ts")!, /^export const MIRRORS: Resource = \{$/m);
+  assert.match(files.get("src/kind.ts")!, /^export type \{ Mirror \} from "\.\/schema\.ts";$/m);
+  assert.match(schema, /^import \{ MIRRORS \} from "\.\/kind\.ts";$/m);
+  assert.match(
+    files.get("src/controller.ts")!,
+    /^import \{ type Mirror, MIRRORS \} from "\.\/kind\.ts";$/m,
+  );
+  for (const path of ["main.ts", "src/controller.ts", "src/operator.ts"]) {
+    assert.doesNotMatch(files.get(path)!, /schema\.ts"|\.crd\(\)/, path);
+  }
+  assert.doesNotMatch(files.get("main.ts")!, /crds:/);
+  assert.match(
+    files.get("tests/e2e/operator_test.ts")!,
+    /await installCrds\(cluster\.client, \[crd\]/,
+  );
+  assert.doesNotMatch(files.get("tests/e2e/operator_test.ts")!, /crdInstallRule/);
   assert.match(files.get("tests/unit/controller_test.ts")!, /new MemoryCluster\(/);
   assert.match(files.get("tests/e2e/operator_test.ts")!, /await testCluster\(/);
   assert.match(files.get("tests/e2e/operator_test.ts")!, /await cluster\.serviceAccount\(/);
@@ -179,7 +204,7 @@ Deno.test("the project's deno.json maps kinglet's package names and has the fron
   );
   assert.match(
     config.tasks.bench,
-    /vendor\/kinglet\/bench\/main\.ts --target bench\/target\.json$/,
+    /vendor\/kinglet\/bench\/main\.ts --target bench\/target\.json,\.\/vendor\/kinglet\/bench\/targets\/deno-floor\.json$/,
   );
   assert.equal(config.compilerOptions.noUncheckedIndexedAccess, true);
 });

@@ -2,9 +2,14 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { compareCrds, crdFiles, CRDS_DIR, HASHES_FILE, hashesSource } from "../../hack/gen_crds.ts";
+import { compareExampleCrds, exampleCrdFiles } from "../../hack/_example_crds.ts";
 import { CRD_SCHEMA_HASHES } from "../../crds/schema_hashes.ts";
 import { SCHEMA_HASH_ANNOTATION, schemaHash, withSchemaHash } from "../../lib/crd/mod.ts";
 import { KIND_DEFINITIONS } from "../../lib/operators/mod.ts";
+import { BACKUPS } from "../../examples/backup/kind.ts";
+import { backups } from "../../examples/backup/schema.ts";
+import { GREETINGS } from "../../examples/greeting/kind.ts";
+import { greetings } from "../../examples/greeting/schema.ts";
 
 Deno.test("the committed CRDs match the zod schemas (run `deno task crds` if this fails)", async () => {
   assert.deepEqual(await compareCrds(CRDS_DIR), []);
@@ -88,6 +93,48 @@ Deno.test("drift detection reports an edited, a missing and a stale CRD file", a
     );
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the examples' committed CRDs match their schemas (run `deno task crds` if this fails)", async () => {
+  assert.deepEqual(await compareExampleCrds(), []);
+});
+
+Deno.test("each example's CRD file is the CRD of its schema, named by the resource of its kind.ts", () => {
+  const files = exampleCrdFiles();
+  for (
+    const [example, kind, resource] of [
+      ["backup", backups, BACKUPS],
+      ["greeting", greetings, GREETINGS],
+    ] as const
+  ) {
+    // kind.ts is what the operator runs with: the CRD must serve exactly that resource.
+    assert.deepEqual(kind.resource, resource);
+    const crd = withSchemaHash(kind.crd());
+    const content = files.get(`examples/${example}/crds/${resource.plural}.${resource.group}.yaml`);
+    assert.ok(content, `no file for ${crd.metadata.name}`);
+    assert.deepEqual(parse(content), crd);
+  }
+  assert.equal(files.size, 2);
+});
+
+Deno.test("drift detection reports an edited, a missing and a stale example CRD file", async () => {
+  const root = await Deno.makeTempDir({ prefix: "kinglet-example-crds-" });
+  try {
+    const files = [...exampleCrdFiles()];
+    const [edited, content] = files[0]!;
+    const [missing] = files[1]!;
+    await Deno.mkdir(join(root, edited, ".."), { recursive: true });
+    await Deno.writeTextFile(join(root, edited), content.replace("listKind", "listkind"));
+    const stale = join(root, edited, "..", "gadgets.example.kinglet.dev.yaml");
+    await Deno.writeTextFile(stale, "kind: CustomResourceDefinition\n");
+    const problems = await compareExampleCrds(root);
+    assert.equal(problems.length, 3);
+    assert.match(problems[0]!, /differs from line \d+: expected " {4}listKind: /);
+    assert.equal(problems[1], `${join(root, missing)}: missing`);
+    assert.equal(problems[2], `${stale}: no kind generates it any more`);
+  } finally {
+    await Deno.remove(root, { recursive: true });
   }
 });
 

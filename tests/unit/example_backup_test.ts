@@ -14,7 +14,8 @@ import { findCondition, Manager } from "../../lib/runtime/mod.ts";
 import type { KubeEvent } from "../../lib/runtime/events/mod.ts";
 import { FakeClock, MemoryCluster, waitFor } from "../../lib/testing/mod.ts";
 import { backupController, renderPlan } from "../../examples/backup/backup.ts";
-import { type Backup, backups } from "../../examples/backup/schema.ts";
+import { type Backup, BACKUPS } from "../../examples/backup/kind.ts";
+import { backups } from "../../examples/backup/schema.ts";
 
 const nightly: Backup = {
   apiVersion: "example.kinglet.dev/v1",
@@ -71,12 +72,12 @@ Deno.test("the example's controller plans, reports Ready, looks again each minut
   manager.add({ ...backupController, requeueJitter: 0 });
   const stop = new AbortController();
   const running = manager.run(stop.signal);
-  const backup = () => cluster.object<Backup>(backups.resource, "shop/nightly");
+  const backup = () => cluster.object<Backup>(BACKUPS, "shop/nightly");
   const ready = () => findCondition(backup()?.status?.conditions, "Ready");
   try {
     await t.step("a Backup of an existing volume gets its plan and is Ready", async () => {
       cluster.put(PERSISTENT_VOLUME_CLAIMS, claim);
-      cluster.put(backups.resource, nightly);
+      cluster.put(BACKUPS, nightly);
       const plan = await waitFor(
         "the plan",
         () => cluster.object<ConfigMap>(CONFIG_MAPS, "shop/nightly-backup-plan"),
@@ -116,7 +117,7 @@ Deno.test("the example's controller plans, reports Ready, looks again each minut
     );
 
     await t.step("a deleted Backup records that it stopped, then goes", async () => {
-      await cluster.delete(backups.resource, "nightly", { namespace: "shop" });
+      await cluster.delete(BACKUPS, "nightly", { namespace: "shop" });
       await waitFor("the Backup to go", () => backup() === undefined);
       const stopped = await waitFor(
         "a Stopped Event",
@@ -155,11 +156,11 @@ Deno.test("the snippet of docs/writing-operators.md reaches the minute's requeue
   const running = manager.run(stop.signal);
   try {
     cluster.put(PERSISTENT_VOLUME_CLAIMS, claim);
-    cluster.put(backups.resource, nightly);
+    cluster.put(BACKUPS, nightly);
     await waitFor("the plan", () => cluster.object(CONFIG_MAPS, "shop/nightly-backup-plan"));
     await waitFor(
       "the status",
-      () => cluster.object<Backup>(backups.resource, "shop/nightly")?.status,
+      () => cluster.object<Backup>(BACKUPS, "shop/nightly")?.status,
     );
     await new Promise((resolve) => setTimeout(resolve, 50));
     const settled = reconciles;

@@ -3,7 +3,12 @@
  * Manager over the in-memory API server on a fake clock.
  */
 import assert from "node:assert/strict";
-import { CONFIG_MAPS, EVENTS, type KubeObject } from "../../lib/kube/mod.ts";
+import {
+  CONFIG_MAPS,
+  CUSTOM_RESOURCE_DEFINITIONS,
+  EVENTS,
+  type KubeObject,
+} from "../../lib/kube/mod.ts";
 import { Manager } from "../../lib/runtime/mod.ts";
 import type { KubeEvent } from "../../lib/runtime/events/mod.ts";
 import { FakeClock, MemoryCluster, waitFor } from "../../lib/testing/mod.ts";
@@ -12,7 +17,8 @@ import {
   greetingController,
   renderConfigMap,
 } from "../../examples/greeting/greeting.ts";
-import { type Greeting, greetings } from "../../examples/greeting/schema.ts";
+import { type Greeting, GREETINGS } from "../../examples/greeting/kind.ts";
+import { greetings } from "../../examples/greeting/schema.ts";
 
 const ada: Greeting = {
   apiVersion: "example.kinglet.dev/v1",
@@ -61,9 +67,11 @@ Deno.test("the example's Greeting says hello by default, as its CRD defaults it"
 Deno.test("the example's controller renders, reports, repairs and says goodbye", async () => {
   const clock = new FakeClock();
   const cluster = new MemoryCluster({ clock, namespaces: ["shop"] });
+  // With the CRD in the cluster, as a user applies it, every status write is checked against it.
+  cluster.put(CUSTOM_RESOURCE_DEFINITIONS, greetings.crd());
   const stop = run(cluster, clock);
   try {
-    cluster.put(greetings.resource, { ...ada, metadata: { name: "ada", namespace: "shop" } });
+    cluster.put(GREETINGS, { ...ada, metadata: { name: "ada", namespace: "shop" } });
     const cm = await waitFor(
       "the ConfigMap",
       () => cluster.object<ConfigMap>(CONFIG_MAPS, "shop/ada-greeting"),
@@ -71,7 +79,7 @@ Deno.test("the example's controller renders, reports, repairs and says goodbye",
     assert.deepEqual(cm.data, { message: "Hello, Ada!" });
     assert.equal(cm.metadata.labels?.["app.kubernetes.io/managed-by"], "greeting-operator");
     const greeting = await waitFor("the status", () => {
-      const g = cluster.object<Greeting>(greetings.resource, "shop/ada");
+      const g = cluster.object<Greeting>(GREETINGS, "shop/ada");
       return g?.status?.message !== undefined && g;
     });
     assert.deepEqual(greeting.status, {
@@ -86,8 +94,8 @@ Deno.test("the example's controller renders, reports, repairs and says goodbye",
     cluster.remove(CONFIG_MAPS, "shop/ada-greeting");
     await waitFor("the ConfigMap back", () => cluster.object(CONFIG_MAPS, "shop/ada-greeting"));
 
-    const stored = cluster.object<Greeting>(greetings.resource, "shop/ada")!;
-    cluster.put(greetings.resource, { ...stored, spec: { name: "Ada", greeting: "Welcome" } });
+    const stored = cluster.object<Greeting>(GREETINGS, "shop/ada")!;
+    cluster.put(GREETINGS, { ...stored, spec: { name: "Ada", greeting: "Welcome" } });
     await waitFor(
       "the new message",
       () =>
@@ -95,8 +103,8 @@ Deno.test("the example's controller renders, reports, repairs and says goodbye",
           "Welcome, Ada!",
     );
 
-    await cluster.delete(greetings.resource, "ada", { namespace: "shop" });
-    await waitFor("the Greeting to go", () => !cluster.object(greetings.resource, "shop/ada"));
+    await cluster.delete(GREETINGS, "ada", { namespace: "shop" });
+    await waitFor("the Greeting to go", () => !cluster.object(GREETINGS, "shop/ada"));
     const [farewell] = await waitFor(
       "a Farewell Event",
       () => eventsFor(cluster, "Farewell").length > 0 && eventsFor(cluster, "Farewell"),

@@ -1,14 +1,19 @@
 /**
  * Holds the examples to the size of a kube-rs operator: each example's code
- * outside its zod schema file (`schema.ts`) is at most 60 lines, not counting
- * blank lines and comments, and imports at most 10 names from kinglet's
- * modules. The step names print both counts.
+ * outside its kind's declaration is at most 60 lines, not counting blank
+ * lines and comments, and imports at most 10 names from kinglet's modules.
+ * The declaration is `schema.ts` (the zod schemas, the CRD and the type) and
+ * `kind.ts`, its run-time half (the `Resource`, the type re-exported): kube-rs
+ * writes both as one `#[derive(CustomResource)]`, and kinglet splits them only
+ * to keep zod off the run path. The step names print both counts.
  */
 import assert from "node:assert/strict";
 
 const EXAMPLES = new URL("../../examples/", import.meta.url);
 const MAX_LINES = 60;
 const MAX_NAMES = 10;
+/** The kind's declaration: its zod half and its run-time half. */
+const DECLARATION = new Set(["schema.ts", "kind.ts"]);
 
 /** Lines that are neither blank nor only comment. */
 function codeLines(source: string): number {
@@ -56,7 +61,7 @@ async function measure(example: string): Promise<{ lines: number; names: string[
   let lines = 0;
   const names = new Set<string>();
   for await (const entry of Deno.readDir(new URL(`${example}/`, EXAMPLES))) {
-    if (!entry.isFile || !entry.name.endsWith(".ts") || entry.name === "schema.ts") continue;
+    if (!entry.isFile || !entry.name.endsWith(".ts") || DECLARATION.has(entry.name)) continue;
     const source = await Deno.readTextFile(new URL(`${example}/${entry.name}`, EXAMPLES));
     lines += codeLines(source);
     for (const name of kingletImports(source)) names.add(name);
@@ -99,7 +104,7 @@ Deno.test("the import counter counts every name from kinglet's modules, types in
   ]);
 });
 
-Deno.test("each example is at most 60 lines outside its schema and imports at most 10 names", async (t) => {
+Deno.test("each example is at most 60 lines outside its kind's declaration and imports at most 10 names", async (t) => {
   const examples: string[] = [];
   for await (const entry of Deno.readDir(EXAMPLES)) {
     if (entry.isDirectory) examples.push(entry.name);
@@ -107,12 +112,15 @@ Deno.test("each example is at most 60 lines outside its schema and imports at mo
   assert.ok(examples.length >= 2, `expected two examples, found ${examples}`);
   for (const example of examples.sort()) {
     const { lines, names } = await measure(example);
-    await t.step(`${example}: ${lines} lines outside schema.ts, ${names.length} names`, () => {
-      assert.ok(lines <= MAX_LINES, `${example} has ${lines} lines of code, over ${MAX_LINES}`);
-      assert.ok(
-        names.length <= MAX_NAMES,
-        `${example} imports ${names.length} names, over ${MAX_NAMES}: ${names.join(", ")}`,
-      );
-    });
+    await t.step(
+      `${example}: ${lines} lines outside schema.ts and kind.ts, ${names.length} names`,
+      () => {
+        assert.ok(lines <= MAX_LINES, `${example} has ${lines} lines of code, over ${MAX_LINES}`);
+        assert.ok(
+          names.length <= MAX_NAMES,
+          `${example} imports ${names.length} names, over ${MAX_NAMES}: ${names.join(", ")}`,
+        );
+      },
+    );
   }
 });

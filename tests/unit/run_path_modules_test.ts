@@ -2,39 +2,10 @@ import assert from "node:assert/strict";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { kingletBundle } from "../_support/kinglet_bundle.ts";
+import { moduleGraph } from "../_support/module_graph.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).href;
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
-
-interface ModuleInfo {
-  specifier: string;
-  dependencies?: { isDynamic?: boolean; code?: { specifier?: string } }[];
-}
-
-/**
- * Every module `root` loads before it runs, following static imports only,
- * and every module it may load at all.
- */
-async function moduleGraph(root: string): Promise<{ loaded: Set<string>; all: string[] }> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", root],
-  }).output();
-  assert.equal(code, 0, new TextDecoder().decode(stderr));
-  const info = JSON.parse(new TextDecoder().decode(stdout)) as { modules: ModuleInfo[] };
-  const modules = new Map(info.modules.map((m) => [m.specifier, m]));
-  const loaded = new Set<string>();
-  const pending = [root];
-  while (pending.length) {
-    const specifier = pending.pop()!;
-    if (loaded.has(specifier)) continue;
-    loaded.add(specifier);
-    for (const dependency of modules.get(specifier)?.dependencies ?? []) {
-      const next = dependency.code?.specifier;
-      if (next && !dependency.isDynamic) pending.push(next);
-    }
-  }
-  return { loaded, all: [...modules.keys()] };
-}
 
 /** The files a module of the bundle was built from, read from its linked source map. */
 async function bundledSources(module: string): Promise<string[]> {
@@ -52,13 +23,13 @@ Deno.test("kinglet loads no npm package and no node: module before a command ask
 });
 
 Deno.test("the bundle's run path holds no npm package's code and imports no node: module", async () => {
-  const { loaded, all } = await moduleGraph(pathToFileURL(await kingletBundle()).href);
+  const { loaded, modules } = await moduleGraph(pathToFileURL(await kingletBundle()).href);
   assert.deepEqual([...loaded].filter((s) => !s.startsWith("file:")), []);
   const runPath = (await Promise.all([...loaded].map(bundledSources))).flat();
   assert.deepEqual(runPath.filter((source) => !source.startsWith(REPO)), []);
   assert.ok(runPath.includes(resolve(REPO, "lib/cli/run.ts")), "the run path is in the bundle");
   // zod and yaml are bundled too, in the chunks that install and crds import when they run.
-  const elsewhere = all.filter((s) => s.startsWith("file:") && !loaded.has(s));
+  const elsewhere = [...modules.keys()].filter((s) => s.startsWith("file:") && !loaded.has(s));
   const packages = (await Promise.all(elsewhere.map(bundledSources))).flat()
     .filter((source) => !source.startsWith(REPO));
   for (const name of ["zod", "yaml"]) {

@@ -38,7 +38,8 @@ export function denoJson(kinglet: string, names: ProjectNames): string {
     tasks: {
       check: "deno fmt --check && deno lint && deno check main.ts src/ scripts/ tests/",
       test: "deno test --allow-all tests/unit/",
-      e2e: "deno test --allow-all tests/e2e/",
+      // The e2e test applies the CRD that deno task crds writes, as a user does.
+      e2e: "deno task crds && deno test --allow-all tests/e2e/",
       crds: "deno run --allow-read --allow-write=crds/ scripts/crds.ts",
       deploy: "deno run --allow-read --allow-write=deploy/,crds/ scripts/deploy.ts",
       start: `deno run ${RUN_PERMISSIONS} main.ts`,
@@ -61,12 +62,13 @@ export const BENCH_NEEDS_COPY =
 /**
  * `deno task bench`: kinglet's harness, under kinglet's own `deno.json` (it
  * imports more npm packages than the project maps), measuring this operator
- * by `bench/target.json`.
+ * by `bench/target.json` beside the Deno floor (the least an operator on
+ * Deno holds idle) in the same run.
  */
 function benchTask(kinglet: string): string {
   if (/^https?:\/\//.test(kinglet)) return `echo '${BENCH_NEEDS_COPY}' >&2 && exit 1`;
   return `deno task crds && deno run --allow-all --config ${kinglet}/deno.json ` +
-    `${kinglet}/bench/main.ts --target bench/target.json`;
+    `${kinglet}/bench/main.ts --target bench/target.json,${kinglet}/bench/targets/deno-floor.json`;
 }
 
 /** `.gitignore`: what the tasks write and nobody commits. */

@@ -9,6 +9,7 @@
  * const names = projectNames({ group: "example.dev", kind: "Mirror" });
  * names.plural; // "mirrors"
  * names.crdName; // "mirrors.example.dev"
+ * names.resourceConst; // "MIRRORS"
  * ```
  *
  * @module
@@ -36,8 +37,10 @@ export interface ProjectNames {
   apiVersion: string;
   /** `<plural>.<group>`, the CRD's name. */
   crdName: string;
-  /** The identifier of the `defineKind` constant, e.g. `mirrors`. */
+  /** The identifier of the `defineKind` constant of `src/schema.ts`, e.g. `mirrors`. */
   kindConst: string;
+  /** The identifier of the `Resource` constant of `src/kind.ts`, e.g. `MIRRORS`. */
+  resourceConst: string;
   /** The identifier of one object of the kind, e.g. `mirror`. */
   objectVar: string;
   /** The operator's name: its controller, field manager and label value, e.g. `mirror-operator`. */
@@ -61,6 +64,21 @@ const TAKEN = new Set([
   "KubeObject",
   "Manager",
   "MemoryCluster",
+  "Resource",
+]);
+
+/**
+ * Constants the templates declare or import beside the `Resource` constant,
+ * which a plural in upper case cannot become.
+ */
+const TAKEN_CONSTANTS = new Set([
+  "CHILD",
+  "CHILD_KEY",
+  "CONFIG_MAPS",
+  "CRD_FILE",
+  "MANAGED_BY",
+  "OPERATOR",
+  "PROJECT",
 ]);
 
 /**
@@ -117,6 +135,7 @@ export function projectNames(input: InitInput): ProjectNames {
     );
   }
   const camel = plural.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+  const upper = plural.replaceAll("-", "_").toUpperCase();
   const singular = kind.toLowerCase();
   const lowerKind = kind[0]!.toLowerCase() + kind.slice(1);
   const objectVar = UNUSABLE.has(lowerKind) ? `${lowerKind}Object` : lowerKind;
@@ -128,6 +147,10 @@ export function projectNames(input: InitInput): ProjectNames {
     apiVersion: `${group}/${version}`,
     crdName: `${plural}.${group}`,
     kindConst: UNUSABLE.has(camel) || camel === objectVar ? `${camel}Kind` : camel,
+    // Imported beside the kind's type: the two must differ in more than case to sort apart.
+    resourceConst: TAKEN_CONSTANTS.has(upper) || upper === kind.toUpperCase()
+      ? `${upper}_RESOURCE`
+      : upper,
     objectVar,
     operator: `${singular}-operator`,
     childSuffix: singular,

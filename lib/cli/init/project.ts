@@ -17,7 +17,7 @@ import { benchTarget, denoJson, gitignore } from "./config_files.ts";
 import type { ProjectNames } from "./names.ts";
 import { shippingFiles } from "./deploy_files.ts";
 import { readmeMd } from "./readme.ts";
-import { controllerTs, crdsScriptTs, mainTs, schemaTs } from "./source_files.ts";
+import { controllerTs, crdsScriptTs, kindTs, mainTs, schemaTs } from "./source_files.ts";
 import { e2eTestTs, unitTestTs } from "./test_files.ts";
 
 /**
@@ -30,6 +30,7 @@ export function projectFiles(names: ProjectNames, kinglet: string): Map<string, 
     ["README.md", readmeMd(names, kinglet)],
     [".gitignore", gitignore()],
     ["main.ts", mainTs(names)],
+    ["src/kind.ts", kindTs(names)],
     ["src/schema.ts", schemaTs(names)],
     ["src/controller.ts", controllerTs(names)],
     ["scripts/crds.ts", crdsScriptTs(names)],

@@ -20,11 +20,12 @@ A Kubernetes operator on kinglet, made by \`kinglet init\`. A \`${n.kind}\` (\`$
 
 ## Layout
 
-- \`src/schema.ts\`: the kind; \`defineKind\` turns its zod schemas into the CRD, the \`Resource\` and the \`${n.kind}\` type
+- \`src/kind.ts\`: the kind at run time, its \`Resource\` (\`${n.resourceConst}\`) and the \`${n.kind}\` type, with no zod loaded
+- \`src/schema.ts\`: the kind's zod schemas, which \`defineKind\` turns into the CRD and the \`${n.kind}\` type, named by \`src/kind.ts\`; only \`deno task crds\` and the tests load it, so zod stays off the operator's run path, as in kinglet's own operators
 - \`src/controller.ts\`: \`renderConfigMap\`, a pure function of a ${n.kind}, and the \`ControllerSpec\` whose \`reconcile\` applies it and sets the condition
-- \`main.ts\`: the \`Manager\`, which installs the CRD, runs the controller, serves \`/metrics\`, \`/healthz\` and \`/readyz\`, stops on SIGINT or SIGTERM
+- \`main.ts\`: the \`Manager\`, which runs the controller, serves \`/metrics\`, \`/healthz\` and \`/readyz\`, stops on SIGINT or SIGTERM; it does not install the CRD, which is applied from \`crds/\` first
 - \`tests/unit/\`: the controller in a \`Manager\` over \`MemoryCluster\`, kinglet's in-memory API server, on a \`FakeClock\`
-- \`tests/e2e/\`: \`main.ts\` as a process against a real API server from \`testCluster()\`
+- \`tests/e2e/\`: \`main.ts\` as a process against a real API server from \`testCluster()\`, after the CRD is applied from \`crds/\`
 - \`scripts/crds.ts\`: writes \`crds/${n.crdName}.yaml\` from the schema
 - \`src/operator.ts\`: the operator as its deploy files describe it (name, image, namespace, Lease, memory limit); \`scripts/deploy.ts\` writes \`deploy/\` from it
 - \`bench/target.json\`: how kinglet's benchmark starts and measures this operator
@@ -37,11 +38,11 @@ A Kubernetes operator on kinglet, made by \`kinglet init\`. A \`${n.kind}\` (\`$
 
 - \`deno task check\`: format, lint and type-check
 - \`deno task test\`: the unit tests, no cluster needed
-- \`deno task e2e\`: the e2e test; set \`KINGLET_TEST_KUBECONFIG\` to the kubeconfig of a cluster it may write to, or \`KUBEBUILDER_ASSETS\` to a folder holding \`etcd\` and \`kube-apiserver\`
+- \`deno task e2e\`: \`deno task crds\`, then the e2e test; set \`KINGLET_TEST_KUBECONFIG\` to the kubeconfig of a cluster it may write to, or \`KUBEBUILDER_ASSETS\` to a folder holding \`etcd\` and \`kube-apiserver\`
 - \`deno task crds\`: write the CRD to \`crds/\`
 - \`deno task start\`: run the operator against the cluster your kubeconfig reaches
 - \`deno task deploy\`: write \`deploy/\` from \`src/operator.ts\`: the RBAC derived from the controller, the Namespace, the Deployment and the kustomization (\`deno task crds\`, then \`kubectl apply -k deploy/\`), the systemd units of node mode in \`deploy/systemd/\`, and the FROM scratch image's \`deploy/Dockerfile.scratch\`; \`--check\` says what drifted, as \`tests/unit/deploy_test.ts\` does
-- \`deno task bench\`: kinglet's benchmark against this operator, from \`bench/target.json\`
+- \`deno task bench\`: kinglet's benchmark against this operator, from \`bench/target.json\`, beside the Deno floor
 - \`deno task build\`: kinglet's own build: the minified bundle \`dist/bundle/main.js\`, then one binary per Linux target, \`dist/${n.operator}-x86_64-unknown-linux-gnu\` and \`dist/${n.operator}-aarch64-unknown-linux-gnu\`, with kinglet's V8 flags, \`--no-code-cache\` and the Deno permissions the operator needs baked in (\`${
     envPrefix(n.operator)
   }_ALLOW_<KIND>\` widens them, e.g. \`${
@@ -51,6 +52,7 @@ A Kubernetes operator on kinglet, made by \`kinglet init\`. A \`${n.kind}\` (\`$
 Then try it:
 
 \`\`\`sh
+deno task crds && kubectl apply -f crds/${n.crdName}.yaml
 deno task start &
 kubectl apply -f - <<'YAML'
 apiVersion: ${n.apiVersion}

@@ -1,8 +1,11 @@
 /**
  * The generated operator's code, as `examples/greeting/` and
- * `examples/backup/` write theirs: the kind's zod schema, a controller whose
- * child is a pure function of the primary, `main.ts`, and the script that
- * writes the CRD as YAML.
+ * `examples/backup/` write theirs: the kind in two halves, `src/kind.ts` (its
+ * `Resource` and type, what runs) and `src/schema.ts` (its zod schemas and
+ * CRD, loaded at build time and by tests only, so that zod stays off the run
+ * path as it does in kinglet's own operators), a controller whose child is a
+ * pure function of the primary, `main.ts`, and the script that writes the CRD
+ * as YAML for `kubectl apply`.
  *
  * @module
  */
@@ -14,24 +17,60 @@ export function controllerConst(names: ProjectNames): string {
   return `${names.kind[0]!.toLowerCase()}${names.kind.slice(1)}Controller`;
 }
 
-/** `src/schema.ts`: the kind, its CRD and its type from one `defineKind`. */
+/** `src/kind.ts`: the kind at run time, its `Resource` and its type, with no zod loaded. */
+export function kindTs(n: ProjectNames): string {
+  return `/**
+ * The ${n.kind} kind at run time: the \`Resource\` the controller and the
+ * client address it by, and the type of its objects. The zod schemas and the
+ * CRD are in \`schema.ts\`, which only \`deno task crds\` and the tests load:
+ * the running operator never loads zod, as kinglet's own operators do not.
+ *
+ * @module
+ */
+import type { Resource } from "@kinglet/kinglet/kube";
+
+${
+    fit(
+      `export type { ${n.kind} } from "./schema.ts";`,
+      `export type {\n  ${n.kind},\n} from "./schema.ts";`,
+    )
+  }
+
+/** The \`${n.crdName}\` resource; \`schema.ts\` defines the kind by its names. */
+export const ${n.resourceConst}: Resource = {
+  group: "${n.group}",
+  version: "${n.version}",
+  plural: "${n.plural}",
+  kind: "${n.kind}",
+  namespaced: true,
+};
+`;
+}
+
+/** `src/schema.ts`: the kind's CRD and type from one `defineKind`, named by `src/kind.ts`. */
 export function schemaTs(n: ProjectNames): string {
+  const resource = n.resourceConst;
   return `/**
  * The ${n.kind} kind, \`${n.crdName}\`: a ${n.kind} holds a message that its
- * operator writes into a ConfigMap. Its CRD, its \`Resource\` and the type of
- * its objects all come from these zod schemas.
+ * operator writes into a ConfigMap. Its CRD and the type of its objects come
+ * from these zod schemas, its names from the \`Resource\` in \`kind.ts\`.
+ *
+ * Loaded at build time only (\`deno task crds\` writes the CRD to \`crds/\`)
+ * and by the tests: the operator imports \`kind.ts\`, so zod stays off its
+ * run path.
  *
  * @module
  */
 import { z } from "zod";
 import { conditionsSchema, type CustomObject, defineKind } from "@kinglet/kinglet/crd";
+${importLine([resource], "./kind.ts")}
 
-/** The ${n.kind} kind: its resource, its CRD and its schemas. */
+/** The ${n.kind} kind: its CRD and its schemas. */
 export const ${n.kindConst} = defineKind({
-  group: "${n.group}",
-  version: "${n.version}",
-  kind: "${n.kind}",
-  plural: "${n.plural}",
+  group: ${resource}.group,
+  version: ${resource}.version,
+  kind: ${resource}.kind,
+  plural: ${resource}.plural,
 ${
     fit(
       `  description: "${n.kind} writes its message into a ConfigMap.",`,
@@ -76,7 +115,7 @@ export function controllerTs(n: ProjectNames): string {
  */
 import { CONFIG_MAPS, type KubeObject } from "@kinglet/kinglet/kube";
 import { controllerReference, type ControllerSpec, setCondition } from "@kinglet/kinglet/runtime";
-${importLine([`type ${n.kind}`, n.kindConst], "./schema.ts")}
+${importLine([`type ${n.kind}`, n.resourceConst], "./kind.ts")}
 
 /** The controller's name: in logs and metrics, its field manager, and its children's label. */
 export const OPERATOR = "${n.operator}";
@@ -117,7 +156,7 @@ ${
     )
   }
   name: OPERATOR,
-  resource: ${n.kindConst}.resource,
+  resource: ${n.resourceConst},
   // Only the ConfigMaps it labelled are cached, not every one in the cluster.
   owns: [{ resource: CONFIG_MAPS, labelSelector: \`\${MANAGED_BY}=\${OPERATOR}\` }],
 ${
@@ -147,21 +186,23 @@ ${
 `;
 }
 
-/** `main.ts`: the Manager with the controller, the CRD installed, until SIGINT or SIGTERM. */
+/** `main.ts`: the Manager with the controller, until SIGINT or SIGTERM; the CRD is applied first. */
 export function mainTs(n: ProjectNames): string {
   return `/**
  * Runs the ${n.kind} operator until SIGINT or SIGTERM (\`deno task start\`).
  *
- * It connects as kubectl would (\`KUBECONFIG\`, in-cluster, \`~/.kube/config\`),
- * installs the ${n.kind} CRD, and serves \`/healthz\` and \`/readyz\` on
+ * Apply its CRD first (\`deno task crds\`, then \`kubectl apply -f crds/\`;
+ * deployed, deploy/kustomization.yaml applies it): the operator never installs
+ * it, so that its run path loads no zod, and its least-privilege RBAC holds no
+ * right to. It connects as kubectl would (\`KUBECONFIG\`, in-cluster,
+ * \`~/.kube/config\`) and serves \`/healthz\` and \`/readyz\` on
  * \`HEALTH_ADDRESS\` (default \`127.0.0.1:8081\`) and \`/metrics\` on
  * \`METRICS_ADDRESS\` (default \`127.0.0.1:8080\`).
  *
  * Deployed (deploy/'s Deployment and systemd unit pass \`--leader-elect\`), it
- * campaigns for the Lease of src/operator.ts, keeps under the memory limit in
- * \`<envPrefix>MEMORY_LIMIT\`, and leaves the CRD to \`kubectl apply\`: its
- * least-privilege RBAC holds no right to install one. \`install --kubeconfig <admin>
- * --node-kubeconfig <path>\` applies that RBAC and writes a kubeconfig of the
+ * campaigns for the Lease of src/operator.ts and keeps under the memory limit
+ * in \`<envPrefix>MEMORY_LIMIT\`. \`install --kubeconfig <admin>
+ * --node-kubeconfig <path>\` applies its RBAC and writes a kubeconfig of the
  * operator's own ServiceAccount (deploy/systemd/'s credentials service runs it).
  *
  * @module
@@ -169,7 +210,6 @@ export function mainTs(n: ProjectNames): string {
 import { Manager, setupLogging } from "@kinglet/kinglet/runtime";
 import { ${controllerConst(n)} } from "./src/controller.ts";
 import { operator } from "./src/operator.ts";
-import { ${n.kindConst} } from "./src/schema.ts";
 
 /** Bytes in the unit of a quantity the Deployment (bytes) or the unit (\`128Mi\`) sets. */
 const UNITS: Record<string, number> = { "": 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
@@ -191,8 +231,6 @@ if (Deno.args[0] === "install") {
 const deployed = Deno.args.includes("--leader-elect");
 setupLogging({ level: "info" }); // a failing reconcile is logged, not only counted
 const manager = new Manager({
-  // Installed and waited for here; deployed, kubectl applies crds/ with deploy/.
-  crds: deployed ? [] : [${n.kindConst}.crd()],
   reportingController: "${n.group}/${n.operator}",
   metricsAddress: Deno.env.get("METRICS_ADDRESS"),
   healthAddress: Deno.env.get("HEALTH_ADDRESS"),

@@ -22,9 +22,9 @@ import { CONFIG_MAPS } from "@kinglet/kinglet/kube";
 import { Manager } from "@kinglet/kinglet/runtime";
 import { FakeClock, MemoryCluster, waitFor } from "@kinglet/kinglet/testing";
 ${importLine(["type ConfigMap", controller, "renderConfigMap"], "../../src/controller.ts")}
-${importLine([`type ${n.kind}`, n.kindConst], "../../src/schema.ts")}
+${importLine([`type ${n.kind}`, n.resourceConst], "../../src/kind.ts")}
+${importLine([n.kindConst], "../../src/schema.ts")}
 
-const { resource } = ${n.kindConst};
 const CHILD_KEY = "demo/sample-${n.childSuffix}";
 
 const sample: ${n.kind} = {
@@ -61,7 +61,13 @@ Deno.test("a ${n.kind} renders a ConfigMap it controls, holding its message", ()
   assert.equal(cm.metadata.ownerReferences?.[0]?.controller, true);
 });
 
-Deno.test("the ${n.kind} CRD is named after its plural and group", () => {
+Deno.test("the ${n.kind} CRD serves the resource of src/kind.ts, named after its plural and group", () => {
+${
+    fit(
+      `  assert.deepEqual(${n.kindConst}.resource, ${n.resourceConst});`,
+      `  assert.deepEqual(\n    ${n.kindConst}.resource,\n    ${n.resourceConst},\n  );`,
+    )
+  }
   const { name } = ${n.kindConst}.crd().metadata;
   assert.equal(name, "${n.crdName}");
 });
@@ -72,7 +78,7 @@ Deno.test("the controller writes the ConfigMap, reports Ready and repairs", asyn
   const stop = run(cluster, clock);
   try {
     const created = { ...sample, metadata: { name: "sample", namespace: "demo" } };
-    cluster.put(resource, created); // as a user would create it
+    cluster.put(${n.resourceConst}, created); // as a user would create it
     const cm = await waitFor(
       "the ConfigMap",
       () => cluster.object<ConfigMap>(CONFIG_MAPS, CHILD_KEY),
@@ -81,8 +87,8 @@ Deno.test("the controller writes the ConfigMap, reports Ready and repairs", asyn
     const ready = await waitFor("the Ready condition", () => {
 ${
     fit(
-      `      const stored = cluster.object<${n.kind}>(resource, "demo/sample");`,
-      `      const stored = cluster.object<${n.kind}>(\n        resource,\n        "demo/sample",\n      );`,
+      `      const stored = cluster.object<${n.kind}>(${n.resourceConst}, "demo/sample");`,
+      `      const stored = cluster.object<${n.kind}>(\n        ${n.resourceConst},\n        "demo/sample",\n      );`,
     )
   }
       const condition = stored?.status?.conditions?.find((c) => c.type === "Ready");
@@ -94,7 +100,12 @@ ${
     cluster.remove(CONFIG_MAPS, CHILD_KEY);
     await waitFor("the ConfigMap back", () => cluster.object(CONFIG_MAPS, CHILD_KEY));
 
-    cluster.put(resource, { ...ready, spec: { message: "Hello again" } });
+${
+    fit(
+      `    cluster.put(${n.resourceConst}, { ...ready, spec: { message: "Hello again" } });`,
+      `    cluster.put(${n.resourceConst}, {\n      ...ready,\n      spec: { message: "Hello again" },\n    });`,
+    )
+  }
     await waitFor("the new message", () => {
       const current = cluster.object<ConfigMap>(CONFIG_MAPS, CHILD_KEY);
       return current?.data.message === "Hello again";
@@ -108,29 +119,38 @@ ${
 
 /**
  * `tests/e2e/operator_test.ts`: `main.ts` as a process against a real API
- * server, as a ServiceAccount bound to exactly the RBAC derived from the
- * project's controllers (and the CRD main.ts installs), failing on any denial.
+ * server, after the CRD `deno task crds` writes is applied, as a
+ * ServiceAccount bound to exactly the RBAC derived from the project's
+ * controllers, failing on any denial.
  */
 export function e2eTestTs(n: ProjectNames): string {
   return `/**
  * The ${n.kind} operator as it runs (\`deno task start\`), against a real API
  * server: the cluster of \`KINGLET_TEST_KUBECONFIG\`, or etcd and
  * kube-apiserver started from \`KUBEBUILDER_ASSETS\` (see \`testCluster\`).
- * It runs as a ServiceAccount bound to exactly the RBAC derived from the
- * controllers of src/operator.ts (what deploy/'s ClusterRole grants) and the
- * CRD its main.ts installs: a request it is denied fails the test, naming
- * the verb and the resource.
+ * Its CRD is applied first from \`crds/\` (\`deno task e2e\` runs \`deno task
+ * crds\` to write it), as a user applies it: main.ts never installs it. It
+ * runs as a ServiceAccount bound to exactly the RBAC derived from the
+ * controllers of src/operator.ts (what deploy/'s ClusterRole grants): a
+ * request it is denied fails the test, naming the verb and the resource.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { CONFIG_MAPS } from "@kinglet/kinglet/kube";
-import { controllerRules, crdInstallRule } from "@kinglet/kinglet/runtime";
+import { parse } from "yaml";
+import { CONFIG_MAPS, type KubeObject } from "@kinglet/kinglet/kube";
+import { controllerRules, installCrds } from "@kinglet/kinglet/runtime";
 import { assertNoDenials, denialsInLog, testCluster, waitFor } from "@kinglet/kinglet/testing";
 import type { ConfigMap } from "../../src/controller.ts";
 import { operator } from "../../src/operator.ts";
-${importLine([`type ${n.kind}`, n.kindConst], "../../src/schema.ts")}
+${importLine([`type ${n.kind}`, n.resourceConst], "../../src/kind.ts")}
 
-const { resource } = ${n.kindConst};
+/** The CRD \`deno task crds\` writes from src/schema.ts. */
+${
+    fit(
+      `const CRD_FILE = new URL("../../crds/${n.crdName}.yaml", import.meta.url);`,
+      `const CRD_FILE = new URL(\n  "../../crds/${n.crdName}.yaml",\n  import.meta.url,\n);`,
+    )
+  }
 const CHILD = "sample-${n.childSuffix}";
 const PROJECT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -210,18 +230,21 @@ function startOperator(kubeconfig: string) {
 Deno.test("the operator writes the ConfigMap and reports Ready under its derived RBAC", async () => {
   // The client's default namespace is the test's own, deleted when the test ends.
   await using cluster = await testCluster({ namespacePrefix: "e2e" });
-  // Started without --leader-elect, main.ts installs the CRD and elects no leader; deployed,
-  // kubectl applies the CRD, and deploy/'s Role grants the Lease.
+  // As kubectl apply -f crds/ would, with the admin's client; resolves once the CRD is served.
+  const crd = parse(await Deno.readTextFile(CRD_FILE)) as KubeObject;
+  await installCrds(cluster.client, [crd], { fieldManager: "kubectl" });
+  // Started without --leader-elect, main.ts elects no leader; deployed, deploy/'s Role grants
+  // the Lease.
   await using account = await cluster.serviceAccount({
     name: operator.name,
-    rules: controllerRules(operator.controllers, { extra: [crdInstallRule([resource])] }),
+    rules: controllerRules(operator.controllers),
   });
   const { client, namespace } = cluster;
   const running = startOperator(account.kubeconfig);
   const { waitFor } = running;
   try {
     await running.ready();
-    await client.create(resource, {
+    await client.create(${n.resourceConst}, {
       apiVersion: "${n.apiVersion}",
       kind: "${n.kind}",
       metadata: { name: "sample", namespace },
@@ -235,8 +258,8 @@ Deno.test("the operator writes the ConfigMap and reports Ready under its derived
     const ready = await waitFor("the Ready condition", async () => {
 ${
     fit(
-      `      const stored = await client.get<${n.kind}>(resource, "sample");`,
-      `      const stored = await client.get<${n.kind}>(\n        resource,\n        "sample",\n      );`,
+      `      const stored = await client.get<${n.kind}>(${n.resourceConst}, "sample");`,
+      `      const stored = await client.get<${n.kind}>(\n        ${n.resourceConst},\n        "sample",\n      );`,
     )
   }
       const condition = stored.status?.conditions?.find((c) => c.type === "Ready");
