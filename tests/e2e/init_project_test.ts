@@ -3,11 +3,21 @@
  * its `main.ts` as a process against a real API server) on the local
  * control plane, as generated. The project finds the cluster as its README
  * says, through `KINGLET_TEST_KUBECONFIG`, which `hack/with_cluster.ts` sets.
+ * Then its node-mode credentials step (`main.ts install`, what the generated
+ * credentials unit runs) writes a kubeconfig of the operator's own
+ * ServiceAccount, which may list what the operator caches and nothing else.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CUSTOM_RESOURCE_DEFINITIONS } from "../../lib/kube/mod.ts";
+import {
+  CONFIG_MAPS,
+  CUSTOM_RESOURCE_DEFINITIONS,
+  isForbidden,
+  KubeClient,
+  loadConfig,
+  SECRETS,
+} from "../../lib/kube/mod.ts";
 import { testKubeconfig } from "../_support/cluster.ts";
 import { adminClient } from "../_support/kube.ts";
 
@@ -45,6 +55,28 @@ Deno.test("a project from kinglet init passes its e2e test against the control p
     const e2e = await deno(["task", "e2e"], project);
     assert.equal(e2e.code, 0, e2e.output);
     assert.match(e2e.output, /ok \| 1 passed \| 0 failed/);
+
+    const nodeKubeconfig = join(dir, "node", "kubeconfig");
+    await Deno.mkdir(join(dir, "node"));
+    const install = await deno([
+      "run",
+      "--allow-all",
+      "main.ts",
+      "install",
+      "--kubeconfig",
+      testKubeconfig(),
+      "--node-kubeconfig",
+      nodeKubeconfig,
+    ], project);
+    assert.equal(install.code, 0, install.output);
+    const node = new KubeClient(await loadConfig({ kubeconfig: nodeKubeconfig }));
+    try {
+      // The controller owns ConfigMaps: its account lists them everywhere, and no Secret.
+      assert.ok(Array.isArray((await node.list(CONFIG_MAPS)).items));
+      await assert.rejects(() => node.list(SECRETS), (error) => isForbidden(error));
+    } finally {
+      node.close();
+    }
   } finally {
     await client.delete(CUSTOM_RESOURCE_DEFINITIONS, `mirrors.${GROUP}`, { ignoreNotFound: true });
     client.close();
