@@ -390,6 +390,35 @@ Deno.test("without releaseOnCancel the Lease stays held after shutdown and relea
   assert.equal(await a.elector.release(), false, "released twice");
 });
 
+Deno.test("a shutdown whose last renewal landed unseen still releases the Lease, read again after the conflict", async () => {
+  const clock = new FakeClock();
+  const leases = new MemoryLeases();
+  const a = candidate(clock, leases, "a", { releaseOnCancel: false });
+  await flushMicrotasks();
+  await shutDown(a);
+  // A renewal the shutdown cut short, applied by the server after all: same holder, newer version.
+  const current = await leases.get("kube-system", "kinglet");
+  assert.ok(current);
+  await leases.replace(current);
+  const conflicts = leases.conflicts;
+  assert.equal(await a.elector.release(), true);
+  assert.equal(leases.conflicts, conflicts + 1, "the first replace met the newer version");
+  assert.equal(leases.peek()?.spec?.holderIdentity, "");
+});
+
+Deno.test("a release that meets a Lease taken meanwhile by another holder leaves it to them", async () => {
+  const clock = new FakeClock();
+  const leases = new MemoryLeases();
+  const a = candidate(clock, leases, "a", { releaseOnCancel: false });
+  await flushMicrotasks();
+  await shutDown(a);
+  const current = await leases.get("kube-system", "kinglet");
+  assert.ok(current);
+  await leases.replace({ ...current, spec: { ...current.spec, holderIdentity: "b" } });
+  assert.equal(await a.elector.release(), false);
+  assert.equal(leases.peek()?.spec?.holderIdentity, "b");
+});
+
 Deno.test("a leader that sees another holder stops at once instead of waiting for its deadline", async () => {
   const clock = new FakeClock();
   const leases = new MemoryLeases();

@@ -264,17 +264,29 @@ export class LeaderElector {
     const observed = this.#observed;
     if (!observed || observed.spec?.holderIdentity !== this.#identity) return false;
     const now = microTime(this.#clock.now());
-    const spec: Spec = {
-      holderIdentity: "",
-      leaseDurationSeconds: 1,
-      acquireTime: now,
-      renewTime: now,
-      leaseTransitions: observed.spec.leaseTransitions ?? 0,
-    };
+    const released = (lease: Lease): Lease => ({
+      ...lease,
+      spec: {
+        holderIdentity: "",
+        leaseDurationSeconds: 1,
+        acquireTime: now,
+        renewTime: now,
+        leaseTransitions: lease.spec?.leaseTransitions ?? 0,
+      } satisfies Spec,
+    });
     const deadline = this.#clock.now() + this.#renewDeadlineMs;
     return await this.#bounded(deadline, signal, async (bounded) => {
       try {
-        this.#observe(await this.#api.replace({ ...observed, spec }, bounded));
+        try {
+          this.#observe(await this.#api.replace(released(observed), bounded));
+        } catch (error) {
+          // A renewal cut short by the shutdown may have landed after all, moving the
+          // resourceVersion: read the Lease again and release it if it is still ours.
+          if (!isConflict(error)) throw error;
+          const current = await this.#api.get(this.#namespace, this.#name, bounded);
+          if (current?.spec?.holderIdentity !== this.#identity) return false;
+          this.#observe(await this.#api.replace(released(current), bounded));
+        }
         log.info("{identity} released {lease}", { identity: this.#identity, lease: this.#lease() });
         return true;
       } catch (error) {
