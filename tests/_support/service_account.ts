@@ -45,7 +45,8 @@ interface Binding {
 }
 
 /**
- * Applies deploy/'s RBAC (server-side, so repeating it changes nothing),
+ * Applies deploy/'s RBAC (server-side and forced, so repeating it changes
+ * nothing and it wins over rules an install test left),
  * binds its ClusterRole and leader-election Role to `namespace/name` as well
  * when that is not deploy/'s own service account, requests a token for it
  * through the TokenRequest API and writes a kubeconfig using that token next
@@ -63,9 +64,12 @@ export async function serviceAccountKubeconfig(
   const { signal } = options;
   const run = (args: string[], stdin?: string) => kubectlAs(adminKubeconfig, args, stdin, signal);
   for (const file of RBAC_MANIFESTS) {
+    // Forced: an install test before may have left its own rules (kinglet install --namespace
+    // narrows the ClusterRole under the field manager "kinglet"); these tests want deploy/'s.
     await run([
       "apply",
       "--server-side",
+      "--force-conflicts",
       "--field-manager=kinglet-tests",
       "-f",
       join(DEPLOY_DIR, file),
