@@ -390,15 +390,20 @@ Deno.test("without releaseOnCancel the Lease stays held after shutdown and relea
   assert.equal(await a.elector.release(), false, "released twice");
 });
 
-Deno.test("a shutdown whose last renewal landed unseen still releases the Lease, read again after the conflict", async () => {
-  const clock = new FakeClock();
-  const leases = new MemoryLeases();
-  const a = candidate(clock, leases, "a", { releaseOnCancel: false });
+/** Candidate `a` shut down still holding the Lease (no release on cancel), and the Lease as stored. */
+async function heldAfterShutdown(leases: MemoryLeases) {
+  const a = candidate(new FakeClock(), leases, "a", { releaseOnCancel: false });
   await flushMicrotasks();
   await shutDown(a);
-  // A renewal the shutdown cut short, applied by the server after all: same holder, newer version.
   const current = await leases.get("kube-system", "kinglet");
   assert.ok(current);
+  return { a, current };
+}
+
+Deno.test("a shutdown whose last renewal landed unseen still releases the Lease, read again after the conflict", async () => {
+  const leases = new MemoryLeases();
+  const { a, current } = await heldAfterShutdown(leases);
+  // A renewal the shutdown cut short, applied by the server after all: same holder, newer version.
   await leases.replace(current);
   const conflicts = leases.conflicts;
   assert.equal(await a.elector.release(), true);
@@ -407,13 +412,8 @@ Deno.test("a shutdown whose last renewal landed unseen still releases the Lease,
 });
 
 Deno.test("a release that meets a Lease taken meanwhile by another holder leaves it to them", async () => {
-  const clock = new FakeClock();
   const leases = new MemoryLeases();
-  const a = candidate(clock, leases, "a", { releaseOnCancel: false });
-  await flushMicrotasks();
-  await shutDown(a);
-  const current = await leases.get("kube-system", "kinglet");
-  assert.ok(current);
+  const { a, current } = await heldAfterShutdown(leases);
   await leases.replace({ ...current, spec: { ...current.spec, holderIdentity: "b" } });
   assert.equal(await a.elector.release(), false);
   assert.equal(leases.peek()?.spec?.holderIdentity, "b");
