@@ -76,7 +76,7 @@ export function workloadController<S, P extends Workload<S>>(
     errorPolicy: kind.errorPolicy,
     owns: [
       { resource: DEPLOYMENTS, labelSelector: MANAGED_SELECTOR },
-      { resource: SERVICES, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
+      { resource: SERVICES, labelSelector: MANAGED_SELECTOR },
     ],
     fieldManager: FIELD_MANAGER,
     async reconcile(object, context) {

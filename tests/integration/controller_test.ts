@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import type { KubeClient } from "../../lib/kube/client.ts";
-import { CONFIG_MAPS } from "../../lib/kube/resources.ts";
+import { CONFIG_MAPS, DEPLOYMENTS, SERVICES } from "../../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../../lib/kube/types.ts";
 import { Caches } from "../../lib/runtime/cache/caches.ts";
 import { systemClock } from "../../lib/async/clock.ts";
@@ -534,4 +534,122 @@ Deno.test("after 410 Gone a ConfigMap controller relists, converges, and leaves 
     assert.equal(log.count(k), 1, `${k} did not change but was reconciled after the relist`);
   }
   assert.deepEqual(log.overlaps, []);
+});
+
+/** A Deployment and a Service for `g`, with fields the API server defaults around them. */
+function gadgetChildren(g: Gadget): [KubeObject, KubeObject] {
+  const name = g.metadata?.name ?? "";
+  const metadata = {
+    name,
+    namespace: g.metadata?.namespace,
+    labels: { app: name, tier: "web" },
+    ownerReferences: [controllerRef(g)],
+  };
+  const deployment = {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata,
+    spec: {
+      replicas: 0,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          containers: [{
+            name: "app",
+            image: `registry.example/app:${g.spec?.size ?? 0}`,
+            ports: [{ name: "http", containerPort: 8080 }],
+            env: [{ name: "A", value: "1" }, { name: "B", value: "2" }],
+          }],
+        },
+      },
+    },
+  };
+  const service = {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata,
+    spec: { selector: { app: name }, ports: [{ name: "http", port: 80, targetPort: 8080 }] },
+  };
+  return [deployment, service];
+}
+
+Deno.test("a restarted controller writes no child it finds as it left it, and every child that changed", async () => {
+  await using s = await gadgetScope("ctl-restart");
+  const { client, namespace } = s;
+  const applied: string[] = [];
+  // Every apply the controllers make, counted on the scope's own client.
+  const apply = client.apply.bind(client);
+  client.apply = (resource, object, options) => {
+    applied.push(`${resource.plural}/${object.metadata?.name}`);
+    return apply(resource, object, options);
+  };
+  const log = new ReconcileLog();
+  const spec: ControllerSpec<Gadget> = {
+    name: "gadget-children",
+    resource: GADGETS,
+    owns: [{ resource: DEPLOYMENTS }, { resource: SERVICES }],
+    reconcile: log.wrap("gadgets", async (g, { children, signal }) => {
+      const [deployment, service] = gadgetChildren(g);
+      await children.apply(DEPLOYMENTS, deployment, signal);
+      await children.apply(SERVICES, service, signal);
+      return {};
+    }),
+  };
+  const names = ["a", "b", "c", "d", "e"];
+  {
+    await using _first = start(spec, { client, namespace });
+    for (const name of names) {
+      await client.create(GADGETS, gadget(name, { size: 1 }), { namespace });
+    }
+    await waitFor("every child", async () => {
+      const list = await client.list(SERVICES, { namespace });
+      return names.every((n) => list.items.some((svc) => svc.metadata?.name === n));
+    });
+    await log.settled();
+  }
+  assert.ok(applied.length >= names.length * 2);
+  await waitFor("the Deployments' revision annotation", async () => {
+    const list = await client.list(DEPLOYMENTS, { namespace });
+    return list.items.length === names.length &&
+      list.items.every((d) => d.metadata?.annotations?.["deployment.kubernetes.io/revision"]);
+  });
+
+  // While the controller is down: a user takes a field over, another removes
+  // a label the controller set, another relabels a child with a label of
+  // their own (not the controller's business), and one gadget's spec moves.
+  await client.patch(DEPLOYMENTS, "b", {
+    spec: {
+      template: { spec: { containers: [{ name: "app", image: "registry.example/hand:9" }] } },
+    },
+  }, { type: "strategic", namespace });
+  await client.patch(SERVICES, "c", [{ op: "remove", path: "/metadata/labels/tier" }], {
+    type: "json",
+    namespace,
+  });
+  await client.patch(SERVICES, "d", { metadata: { labels: { team: "blue" } } }, {
+    type: "merge",
+    namespace,
+  });
+  await specPatch(client, namespace, "e", { size: 2 });
+  applied.length = 0;
+  const reconciled = log.calls.length;
+
+  {
+    await using _second = start(spec, { client, namespace });
+    await until(
+      "every gadget reconciled after the restart",
+      () => new Set(log.calls.slice(reconciled).map((c) => c.key)).size === names.length,
+    );
+    await log.settled();
+  }
+  assert.deepEqual(applied.toSorted(), ["deployments/b", "deployments/e", "services/c"]);
+  const b = await client.get(DEPLOYMENTS, "b", { namespace }) as {
+    spec: { template: { spec: { containers: { image: string }[] } } };
+  };
+  assert.equal(b.spec.template.spec.containers[0]!.image, "registry.example/app:1");
+  const c = await client.get(SERVICES, "c", { namespace });
+  assert.equal(c.metadata?.labels?.tier, "web");
+  const d = await client.get(SERVICES, "d", { namespace });
+  assert.equal(d.metadata?.labels?.team, "blue");
 });

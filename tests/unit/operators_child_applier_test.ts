@@ -138,3 +138,49 @@ function stripLabels(object: KubeObject): KubeObject {
     .metadata!;
   return { ...object, metadata };
 }
+
+/**
+ * `object` as the API server returns it after kinglet's apply: its fields
+ * recorded to kinglet, its ports' protocol defaulted.
+ */
+function asApplied(object: KubeObject, fieldsV1: object): KubeObject {
+  const spec = object.spec as { ports: object[] };
+  return {
+    ...object,
+    spec: { ...spec, ports: spec.ports.map((port) => ({ ...port, protocol: "TCP" })) },
+    metadata: {
+      ...object.metadata,
+      uid: "uid-svc",
+      resourceVersion: "9",
+      managedFields: [{ manager: "kinglet", operation: "Apply", apiVersion: "v1", fieldsV1 }],
+    },
+  };
+}
+
+const SERVICE_FIELDS = {
+  "f:metadata": { "f:ownerReferences": { 'k:{"uid":"uid-web"}': {} } },
+  "f:spec": { "f:ports": { 'k:{"port":80,"protocol":"TCP"}': { ".": {}, "f:port": {} } } },
+};
+
+Deno.test("a new applier (a restarted process) skips a child its field manager left as desired, and applies one it did not", async () => {
+  const applied: KubeObject[] = [];
+  const applier = new ChildApplier((_resource, object) => {
+    applied.push(object);
+    return Promise.resolve(object);
+  });
+  const cache = new Store({ transform: projectOwned, appliedBy: "kinglet" });
+  applier.track(SERVICES, cache);
+  const signal = new AbortController().signal;
+  cache.apply({ type: "applied", object: asApplied(desired(), SERVICE_FIELDS) });
+  await applier.apply(SERVICES, desired(), cache, signal);
+  assert.equal(applied.length, 0);
+
+  const moved = { ...desired(), spec: { ports: [{ port: 81 }] } };
+  await applier.apply(SERVICES, moved, cache, signal);
+  assert.equal(applied.length, 1, "a desired state the child does not hold is applied");
+
+  const other = new Store({ transform: projectOwned, appliedBy: "someone-else" });
+  other.apply({ type: "applied", object: asApplied(desired(), SERVICE_FIELDS) });
+  await applier.apply(SERVICES, desired(), other, signal);
+  assert.equal(applied.length, 2, "another manager's apply tells nothing of kinglet's");
+});

@@ -207,6 +207,7 @@ Deno.test("store under an object budget evicts least recently read objects but k
     ownerUids: [],
     deleting: false,
     fingerprint: metadataFingerprint(cm("b")),
+    applied: undefined,
     cached: false,
   });
   const stats = store.stats();

@@ -193,7 +193,7 @@ export function databaseClusterController(
     reconcileRateLimit: { qps: 100 / 60, burst: 100 },
     owns: [
       { resource: STATEFUL_SETS, labelSelector: MANAGED_SELECTOR },
-      { resource: SERVICES, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
+      { resource: SERVICES, labelSelector: MANAGED_SELECTOR },
       { resource: SECRETS, metadataOnly: true, labelSelector: MANAGED_SELECTOR },
     ],
     fieldManager: FIELD_MANAGER,

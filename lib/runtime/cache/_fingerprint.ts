@@ -30,7 +30,11 @@ export function metadataFingerprint(object: KubeObject): number {
 
 /** A 53-bit hash of the value's JSON (cyrb53): enough to tell desired states apart. */
 export function hashJson(value: unknown): number {
-  const text = JSON.stringify(value) ?? "";
+  return hashText(JSON.stringify(value) ?? "");
+}
+
+/** A 53-bit hash of `text` (cyrb53). */
+export function hashText(text: string): number {
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
   for (let i = 0; i < text.length; i++) {

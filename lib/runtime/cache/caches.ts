@@ -78,6 +78,11 @@ export interface CacheOptions<T extends KubeObject = KubeObject> {
   transform?: (object: KubeObject) => T;
   /** Watch `PartialObjectMetadata` only. Defaults to false. */
   metadataOnly?: boolean;
+  /**
+   * A field manager whose server-side applies the store records beside each
+   * object (`StoreEntry.applied`). Ignored with `metadataOnly`. Defaults to none.
+   */
+  appliedBy?: string;
   /** Cache only objects with these labels, e.g. the children an operator manages. Defaults to all. */
   labelSelector?: string;
   /** Caps on full objects kept. Defaults to none. */
@@ -126,6 +131,7 @@ export class Caches {
     const store = new Store<KubeObject>({
       ...(options.transform && { transform: options.transform }),
       ...(options.budget && { budget: options.budget }),
+      ...(options.appliedBy && !options.metadataOnly && { appliedBy: options.appliedBy }),
       ...(options.indexers &&
         { indexers: options.indexers as Record<string, (o: KubeObject) => readonly string[]> }),
       fetch: async (key, signal) => {
@@ -248,6 +254,7 @@ function cacheId<T extends KubeObject>(resource: Resource, options: CacheOptions
   let id = resourceId(resource);
   if (options.metadataOnly) id += " metadata-only";
   if (options.labelSelector) id += ` labels=${options.labelSelector}`;
+  if (options.appliedBy && !options.metadataOnly) id += ` applied-by=${options.appliedBy}`;
   if (options.transform) {
     let n = transformIds.get(options.transform);
     if (n === undefined) transformIds.set(options.transform, n = ++transformsSeen);

@@ -38,6 +38,7 @@ import { logger } from "../../log.ts";
 import { Entry, LinkedEntry, many, StoreState } from "./_store_state.ts";
 import { estimateBytes } from "./estimate_bytes.ts";
 import { metadataFingerprint } from "./_fingerprint.ts";
+import { appliedFingerprint } from "./_applied.ts";
 import { Budget, type EvictionReason, type StoreBudget } from "./budget.ts";
 
 export type { EvictionReason, StoreBudget } from "./budget.ts";
@@ -63,6 +64,14 @@ export interface StoreEntry {
    * when the cache keeps neither labels nor annotations.
    */
   fingerprint: number;
+  /**
+   * With the store's `appliedBy`: a hash of the values at the fields that
+   * field manager's server-side apply owns (see `desiredFingerprint`),
+   * taken before the transform; `undefined` without `appliedBy` or when
+   * that manager never applied the object. It tells a restarted controller
+   * that a child is still exactly as it applied it.
+   */
+  applied: number | undefined;
   /** Whether the full object is in memory. */
   cached: boolean;
 }
@@ -156,6 +165,12 @@ export interface StoreOptions<T extends KubeObject> {
   /** Caps on full objects kept. Defaults to none. Needs `fetch`. */
   budget?: StoreBudget;
   /**
+   * A field manager whose server-side applies each {@link StoreEntry}
+   * records (`applied`); it needs the objects whole, not metadata only.
+   * Defaults to none.
+   */
+  appliedBy?: string;
+  /**
    * Reads an object live (a GET), for {@link Store.getOrFetch}; resolves to
    * `undefined` when the object is gone (404).
    */
@@ -199,6 +214,7 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   readonly #indexers: [string, (object: T) => readonly string[]][];
   /** Limits, eviction and read-back of evicted objects. */
   readonly #budget: Budget<T>;
+  readonly #appliedBy: string | undefined;
   #state: StoreState<T>;
   /** The list under way, between `init` and `initDone`; readers never see it. */
   #pending: PendingList<T> | undefined;
@@ -216,6 +232,7 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   constructor(options: StoreOptions<T> = {}) {
     this.#transform = options.transform ?? (stripTransform as (object: KubeObject) => T);
     this.#indexers = Object.entries(options.indexers ?? {});
+    this.#appliedBy = options.appliedBy;
     this.#budget = new Budget<T>(options.budget, {
       ...(options.fetch && { fetch: options.fetch }),
       recache: (key, raw) => this.#recache(key, raw as KubeObject),
@@ -493,6 +510,7 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
       meta.resourceVersion ?? "",
       meta.generation,
       metadataFingerprint(raw) * 2 + (meta.deletionTimestamp !== undefined ? 1 : 0),
+      this.#appliedBy === undefined ? undefined : appliedFingerprint(raw, this.#appliedBy),
       owners,
       indexed,
       object,
@@ -563,6 +581,7 @@ function view<T>(key: ObjectKey, entry: Entry<T>): StoreEntry {
     ownerUids: many(entry.owners),
     deleting: entry.deleting,
     fingerprint: entry.fingerprint,
+    applied: entry.applied,
     cached: entry.object !== undefined,
   };
 }

@@ -22,8 +22,14 @@
  * deleted by the runtime when the owner goes. The runtime decides by where
  * the child lives; the reconcile writes the same code either way.
  *
- * Note: the record is in memory, so a restarted controller applies every
- * child once. A change by someone else to a child's metadata alone is
+ * The record is in memory. A restarted controller has none, and reads
+ * instead what its field manager's last apply left on the child, which the
+ * cache records when the runtime writes the children (no `applyChild` of
+ * the spec's own) and caches the kind whole (not `metadataOnly`): the values
+ * at the fields the manager owns in `metadata.managedFields`. A child
+ * someone else changed, or that the manager no longer fully owns, is applied
+ * again; so is one whose values the server keeps in another spelling. A
+ * change by someone else to a child's metadata alone is
  * repaired by the next reconcile, and a requeue brings one even when no watch
  * maps the change back to the owner (a lost owner reference).
  *
@@ -53,6 +59,7 @@ import { objectKey } from "../../kube/object_key.ts";
 import { resourceId } from "../../kube/resources.ts";
 import type { CacheReader, StoreEntry, StoreView } from "../cache/store.ts";
 import { hashJson, metadataFingerprint } from "../cache/_fingerprint.ts";
+import { desiredFingerprint } from "../cache/_applied.ts";
 import { reachedByReference, withOwnerLabels } from "./owner_labels.ts";
 import type { ControllerSpec } from "./spec.ts";
 
@@ -160,8 +167,8 @@ export class ChildApplier {
     const hash = hashJson(desired);
     let records = this.#applied.get(resource.plural);
     const last = records?.get(key);
-    const entry = last === undefined ? undefined : cache.entry(key);
-    if (entry && record(hash, entry) === last && keepsOwners(entry, desired)) {
+    const entry = cache.entry(key);
+    if (entry && inPlace(entry, hash, last, desired) && keepsOwners(entry, desired)) {
       const cached = cache.get(key);
       if (cached) return cached as C;
     }
@@ -185,6 +192,22 @@ export class ChildApplier {
       if (change.type === "delete") this.#applied.get(resource.plural)?.delete(change.key);
     });
   }
+}
+
+/**
+ * Whether the cached child is as an apply of `desired` (of hash `hash`)
+ * would leave it: by this process' record of its last apply (`last`), or,
+ * when the cache records the field manager's applies, by what the manager
+ * owns on the child (after a restart, with no record yet).
+ */
+function inPlace(
+  entry: StoreEntry,
+  hash: number,
+  last: number | undefined,
+  desired: KubeObject,
+): boolean {
+  if (last !== undefined && record(hash, entry) === last) return true;
+  return entry.applied !== undefined && entry.applied === desiredFingerprint(desired);
 }
 
 /** Whether the cached child still carries every owner reference of `desired` (by uid). */

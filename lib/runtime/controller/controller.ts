@@ -245,15 +245,16 @@ export class Controller<T extends KubeObject = KubeObject> {
         add,
         (key, error) => errors.failed("map", entry.resource.plural, key, error),
       );
-    const applier = new ChildApplier(
-      spec.applyChild ??
-        applyAs(deps.client, fieldManagerOf(spec as unknown as ControllerSpec<KubeObject>)),
-    );
+    const fieldManager = fieldManagerOf(spec as unknown as ControllerSpec<KubeObject>);
+    const applier = new ChildApplier(spec.applyChild ?? applyAs(deps.client, fieldManager));
     for (const [i, owned] of (spec.owns ?? []).entries()) {
       const transform = owned.transform ?? ownedTransform(owned.resource);
       const { store } = this.#reflector(owned.resource, {
         ...owned,
         transform,
+        // The runtime's own applies are recorded on each child, so a restarted
+        // controller skips the children it finds as it left them.
+        ...(!spec.applyChild && { appliedBy: fieldManager }),
         ...(deps.ownedBudget && { budget: deps.ownedBudget }),
       });
       const map = entryMap(any, owned as Watch<KubeObject>, `owns[${i}]`, primary) ??

@@ -155,7 +155,7 @@ export type PrimaryView<T extends KubeObject = KubeObject> = Pick<
 >;
 
 /** A resource the controller caches and maps to primary keys. */
-export interface Watch<P extends KubeObject = KubeObject> extends CacheOptions {
+export interface Watch<P extends KubeObject = KubeObject> extends Omit<CacheOptions, "appliedBy"> {
   /** The resource to cache and map to primary keys. */
   resource: Resource;
   /**
@@ -221,7 +221,10 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> extends Pacin
    * an entry has a `transform`: Deployments and StatefulSets keep their
    * replica counts, other kinds only identity, labels, owners and revision.
    * Give each a `labelSelector` that only your children match, or its cache
-   * holds every object of the kind in the cluster.
+   * holds every object of the kind in the cluster. A restarted controller
+   * writes no child it finds as its field manager's last apply left it (read
+   * from the child's `managedFields` as it is cached), unless the kind is
+   * cached `metadataOnly` or the spec has an `applyChild` of its own.
    */
   owns?: Owned<T>[];
   /**
