@@ -17,23 +17,18 @@
  * @module
  */
 import type { KubeObject } from "../../kube/types.ts";
+import { sameJson } from "../objects/same_json.ts";
 import { hashText } from "./_fingerprint.ts";
 
 /** A `fieldsV1` set: `f:<field>`, `k:<keys>`, `v:<value>`, `i:<index>` and `.` (the node itself). */
 type FieldSet = { readonly [path: string]: FieldSet };
 
-interface ManagedFieldsEntry {
-  manager?: string;
-  operation?: string;
-  apiVersion?: string;
-  subresource?: string;
-  fieldsType?: string;
-  fieldsV1?: FieldSet;
-}
-
+/**
+ * The fingerprint of what `manager`'s apply owns on `object`, or `undefined`
+ * when no apply of that manager is recorded on it.
+ */
 export function appliedFingerprint(object: KubeObject, manager: string): number | undefined {
-  const entries = object.metadata?.managedFields as ManagedFieldsEntry[] | undefined;
-  const entry = entries?.find((e) =>
+  const entry = object.metadata?.managedFields?.find((e) =>
     e.manager === manager && e.operation === "Apply" && !e.subresource
   );
   if (!entry?.fieldsV1 || (entry.fieldsType ?? "FieldsV1") !== "FieldsV1") return undefined;
@@ -41,7 +36,7 @@ export function appliedFingerprint(object: KubeObject, manager: string): number 
   const { metadata } = object;
   const meta = metadata && { ...metadata, name: undefined, namespace: undefined };
   emitOwned(
-    entry.fieldsV1,
+    entry.fieldsV1 as FieldSet,
     { ...object, apiVersion: undefined, kind: undefined, metadata: meta },
     out,
   );
@@ -162,14 +157,4 @@ function newMatcher(path: string): (item: unknown, index: number) => boolean {
     const fields = item as Record<string, unknown>;
     return keys.every(([key, want]) => sameJson(fields[key], want));
   };
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
-  const left: string[] = [];
-  const right: string[] = [];
-  emitValue(a, left);
-  emitValue(b, right);
-  return left.join("") === right.join("");
 }
