@@ -74,6 +74,7 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     client,
     metrics,
     maxConcurrentReconciles: options.maxConcurrentReconciles,
+    paceReconciles: options.paceReconciles,
     // The manager's Events say "kinglet" from this identity, and are flushed as it stops.
     reportingInstance: identity,
     metricsAddress: endpoints.metricsAddress,

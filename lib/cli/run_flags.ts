@@ -115,7 +115,14 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
     name: "max-concurrent-reconciles",
     type: "integer",
     default: "8",
-    help: "Reconciles running at once, across all controllers.",
+    help: "Reconciles running at once, across all controllers, at most.",
+  },
+  {
+    name: "pace-reconciles",
+    type: "boolean",
+    default: "true",
+    help:
+      "Run fewer reconciles at once while the API server serves no more for them, timed by their requests (about one request of kinglet's waiting in the server's queue). false: --max-concurrent-reconciles whenever there is work.",
   },
   {
     name: "controller-concurrency",
@@ -190,6 +197,8 @@ export interface RunOptions {
   metricsAuth?: MetricsAuth;
   healthAddress?: string;
   maxConcurrentReconciles: number;
+  /** Whether the manager paces its reconciles by the API server's (`ManagerOptions.paceReconciles`). */
+  paceReconciles: boolean;
   /** Controllers with a limit of their own; the others share `maxConcurrentReconciles`. */
   controllerConcurrency: Partial<Record<ControllerName, number>>;
   cacheMaxObjects?: number;
@@ -286,6 +295,7 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
     ...(values["health-probe-bind-address"] !== undefined &&
       { healthAddress: values["health-probe-bind-address"] }),
     maxConcurrentReconciles: max,
+    paceReconciles: values["pace-reconciles"] !== "false",
     controllerConcurrency,
     ...(positive("cache-max-objects") && { cacheMaxObjects: positive("cache-max-objects") }),
     ...(positive("cache-max-bytes") && { cacheMaxBytes: positive("cache-max-bytes") }),

@@ -171,6 +171,8 @@ Deno.test("under 429s from API Priority and Fairness, every WebApp converges and
     await squeeze(client, level);
     await using operator = await startWebAppOperator(kubeconfig, ns, [
       `--max-concurrent-reconciles=${MAX_CONCURRENT_RECONCILES}`,
+      // Ten at once whatever the server's pace: the squeeze must turn requests away.
+      "--pace-reconciles=false",
     ]);
     let exited = false;
     operator.status.then(() => (exited = true));

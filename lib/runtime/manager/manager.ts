@@ -63,6 +63,7 @@ import { managerRoutes } from "./_routes.ts";
 import { debugReport, type Phase, readiness } from "./_report.ts";
 import { RuntimeMetrics } from "../metrics/metrics.ts";
 import { Semaphore } from "../../async/semaphore.ts";
+import { RequestPace } from "./_request_pace.ts";
 import { TokenBucketRateLimiter } from "../queue/rate_limiter.ts";
 import { MemoryGovernor } from "../memory/governor.ts";
 import { type MemoryLevel, memoryPlan } from "../memory/plan.ts";
@@ -105,6 +106,10 @@ export class Manager {
   readonly #election: LeaderElection | undefined;
   readonly #clock: Clock;
   readonly #semaphore: Semaphore;
+  /** The reconciles a memory limit allows at once (all, without one). */
+  #memoryPermits: number;
+  /** The reconciles the API server's pace allows at once, when paced. */
+  readonly #pace: RequestPace | undefined;
   /** Keeps {@link ManagerOptions.memoryLimit}; absent without one. */
   readonly #memory: MemoryGovernor | undefined;
   readonly #controllers: Controller<KubeObject>[] = [];
@@ -139,18 +144,34 @@ export class Manager {
       positiveLimit(options.memoryLimit),
       max,
     );
-    this.#semaphore = new Semaphore(plan?.concurrency.normal ?? max);
+    this.#memoryPermits = plan?.concurrency.normal ?? max;
+    this.#pace = options.paceReconciles === false ? undefined : new RequestPace({
+      max,
+      clock: this.#clock,
+      busy: () => this.#semaphore.waiting > 0,
+      onChange: (limit) => {
+        logger("manager").debug("reconciles at once now {limit}, as the API server's pace allows", {
+          limit,
+        });
+        this.#resize();
+      },
+    });
+    this.#semaphore = new Semaphore(Math.min(this.#memoryPermits, this.#pace?.limit ?? max));
     this.#memory = plan && new MemoryGovernor({
       limitBytes: plan.limitBytes,
       plan,
       clock: this.#clock,
       actions: {
         cacheBytes: (bytes, level) => this.#limitCaches(bytes, level),
-        concurrency: (permits) => this.#semaphore.resize(permits),
+        concurrency: (permits) => {
+          this.#memoryPermits = permits;
+          this.#resize();
+        },
         collect: v8Collect() ?? (() => {}),
       },
     });
     if (this.#memory) this.metrics.trackMemory(() => this.#memory!.stats());
+    if (this.#pace) this.metrics.trackPace(() => this.#pace!.limit);
     const pageSize = options.watcherOptions?.pageSize ?? plan?.pageSize;
     this.events = new EventRecorder(eventSink(this.#client), {
       ...(options.reportingController !== undefined &&
@@ -191,13 +212,15 @@ export class Manager {
       caches: this.caches,
       clock: this.#clock,
       retryBucket: this.#retryBucket,
+      ...(this.#pace && { requests: this.#pace }),
       ...(budget && { budget }),
       ...(ownedBudget && { ownedBudget }),
       metrics: {
         queue: this.metrics.queue(spec.name),
         // The shared limit moves under a memory limit; the gauge follows it.
+        // The pace is kinglet_reconcile_pace_limit.
         controller: this.metrics.controller(spec.name, () => {
-          const shared = this.#semaphore.limit;
+          const shared = this.#memoryPermits;
           return Math.min(spec.maxConcurrentReconciles ?? shared, shared);
         }),
       },
@@ -208,6 +231,11 @@ export class Manager {
     }
     this.#controllers.push(controller as unknown as Controller<KubeObject>);
     return controller;
+  }
+
+  /** Sets the shared limit to the least of what memory and the API server's pace allow. */
+  #resize(): void {
+    this.#semaphore.resize(Math.min(this.#memoryPermits, this.#pace?.limit ?? Infinity));
   }
 
   /** Ports the endpoints listen on, once running (useful with port 0). */
