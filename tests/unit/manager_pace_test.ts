@@ -3,6 +3,7 @@
  * serves one request at a time (each takes as much longer as there are in
  * flight), it keeps a couple of reconciles running, not its eight; with
  * `paceReconciles: false` it runs all eight, as controller-runtime would.
+ * Reconciles that wait on something else than the API server get more.
  */
 import assert from "node:assert/strict";
 import {
@@ -93,4 +94,47 @@ Deno.test("against a server that serves one request at a time, the manager keeps
 Deno.test("paceReconciles false runs maxConcurrentReconciles whenever there is work", async () => {
   const atOnce = await mostAtOnce(false);
   assert.equal(Math.max(...atOnce), 8);
+});
+
+Deno.test("reconciles that wait on something else than the API server are run more at once, a second at a time", async () => {
+  const cluster = new MemoryCluster({ namespaces: ["ns"] });
+  const names = Array.from({ length: 24 }, (_, i) => `c-${i}`);
+  for (const name of names) {
+    cluster.put(CONFIG_MAPS, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name, namespace: "ns" },
+    });
+  }
+  const m = new Manager({
+    client: cluster,
+    metricsAddress: "0",
+    healthAddress: "0",
+    watcherOptions: { streamingList: "off" },
+    maxConcurrentReconciles: 8,
+  });
+  const done = new Happenings<string>();
+  let running = 0;
+  const atOnce: number[] = [];
+  m.add({
+    name: "configmaps",
+    resource: CONFIG_MAPS,
+    // Another service's answer, no request to the API server.
+    reconcile: async (_object, { key }) => {
+      atOnce.push(++running);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      running--;
+      done.push(key);
+      return {};
+    },
+  });
+  const stop = new AbortController();
+  const outcome = m.run(stop.signal);
+  try {
+    await done.count(names.length, "every ConfigMap reconciled");
+  } finally {
+    stop.abort();
+    await outcome;
+  }
+  assert.ok(Math.max(...atOnce) >= 3, `at most ${Math.max(...atOnce)} at once: ${atOnce}`);
 });

@@ -123,15 +123,20 @@ Deno.test("a step's median decides: one slow request among fast ones does not sh
   assert.equal(steady(s, "deployments apply", 8, (_, i) => i % 8 === 3 ? 500 : 5), 8);
 });
 
-Deno.test("no requests leave the limit as it is; after a quiet window it starts at one again", () => {
-  const s = pace();
+Deno.test("no requests leave the limit as it is; a tick after a quiet window starts it at one again", () => {
+  let busy = true;
+  const s = pace(8, () => busy);
   assert.equal(steady(s, "services apply", 100, () => 10), 8);
+  busy = false;
   s.clock.advance(29_000);
-  assert.equal(s.p.limit, 8);
-  steady(s, "services apply", 1, () => 10);
+  s.p.tick();
   assert.equal(s.p.limit, 8, "a request within the window keeps the limit");
-  s.clock.advance(30_000);
-  s.p.begin("services apply")();
+  s.clock.advance(1_000);
+  busy = true;
+  s.p.tick();
+  assert.equal(s.p.limit, 8, "reconciles waiting keep it");
+  busy = false;
+  s.p.tick();
   assert.equal(s.p.limit, 1, "what a request costs unloaded is forgotten: the limit starts over");
 });
 
@@ -145,6 +150,30 @@ Deno.test("the unloaded cost of a kind is forgotten after two windows: a server 
     4,
     "50 ms is now unloaded: the limit grows again",
   );
+});
+
+Deno.test("reconciles that wait while none of the running ones is in a request grow the limit a tick at a time", () => {
+  let busy = true;
+  const s = pace(3, () => busy);
+  s.p.tick();
+  assert.equal(
+    s.p.limit,
+    2,
+    "no request in flight and none ended: the server is not what they wait on",
+  );
+  const end = s.p.begin("pods get");
+  s.p.tick();
+  assert.equal(s.p.limit, 2, "a request in flight");
+  end();
+  s.p.tick();
+  assert.equal(s.p.limit, 2, "a request ended since the last tick");
+  s.p.tick();
+  s.p.tick();
+  assert.equal(s.p.limit, 3, "at most max");
+  busy = false;
+  const idle = pace(3, () => busy);
+  idle.p.tick();
+  assert.equal(idle.p.limit, 1, "nobody waits");
 });
 
 Deno.test("max and initial must be positive integers; initial is capped by max", () => {

@@ -21,11 +21,15 @@
  * manager's waiting. Answers that scatter widely however few are sent read
  * as a queue too: the pace then stays lower than the server needs.
  *
- * The limit starts at `initial` (1) and starts there again after a window
- * without a request, when what the server costs unloaded is forgotten: a
- * burst after a quiet spell must not meet a limit it has not earned.
+ * The limit starts at `initial` (1) and starts there again at a tick after
+ * a window without a request or a reconcile waiting, when what the server
+ * costs unloaded is forgotten: a burst after a quiet spell must not meet a
+ * limit it has not earned.
  * Reconciles that send no request (a restart's backlog whose children are in
- * place) leave it as it is.
+ * place) leave it as it is; but while reconciles wait for a permit and those
+ * running have sent no request for a whole {@link RequestPace.tick} (they
+ * wait on something else: another service, a timer), nothing says the API
+ * server is loaded, and each such tick grows the limit by one.
  *
  * @example
  * ```ts
@@ -92,6 +96,8 @@ export class RequestPace {
   #waited = false;
   /** When the limit last moved. */
   #movedAt = -Infinity;
+  /** Whether a request ended since the last tick. */
+  #endedSinceTick = false;
 
   /** @throws {RangeError} when `max` or `initial` is not a positive integer. */
   constructor(options: RequestPaceOptions) {
@@ -131,10 +137,24 @@ export class RequestPace {
     };
   }
 
+  /**
+   * Call about once a second: grows the limit by one when reconciles wait for
+   * a permit while no request is in flight and none ended since the last call.
+   */
+  tick(): void {
+    const busy = this.#busy();
+    if (!busy && this.#inFlight === 0 && this.#clock.now() - this.#lastRequest >= this.#windowMs) {
+      this.#restart();
+    } else if (busy && this.#inFlight === 0 && !this.#endedSinceTick) {
+      this.#set(Math.min(this.#max, this.#limit + 1));
+    }
+    this.#endedSinceTick = false;
+  }
+
   #ended(name: string, started: number): void {
+    this.#endedSinceTick = true;
     const now = this.#clock.now();
     const ms = now - started;
-    if (now - this.#lastRequest >= this.#windowMs) this.#restart();
     this.#lastRequest = now;
     let kind = this.#kinds.get(name);
     if (!kind) {

@@ -71,6 +71,8 @@ import { cacheShares, limitCaches } from "../memory/cache_shares.ts";
 
 /** How often the manager checks whether a finished burst left garbage to collect. */
 const HEAP_RELEASE_CHECK_MS = 5_000;
+/** How often the pace may grow for reconciles that send no request (see RequestPace.tick). */
+const PACE_TICK_MS = 1_000;
 
 export {
   type LeaderElection,
@@ -356,6 +358,7 @@ export class Manager {
     const ended = new AbortController();
     const running = AbortSignal.any([leading, caches.stopped, ended.signal]);
     const releasing = this.#releaseHeap(running);
+    const pacing = this.#tickPace(running);
     // The primaries share the limit's cache budget, known only once every controller is added.
     if (this.#memory) {
       this.#limitCaches(this.#memory.plan.cacheBytes[this.#memory.level], this.#memory.level);
@@ -368,6 +371,7 @@ export class Manager {
       // A warm standby's caches outlive a lead, unless they failed: then their error ends it.
       const stopping = warm && !warm.stopped.aborted ? undefined : caches.stop();
       await releasing;
+      await pacing;
       await governing;
       await stopping;
     }
@@ -399,6 +403,18 @@ export class Manager {
         return;
       }
       release.check();
+    }
+  }
+
+  /** Every second, lets the pace grow for reconciles that wait on something else than the API server. */
+  async #tickPace(signal: AbortSignal): Promise<void> {
+    while (this.#pace && !signal.aborted) {
+      try {
+        await this.#clock.sleep(PACE_TICK_MS, signal);
+      } catch {
+        return;
+      }
+      this.#pace.tick();
     }
   }
 
