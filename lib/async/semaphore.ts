@@ -54,12 +54,17 @@ export class Semaphore {
   /** Waiting acquirers in arrival order (a Set keeps insertion order and deletes in O(1) on abort). */
   #waiters = new Set<Waiter>();
 
+  /** Told each time a caller starts to wait for a permit. */
+  readonly #onWait: (() => void) | undefined;
+
   /**
-   * Creates a semaphore holding `permits` permits.
+   * Creates a semaphore holding `permits` permits; `onWait` is told each
+   * time a caller starts to wait for one.
    *
    * @throws {RangeError} when `permits` is not a positive integer.
    */
-  constructor(permits: number) {
+  constructor(permits: number, options: { onWait?: () => void } = {}) {
+    this.#onWait = options.onWait;
     if (!Number.isSafeInteger(permits) || permits < 1) {
       throw new RangeError(
         `Cannot create the semaphore: 'permits' must be a positive integer, got ${permits}`,
@@ -139,6 +144,7 @@ export class Semaphore {
       };
       this.#waiters.add(waiter);
       signal?.addEventListener("abort", onAbort, { once: true });
+      this.#onWait?.();
     });
   }
 

@@ -176,6 +176,18 @@ Deno.test("reconciles that wait while none of the running ones is in a request g
   assert.equal(idle.p.limit, 1, "nobody waits");
 });
 
+Deno.test("quietIn says when a tick would start the limit over, and nothing while there is nothing to start over", () => {
+  const s = pace();
+  assert.equal(s.p.quietIn(), undefined, "at its start");
+  steady(s, "pods get", 20, () => 10);
+  assert.equal(s.p.quietIn(), 30_000);
+  s.clock.advance(10_000);
+  assert.equal(s.p.quietIn(), 20_000);
+  const end = s.p.begin("pods get");
+  assert.equal(s.p.quietIn(), 30_000, "a request in flight: check again a window later");
+  end();
+});
+
 Deno.test("max and initial must be positive integers; initial is capped by max", () => {
   const clock = new ManualClock();
   const busy = () => true;

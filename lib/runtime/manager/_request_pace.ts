@@ -138,8 +138,21 @@ export class RequestPace {
   }
 
   /**
-   * Call about once a second: grows the limit by one when reconciles wait for
-   * a permit while no request is in flight and none ended since the last call.
+   * Milliseconds until a {@link RequestPace.tick} would start the limit over
+   * if nobody waits meanwhile; `undefined` when there is nothing to start
+   * over.
+   */
+  quietIn(): number | undefined {
+    if (this.#limit === this.#initial && this.#kinds.size === 0) return undefined;
+    if (this.#inFlight > 0) return this.#windowMs;
+    return Math.max(0, this.#lastRequest + this.#windowMs - this.#clock.now());
+  }
+
+  /**
+   * Call about once a second while reconciles wait, and when
+   * {@link RequestPace.quietIn} is due: grows the limit by one when reconciles wait for
+   * a permit while no request is in flight and none ended since the last call;
+   * starts it over when nobody waits and a window passed without a request.
    */
   tick(): void {
     const busy = this.#busy();

@@ -71,7 +71,7 @@ import { cacheShares, limitCaches } from "../memory/cache_shares.ts";
 
 /** How often the manager checks whether a finished burst left garbage to collect. */
 const HEAP_RELEASE_CHECK_MS = 5_000;
-/** How often the pace may grow for reconciles that send no request (see RequestPace.tick). */
+/** How often the pace ticks while reconciles wait (see RequestPace.tick). */
 const PACE_TICK_MS = 1_000;
 
 export {
@@ -112,6 +112,8 @@ export class Manager {
   #memoryPermits: number;
   /** The reconciles the API server's pace allows at once, when paced. */
   readonly #pace: RequestPace | undefined;
+  /** Wakes the pace's ticks when a reconcile starts to wait for a permit. */
+  #wakePace: (() => void) | undefined;
   /** Keeps {@link ManagerOptions.memoryLimit}; absent without one. */
   readonly #memory: MemoryGovernor | undefined;
   readonly #controllers: Controller<KubeObject>[] = [];
@@ -158,7 +160,9 @@ export class Manager {
         this.#resize();
       },
     });
-    this.#semaphore = new Semaphore(Math.min(this.#memoryPermits, this.#pace?.limit ?? max));
+    this.#semaphore = new Semaphore(Math.min(this.#memoryPermits, this.#pace?.limit ?? max), {
+      onWait: () => this.#wakePace?.(),
+    });
     this.#memory = plan && new MemoryGovernor({
       limitBytes: plan.limitBytes,
       plan,
@@ -406,15 +410,34 @@ export class Manager {
     }
   }
 
-  /** Every second, lets the pace grow for reconciles that wait on something else than the API server. */
+  /**
+   * Ticks the pace every second while reconciles wait for a permit, and once
+   * when its quiet window is due; sleeps until a reconcile waits otherwise,
+   * so an idle manager sets no timer for it.
+   */
   async #tickPace(signal: AbortSignal): Promise<void> {
-    while (this.#pace && !signal.aborted) {
+    const pace = this.#pace;
+    while (pace && !signal.aborted) {
+      const waiting = this.#semaphore.waiting > 0;
+      const due = waiting ? PACE_TICK_MS : pace.quietIn();
+      // Idle, a reconcile that starts to wait cuts the sleep short; once they wait, nothing does.
+      const wake = new AbortController();
+      const stop = () => wake.abort();
+      this.#wakePace = waiting ? undefined : stop;
+      signal.addEventListener("abort", stop, { once: true });
       try {
-        await this.#clock.sleep(PACE_TICK_MS, signal);
+        if (due === undefined) {
+          await new Promise((resolve) => wake.signal.addEventListener("abort", resolve));
+          continue;
+        }
+        await this.#clock.sleep(due, wake.signal);
       } catch {
-        return;
+        continue;
+      } finally {
+        this.#wakePace = undefined;
+        signal.removeEventListener("abort", stop);
       }
-      this.#pace.tick();
+      pace.tick();
     }
   }
 
