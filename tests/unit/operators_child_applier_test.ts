@@ -184,3 +184,30 @@ Deno.test("a new applier (a restarted process) skips a child its field manager l
   await applier.apply(SERVICES, desired(), other, signal);
   assert.equal(applied.length, 2, "another manager's apply tells nothing of kinglet's");
 });
+
+Deno.test("a cache behind the applier's own write is no drift: an older generation told after the apply is not applied over", async () => {
+  const applied: KubeObject[] = [];
+  const applier = new ChildApplier((_resource, object) => {
+    applied.push(object);
+    return Promise.resolve({ ...object, metadata: { ...object.metadata, generation: 3 } });
+  });
+  const cache = new Store();
+  applier.track(SERVICES, cache);
+  const signal = new AbortController().signal;
+  const child = (generation: number, port: number): KubeObject => ({
+    ...desired(),
+    metadata: { ...desired().metadata, generation },
+    spec: { ports: [{ port }] },
+  });
+  // Someone changed the child (generation 2) before the apply; the cache tells it only after.
+  cache.apply({ type: "applied", object: child(1, 80) });
+  await applier.apply(SERVICES, desired(), cache, signal);
+  cache.apply({ type: "applied", object: child(2, 81) });
+  await applier.apply(SERVICES, desired(), cache, signal);
+  assert.equal(applied.length, 1, "generation 2 is older than the apply's 3");
+  // Once the cache has seen the apply, a later change is drift again.
+  cache.apply({ type: "applied", object: child(3, 80) });
+  cache.apply({ type: "applied", object: child(4, 82) });
+  await applier.apply(SERVICES, desired(), cache, signal);
+  assert.equal(applied.length, 2);
+});

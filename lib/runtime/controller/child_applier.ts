@@ -138,6 +138,14 @@ export class ChildApplier {
    * one map per kind spares each child a `plural/` copy of its key).
    */
   readonly #applied = new Map<string, Map<ObjectKey, number>>();
+  /**
+   * By plural, then by `namespace/name`: the desired state's hash and the
+   * generation of the last apply, until the child's cache shows that
+   * generation. A cache behind the controller's own write (an event of
+   * before the apply, told after it) is no drift. Holds only the children
+   * whose apply the cache has not caught up with, of tracked kinds.
+   */
+  readonly #unseen = new Map<string, Map<ObjectKey, { hash: number; generation: number }>>();
 
   /** Creates an applier that writes with `write`. */
   constructor(write: ApplyChild) {
@@ -168,13 +176,20 @@ export class ChildApplier {
     let records = this.#applied.get(resource.plural);
     const last = records?.get(key);
     const entry = cache.entry(key);
-    if (entry && inPlace(entry, hash, last, desired) && keepsOwners(entry, desired)) {
+    const unseen = this.#unseen.get(resource.plural);
+    const behind = unseen?.get(key);
+    const stale = behind !== undefined && behind.hash === hash &&
+      entry?.generation !== undefined && entry.generation < behind.generation;
+    if (
+      entry && (stale || inPlace(entry, hash, last, desired)) && keepsOwners(entry, desired)
+    ) {
       const cached = cache.get(key);
       if (cached) return cached as C;
     }
     const applied = await this.#write(resource, desired, signal);
     if (!records) this.#applied.set(resource.plural, records = new Map());
     const m = applied.metadata;
+    if (unseen && m?.generation !== undefined) unseen.set(key, { hash, generation: m.generation });
     records.set(
       key,
       record(hash, {
@@ -188,8 +203,23 @@ export class ChildApplier {
 
   /** Keeps the records in step with `store`: a deleted child loses its record. */
   track(resource: Resource, store: Pick<StoreView, "subscribe">): void {
+    const unseen = new Map<ObjectKey, { hash: number; generation: number }>();
+    this.#unseen.set(resource.plural, unseen);
     store.subscribe((change) => {
-      if (change.type === "delete") this.#applied.get(resource.plural)?.delete(change.key);
+      if (change.type === "delete") {
+        this.#applied.get(resource.plural)?.delete(change.key);
+        unseen.delete(change.key);
+        return;
+      }
+      if (change.type === "replace") {
+        unseen.clear();
+        return;
+      }
+      const behind = unseen.get(change.key);
+      const generation = change.object.metadata?.generation;
+      if (behind && (generation === undefined || generation >= behind.generation)) {
+        unseen.delete(change.key);
+      }
     });
   }
 }
