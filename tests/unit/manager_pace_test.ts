@@ -12,7 +12,7 @@ import {
   type KubeObject,
   type Resource,
 } from "../../lib/kube/mod.ts";
-import { Manager } from "../../lib/runtime/mod.ts";
+import { Manager, type ReconcileClient } from "../../lib/runtime/mod.ts";
 import { MemoryCluster } from "../../lib/testing/mod.ts";
 import { Happenings } from "./_until.ts";
 
@@ -34,9 +34,18 @@ class OneAtATime extends MemoryCluster {
   }
 }
 
-async function mostAtOnce(paceReconciles?: boolean): Promise<number[]> {
-  const cluster = new OneAtATime({ namespaces: ["ns"] });
-  const names = Array.from({ length: 120 }, (_, i) => `c-${i}`);
+/**
+ * Runs a manager of at most 8 over `count` ConfigMaps in `cluster` until
+ * each is reconciled once by `work`; returns how many reconciles ran at once
+ * as each started.
+ */
+async function atOnceWhile(
+  cluster: MemoryCluster,
+  count: number,
+  work: (name: string, client: ReconcileClient) => Promise<unknown>,
+  paceReconciles?: boolean,
+): Promise<number[]> {
+  const names = Array.from({ length: count }, (_, i) => `c-${i}`);
   for (const name of names) {
     cluster.put(CONFIG_MAPS, {
       apiVersion: "v1",
@@ -61,10 +70,7 @@ async function mostAtOnce(paceReconciles?: boolean): Promise<number[]> {
     reconcile: async (object, { client, key }) => {
       atOnce.push(++running);
       try {
-        // Two requests a reconcile, as a read and a write would be.
-        for (let i = 0; i < 2; i++) {
-          await client.get(CONFIG_MAPS, object.metadata!.name!, { namespace: "ns" });
-        }
+        await work(object.metadata!.name!, client);
       } finally {
         running--;
       }
@@ -83,6 +89,13 @@ async function mostAtOnce(paceReconciles?: boolean): Promise<number[]> {
   return atOnce;
 }
 
+/** Two requests a reconcile, as a read and a write would be, against a server that serves one at a time. */
+function mostAtOnce(paceReconciles?: boolean): Promise<number[]> {
+  return atOnceWhile(new OneAtATime({ namespaces: ["ns"] }), 120, async (name, client) => {
+    for (let i = 0; i < 2; i++) await client.get(CONFIG_MAPS, name, { namespace: "ns" });
+  }, paceReconciles);
+}
+
 Deno.test("against a server that serves one request at a time, the manager keeps about two reconciles running, not eight", async () => {
   const atOnce = await mostAtOnce();
   // The first dozen reconciles start the pace at one and let it find its level.
@@ -97,44 +110,11 @@ Deno.test("paceReconciles false runs maxConcurrentReconciles whenever there is w
 });
 
 Deno.test("reconciles that wait on something else than the API server are run more at once, a second at a time", async () => {
-  const cluster = new MemoryCluster({ namespaces: ["ns"] });
-  const names = Array.from({ length: 24 }, (_, i) => `c-${i}`);
-  for (const name of names) {
-    cluster.put(CONFIG_MAPS, {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name, namespace: "ns" },
-    });
-  }
-  const m = new Manager({
-    client: cluster,
-    metricsAddress: "0",
-    healthAddress: "0",
-    watcherOptions: { streamingList: "off" },
-    maxConcurrentReconciles: 8,
-  });
-  const done = new Happenings<string>();
-  let running = 0;
-  const atOnce: number[] = [];
-  m.add({
-    name: "configmaps",
-    resource: CONFIG_MAPS,
-    // Another service's answer, no request to the API server.
-    reconcile: async (_object, { key }) => {
-      atOnce.push(++running);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      running--;
-      done.push(key);
-      return {};
-    },
-  });
-  const stop = new AbortController();
-  const outcome = m.run(stop.signal);
-  try {
-    await done.count(names.length, "every ConfigMap reconciled");
-  } finally {
-    stop.abort();
-    await outcome;
-  }
+  // Another service's answer, no request to the API server.
+  const atOnce = await atOnceWhile(
+    new MemoryCluster({ namespaces: ["ns"] }),
+    24,
+    () => new Promise((resolve) => setTimeout(resolve, 250)),
+  );
   assert.ok(Math.max(...atOnce) >= 3, `at most ${Math.max(...atOnce)} at once: ${atOnce}`);
 });
