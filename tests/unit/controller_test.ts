@@ -11,6 +11,7 @@ import {
 import { Caches, stripTransform } from "../../lib/runtime/cache/mod.ts";
 import { Controller } from "../../lib/runtime/controller/mod.ts";
 import { MemoryCluster } from "../../lib/testing/mod.ts";
+import { resetLogging, setupLogging } from "../../lib/log.ts";
 import { Happenings } from "./_until.ts";
 
 /** A controller of ConfigMaps over an in-memory cluster, on a fake clock. */
@@ -88,6 +89,46 @@ Deno.test("a status-only change does not reconcile again; a new generation does"
   await calls.count(3, "the reconcile of the new generation");
   await flushMicrotasks();
   assert.deepEqual(calls.items.slice(2), ["ns/b@2"]);
+});
+
+Deno.test("at debug level each reconcile is logged with its key, its time and its outcome", async () => {
+  const lines: Record<string, unknown>[] = [];
+  setupLogging({ level: "debug", format: "json", write: (line) => lines.push(JSON.parse(line)) });
+  try {
+    const started = new Happenings<string>();
+    const calls = new Happenings<string>();
+    await using h = harness(async (_object, { key, clock }) => {
+      started.push(key);
+      await clock.sleep(25);
+      calls.push(key);
+      if (key === "ns/b") throw new Error("transient");
+      return {};
+    });
+    h.cluster.put(CONFIG_MAPS, configMap("a"));
+    h.cluster.put(CONFIG_MAPS, configMap("b"));
+    h.start();
+    await started.count(2, "both reconciles asleep");
+    await h.clock.advance(25);
+    await calls.count(2, "reconciles");
+    await flushMicrotasks();
+    const reconciled = lines
+      .filter((line) => String(line.message).startsWith("reconciled "))
+      .map((line) => [line.message, line.properties, line.logger]);
+    assert.deepEqual(reconciled.toSorted(), [
+      [
+        'reconciled "ns/a" in 25 ms: "success"',
+        { key: "ns/a", ms: 25, outcome: "success" },
+        "kinglet.controller.test",
+      ],
+      [
+        'reconciled "ns/b" in 25 ms: "error"',
+        { key: "ns/b", ms: 25, outcome: "error" },
+        "kinglet.controller.test",
+      ],
+    ]);
+  } finally {
+    resetLogging();
+  }
 });
 
 Deno.test("a failed reconcile is retried after the rate limiter's delay on the fake clock", async () => {

@@ -370,7 +370,9 @@ export class Controller<T extends KubeObject = KubeObject> {
     } catch (error) {
       outcome = { kind: "error", error };
     }
-    this.#retries.settle(key, outcome, (this.#clock.now() - started) / 1000);
+    const ms = this.#clock.now() - started;
+    this.#retries.settle(key, outcome, ms / 1000);
+    this.#log.debug("reconciled {key} in {ms} ms: {outcome}", { key, ms, outcome: outcome.kind });
   }
 
   async #reconcile(key: ObjectKey, signal: AbortSignal): Promise<Outcome> {
