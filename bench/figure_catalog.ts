@@ -140,6 +140,7 @@ export const SCENARIO_COLUMNS: Record<ScenarioName, readonly string[]> = {
     "createReadyP99",
     "updateReadyP99",
     "reconcileP99",
+    "reconciles",
     "apiCallsPerObject",
   ],
   budget: [
@@ -152,6 +153,7 @@ export const SCENARIO_COLUMNS: Record<ScenarioName, readonly string[]> = {
     "createReadyP99",
     "updateReadyP99",
     "reconcileP99",
+    "reconciles",
     "apiCallsPerObject",
     "evictions",
   ],
