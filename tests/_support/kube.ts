@@ -107,7 +107,10 @@ export async function eventsFor(
 /**
  * Whether the test cluster's API server streams lists (`sendInitialEvents`,
  * the WatchList feature: off by default in Kubernetes 1.30, 1.31 and 1.33),
- * asked once with a one-second watch of namespaces.
+ * asked with a streaming watch of namespaces, left at its first event (there
+ * are always namespaces). Its deadline only bounds a server that never
+ * answers: one of a second could run out while a busy server waits for its
+ * watch cache to catch up, and fail the probe.
  */
 export async function serverStreamsLists(client: KubeClient): Promise<boolean> {
   try {
@@ -115,7 +118,7 @@ export async function serverStreamsLists(client: KubeClient): Promise<boolean> {
       sendInitialEvents: true,
       resourceVersionMatch: "NotOlderThan",
       allowWatchBookmarks: true,
-      timeoutSeconds: 1,
+      timeoutSeconds: 60,
     });
     for await (const _ of watch) break;
     return true;

@@ -377,6 +377,22 @@ Deno.test("the status subresource is written separately from the main resource",
   assert.equal(applied.spec?.size, 5);
 });
 
+/**
+ * A client of `config`, and a promise that resolves once the API server has
+ * answered its first watch. The server sets a watch up before it answers, so
+ * a change made after that comes after the watch's start, however slowly
+ * the server got to it.
+ */
+function watchingClient(config: ClusterConfig) {
+  const answered = Promise.withResolvers<void>();
+  const client = new KubeClient(config, {
+    onRequest: (o) => {
+      if (o.verb === "watch") answered.resolve();
+    },
+  });
+  return { client, answered: answered.promise };
+}
+
 async function take<T extends KubeObject>(
   events: AsyncIterable<WatchEvent<T>>,
   count: number,
@@ -456,38 +472,61 @@ Deno.test("watch streams the initial state ended by a bookmark where the server 
     resourceVersion = listed.metadata.resourceVersion ?? "";
   }
 
-  // The cache sends a progress bookmark only when the resourceVersion moved
-  // on without an event for this watch: a secret outside the selector does that.
-  const started = Date.now();
+  // The watch cache sends a watch with a deadline one progress bookmark, about 2 s before
+  // the deadline (none when the watch starts later than that), and only when the
+  // resourceVersion moved on past the watch's start without an event for it: a secret
+  // outside the selector, created once the server has set the watch up, does that. A
+  // 15 s deadline leaves the secret some 13 s to reach the cache, on a busy machine too.
+  const timeoutSeconds = 15;
+  const tailing = watchingClient(s.config);
+  // A server that never ended the watch fails the test instead of hanging it.
+  const overdue = new AbortController();
+  const guard = setTimeout(() => overdue.abort(), (timeoutSeconds + 60) * 1000);
+  const started = performance.now();
   const tail: WatchEvent[] = [];
   const watching = (async () => {
     for await (
-      const e of client.watch(SECRETS, {
+      const e of tailing.client.watch(SECRETS, {
         namespace,
         labelSelector: MINE,
         resourceVersion,
-        timeoutSeconds: 4,
+        timeoutSeconds,
+        signal: overdue.signal,
       })
     ) {
       tail.push(e);
     }
   })();
-  const unseen = await client.create<KubeObject>(SECRETS, {
-    ...secret,
-    metadata: { name: "unlabelled" },
-  }, {
-    namespace,
-  });
-  await watching;
-  const elapsed = Date.now() - started;
+  let unseen: KubeObject | undefined;
+  try {
+    await Promise.race([tailing.answered, watching]);
+    unseen = await client.create<KubeObject>(SECRETS, {
+      ...secret,
+      metadata: { name: "unlabelled" },
+    }, {
+      namespace,
+    });
+    await watching;
+  } finally {
+    clearTimeout(guard);
+    tailing.client.close();
+  }
+  const elapsed = performance.now() - started;
+  assert.ok(
+    !overdue.signal.aborted,
+    `the server had not ended the watch ${timeoutSeconds + 60} s after it began`,
+  );
   assert.ok(tail.length > 0, "a bookmark reports progress before the server timeout");
   for (const e of tail) {
     assert.equal(e.type, "BOOKMARK");
     assert.ok(
-      Number(e.object.metadata?.resourceVersion) >= Number(unseen.metadata?.resourceVersion),
+      Number(e.object.metadata?.resourceVersion) >= Number(unseen?.metadata?.resourceVersion),
     );
   }
-  assert.ok(elapsed >= 3_000 && elapsed < 15_000, `the server ended the watch after ${elapsed} ms`);
+  assert.ok(
+    elapsed >= (timeoutSeconds - 1) * 1000,
+    `the watch ended after ${elapsed} ms, before the server's timeout of ${timeoutSeconds} s`,
+  );
 });
 
 Deno.test("metadata-only watch delivers PartialObjectMetadata events", async () => {
@@ -750,11 +789,12 @@ Deno.test("aborting a watch or a request leaves no open connection behind", asyn
   }
   assert.deepEqual(seen, ["ADDED one"]);
 
+  const idling = watchingClient(s.config);
   const idle = new AbortController();
   const waiting = (async () => {
     const events = [];
     for await (
-      const e of client.watch(CONFIG_MAPS, {
+      const e of idling.client.watch(CONFIG_MAPS, {
         namespace,
         resourceVersion: "0",
         labelSelector: "none=yet",
@@ -766,9 +806,13 @@ Deno.test("aborting a watch or a request leaves no open connection behind", asyn
     }
     return events;
   })();
-  await new Promise((r) => setTimeout(r, 300));
-  idle.abort();
-  assert.deepEqual(await waiting, [], "a watch aborted while waiting for events ends quietly");
+  try {
+    await Promise.race([idling.answered, waiting]);
+    idle.abort();
+    assert.deepEqual(await waiting, [], "a watch aborted while waiting for events ends quietly");
+  } finally {
+    idling.client.close();
+  }
 
   const early = new AbortController();
   early.abort(new Error("never mind"));

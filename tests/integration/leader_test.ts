@@ -11,8 +11,12 @@ import { LEASES, NAMESPACES } from "../../lib/kube/resources.ts";
 import { LeaderElector, type Lease, leaseApi } from "../../lib/runtime/leader/leader.ts";
 import { testKubeconfig } from "../_support/cluster.ts";
 
-/** Short durations in client-go's proportions, so that a test takes seconds. */
-const TIMING = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
+/**
+ * client-go's durations, which kinglet defaults to. Shorter ones would leave a
+ * busy API server too little time: a leader whose renewals took longer than
+ * the renew deadline would lose the Lease in the middle of a test.
+ */
+const TIMING = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
 async function scope(prefix: string) {
   const client = new KubeClient(await loadConfig({ kubeconfig: testKubeconfig() }));
@@ -69,7 +73,7 @@ function candidate(
   };
 }
 
-async function eventually(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
+async function eventually(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) {
@@ -80,6 +84,36 @@ async function eventually(what: string, check: () => boolean, timeoutMs = 20_000
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Every holder the Lease names after `resourceVersion`, in order, as a watch
+ * delivers them: a release shows however soon the next holder follows it.
+ */
+function holders(client: KubeClient, namespace: string, resourceVersion: string) {
+  const stop = new AbortController();
+  const seen: string[] = [];
+  const watching = (async () => {
+    for await (
+      const e of client.watch<Lease>(LEASES, {
+        namespace,
+        fieldSelector: "metadata.name=kinglet",
+        resourceVersion,
+        signal: stop.signal,
+      })
+    ) {
+      if (e.type === "BOOKMARK") continue;
+      const holder = e.object.spec?.holderIdentity ?? "";
+      if (seen.at(-1) !== holder) seen.push(holder);
+    }
+  })();
+  return {
+    seen,
+    async [Symbol.asyncDispose]() {
+      stop.abort();
+      await watching;
+    },
+  };
+}
 
 Deno.test("two candidates share one Lease: one leads, and a release hands over at once", async () => {
   await using s = await scope("le-release");
@@ -94,14 +128,17 @@ Deno.test("two candidates share one Lease: one leads, and a release hands over a
     assert.equal(b.elector.leader, "a");
     const held = await client.get<Lease>(LEASES, "kinglet", { namespace });
     assert.equal(held.spec?.holderIdentity, "a");
-    assert.equal(held.spec?.leaseDurationSeconds, 4);
+    assert.equal(held.spec?.leaseDurationSeconds, 15);
 
+    await using changes = holders(client, namespace, held.metadata?.resourceVersion ?? "");
     await a.stop();
     await eventually("b to lead", () => b.elector.isLeader);
+    await eventually("the watch to see b hold the Lease", () => changes.seen.at(-1) === "b");
+    assert.deepEqual(changes.seen.slice(-2), ["", "b"], `a released the Lease: ${changes.seen}`);
     const handover = (b.times.started ?? 0) - (a.times.stopped ?? 0);
     assert.ok(
       handover < TIMING.leaseDurationMs,
-      `b waited ${handover} ms: the Lease was not released`,
+      `b waited ${handover} ms, as if for the Lease to expire`,
     );
     const taken = await client.get<Lease>(LEASES, "kinglet", { namespace });
     assert.equal(taken.spec?.holderIdentity, "b");
@@ -120,7 +157,7 @@ Deno.test("a standby takes over an unreleased Lease only after it expires", asyn
   const stoppedAt = Date.now();
   const b = candidate(client, namespace, "b");
   try {
-    await eventually("b to lead", () => b.elector.isLeader, 15_000);
+    await eventually("b to lead", () => b.elector.isLeader);
     const waited = (b.times.started ?? 0) - stoppedAt;
     assert.ok(waited >= TIMING.leaseDurationMs, `b took over after ${waited} ms, before expiry`);
     const taken = await client.get<Lease>(LEASES, "kinglet", { namespace });

@@ -12,6 +12,7 @@ import { installCrdsOnce, operatorKubeconfig } from "../_support/crds.ts";
 import { apiServerUrl, clientThrough, TcpProxy } from "../integration/_tcp_proxy.ts";
 import { NAMESPACES } from "../../lib/kube/resources.ts";
 import { TransportError } from "../../lib/kube/errors.ts";
+import { FakeClock } from "../../lib/async/clock.ts";
 import {
   allConverged,
   createWebApps,
@@ -52,7 +53,10 @@ Deno.test("through cut, silently stalled and slow connections, every WebApp chan
       // One added and one deleted: the count stays.
       await client.delete(WEB_APPS, apps[11]!, { namespace: ns });
       await new Promise((r) => setTimeout(r, 3_000));
-      assert.ok(proxy.waiting > 0, "the operator tried to reconnect during the outage");
+      await waitFor(
+        "the operator to try to reconnect during the outage",
+        () => Promise.resolve(proxy.waiting > 0),
+      );
       const released = performance.now();
       proxy.release();
       await allConverged(client, ns, count);
@@ -105,11 +109,20 @@ Deno.test("through cut, silently stalled and slow connections, every WebApp chan
 
 Deno.test("a request that times out on a silently stalled connection moves the client to a new one", async () => {
   await using proxy = new TcpProxy(await apiServerUrl());
-  const client = await clientThrough(proxy, { timeoutMs: 1_000 });
+  // The timeout runs on a fake clock: only the stalled request may time out, however slowly
+  // a busy API server answers the others.
+  const clock = new FakeClock();
+  const client = await clientThrough(proxy, { timeoutMs: 1_000, clock });
   try {
     await client.get(NAMESPACES, "default");
     assert.equal(proxy.stall(), 1, "one request in flight at a time needs one pooled connection");
-    await assert.rejects(client.get(NAMESPACES, "default"), TransportError);
+    const stalled = assert.rejects(client.get(NAMESPACES, "default"), TransportError);
+    await waitFor(
+      "the stalled request to start its timeout",
+      () => Promise.resolve(clock.pending > 0),
+    );
+    await clock.advance(1_000);
+    await stalled;
     const namespace = await client.get(NAMESPACES, "default");
     assert.equal(namespace.metadata?.name, "default");
     assert.equal(proxy.accepted, 2, "the next request dialled a new connection");

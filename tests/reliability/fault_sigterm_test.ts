@@ -4,6 +4,8 @@
  * the Lease; the test watches the Lease closely through the handover.
  */
 import assert from "node:assert/strict";
+import { LEASES } from "../../lib/kube/resources.ts";
+import type { Lease } from "../../lib/runtime/leader/leader.ts";
 import { installCrdsOnce, operatorKubeconfig } from "../_support/crds.ts";
 import { adminClient, createNamespace, deleteNamespace, waitFor } from "../_support/kube.ts";
 import type { OperatorProcess } from "../_support/operator.ts";
@@ -14,6 +16,7 @@ import {
   deleteLease,
   epochMs,
   figure,
+  LEASE,
   leaseHeld,
   names,
   readLease,
@@ -25,6 +28,8 @@ import {
 const LEASE_DURATION_MS = 15_000;
 /** client-go's acquire retry: the retry period (2 s) stretched by up to 1.2 times its length. */
 const MAX_RETRY_MS = 2_000 * 2.2;
+/** For a standby's timer in a process starved of CPU on a busy machine, not for the elector. */
+const BUSY_MACHINE_MS = 3_000;
 
 Deno.test("a leader SIGTERMed mid-reconcile exits 0 and releases the Lease, the standby takes over at once, and everything converges", async () => {
   const client = await adminClient();
@@ -52,34 +57,39 @@ Deno.test("a leader SIGTERMed mid-reconcile exits 0 and releases the Lease, the 
       });
       return busy > 0 && busy;
     });
-    // Every holder the Lease shows from now on, polled far faster than a standby retries.
+    // Every holder the Lease names from now on, in order, as a watch delivers them: the
+    // standby watches the Lease too and takes it within moments of its release, sooner
+    // than any poll could be sure to see the release in between.
     const holders: { at: number; holder: string; durationSeconds?: number }[] = [];
-    const polling = (async () => {
-      while (!watching.signal.aborted) {
-        const spec = (await readLease(client))?.spec;
+    const from = (await readLease(client))?.metadata?.resourceVersion ?? "";
+    const following = (async () => {
+      for await (
+        const e of client.watch<Lease>(LEASES, {
+          namespace: LEASE.namespace,
+          fieldSelector: `metadata.name=${LEASE.name}`,
+          resourceVersion: from,
+          signal: watching.signal,
+        })
+      ) {
+        if (e.type === "BOOKMARK") continue;
+        const spec = e.object.spec;
         const holder = spec?.holderIdentity ?? "";
         if (holders.at(-1)?.holder !== holder) {
           holders.push({ at: Date.now(), holder, durationSeconds: spec?.leaseDurationSeconds });
         }
-        await new Promise((r) => setTimeout(r, 50));
       }
     })();
     const terminatedAt = Date.now();
     assert.equal(await leader.stop("SIGTERM"), 0, "SIGTERM exits 0");
     const exitedAt = Date.now();
     const next = await leaseHeld(client, "node-a");
-    watching.abort();
-    await polling;
     assert.equal(next.spec?.holderIdentity, "node-b");
-    // The read that found node-b holding the Lease is the last observation: the poll can be
-    // stopped before its own next read sees the same.
-    if (holders.at(-1)?.holder !== "node-b") {
-      holders.push({
-        at: Date.now(),
-        holder: "node-b",
-        durationSeconds: next.spec?.leaseDurationSeconds,
-      });
-    }
+    await waitFor(
+      "the watch to see node-b hold the Lease",
+      () => Promise.resolve(holders.at(-1)?.holder === "node-b"),
+    );
+    watching.abort();
+    await following;
     const takeoverMs = epochMs(next.spec?.acquireTime) - exitedAt;
 
     const seen = JSON.stringify(holders);
@@ -103,7 +113,9 @@ Deno.test("a leader SIGTERMed mid-reconcile exits 0 and releases the Lease, the 
         }; ` +
         `${byStandby} reconciles by the standby, ${apps.length} WebApps converged)`,
     );
-    assert.ok(takeoverMs <= MAX_RETRY_MS + 1_000, `takeover took ${takeoverMs} ms`);
+    // A watching standby takes the released Lease at once, one that missed the release at its
+    // next try: both well inside the lease, which the slack leaves half of.
+    assert.ok(takeoverMs <= MAX_RETRY_MS + BUSY_MACHINE_MS, `takeover took ${takeoverMs} ms`);
     assert.equal(await standby.stop(), 0);
   } finally {
     watching.abort();

@@ -182,7 +182,7 @@ Deno.test("filling creates every object, then waits for the Deployments to be av
       });
     }
   })();
-  const times = await fillBackground(cluster, small, { timeoutMs: 5_000 });
+  const times = await fillBackground(cluster, small, { timeoutMs: 30_000 });
   await kwok;
   assert.ok(released, "the fill returned only after the Deployments were available");
   assert.ok(times.availableMs >= 40, `available after ${times.availableMs} ms`);
@@ -191,7 +191,7 @@ Deno.test("filling creates every object, then waits for the Deployments to be av
   assert.equal(cluster.objects(CONFIG_MAPS).length, 7);
   assert.equal(cluster.objects(SERVICES).length, 3);
   // Filling again finds everything there and counts it as created.
-  await fillBackground(cluster, small, { timeoutMs: 5_000 });
+  await fillBackground(cluster, small, { timeoutMs: 30_000 });
   assert.equal(cluster.objects(SECRETS).length, 6);
 });
 

@@ -27,6 +27,8 @@ import { loadTarget, type Target } from "../../bench/target.ts";
 
 const MIB = 2 ** 20;
 const NAMESPACE = "bench";
+/** Far past what the scenario takes on a busy machine (about 1 s): a phase that waits it out shows. */
+const READY_TIMEOUT_MS = 60_000;
 
 Deno.test("restart makes every object Ready, stops the operator and edits the last object 1 s after the second spawn", async () => {
   const { marks, phases, objects, lives } = await driveRestart({ size: 5, readyzAfterMs: 200 });
@@ -73,7 +75,10 @@ Deno.test("restart ends at the observed edit, without reconcile figures, for a t
   });
   assert.equal(marks.firstReconcileMs, undefined);
   assert.equal(marks.reconciledMs, undefined);
-  assert.ok(restartPhaseMs < 3_000, `the phase took ${restartPhaseMs} ms, not the ready timeout`);
+  assert.ok(
+    restartPhaseMs < READY_TIMEOUT_MS / 2,
+    `the phase took ${restartPhaseMs} ms, as if it waited out the ready timeout`,
+  );
 });
 
 Deno.test("restart figures time the edit from its request and pass the reconcile marks on", () => {
@@ -276,7 +281,7 @@ async function driveRestart(
         idleMs: 0,
         baselineMs: 0,
         holdMs: 0,
-        readyTimeoutMs: 10_000,
+        readyTimeoutMs: READY_TIMEOUT_MS,
         ratePerSecond: 1_000,
       },
       recorder,

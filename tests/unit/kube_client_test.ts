@@ -23,6 +23,7 @@ import {
   type TokenSource,
 } from "../../lib/kube/token_source.ts";
 import { FakeClock } from "../../lib/async/clock.ts";
+import { waitFor } from "../../lib/testing/wait_for.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 
 Deno.test.sanitizer({ ops: true, resources: true });
@@ -59,7 +60,7 @@ function harness(
     namespace: "team",
     source: "test",
   };
-  const client = new KubeClient(config, { timeoutMs: 2_000, ...(onRequest ? { onRequest } : {}) });
+  const client = new KubeClient(config, onRequest ? { onRequest } : {});
   return {
     seen,
     client,
@@ -435,6 +436,8 @@ Deno.test("leaving a watch or aborting it closes the connection on the server si
     controller.abort();
   }
   assert.equal(events.length, 1, "an aborted watch ends without an error");
-  for (let i = 0; i < 50 && closed.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+  await waitFor("the server to see both watches closed", () => closed.length === 2, {
+    timeoutMs: 30_000,
+  });
   assert.deepEqual(closed.sort(), ["by=abort", "by=break"]);
 });

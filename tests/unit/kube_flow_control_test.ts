@@ -10,6 +10,7 @@ import { CONFIG_MAPS, LEASES } from "../../lib/kube/resources.ts";
 import { noToken } from "../../lib/kube/token_source.ts";
 import { FakeClock } from "../../lib/async/clock.ts";
 import { RuntimeMetrics } from "../../lib/runtime/metrics/metrics.ts";
+import { waitFor } from "../../lib/testing/wait_for.ts";
 
 Deno.test("flow control lets the burst go at once, then one request per 1/qps", async () => {
   const clock = new FakeClock();
@@ -111,8 +112,7 @@ Deno.test("a client over its qps holds requests back and reports each wait as cl
 
 /** Lets real I/O (the loopback server) run until `done`, without moving the fake clock. */
 async function waitUntil(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !done(); i++) await new Promise((r) => setTimeout(r, 2));
-  assert.ok(done(), "the loopback exchange finished");
+  await waitFor("the loopback exchange to finish", done, { timeoutMs: 30_000, intervalMs: 2 });
 }
 
 Deno.test("Lease requests skip the bucket, so leader election never queues behind reconciles", async () => {
