@@ -125,6 +125,44 @@ export const FIGURE_SPECS: readonly FigureSpec[] = [
     unit: "ms",
     get: (f) => f.failover?.firstReconcileMs,
   },
+  {
+    key: "catchUpEditObserved",
+    label: "spawn→edit observed (ms)",
+    unit: "ms",
+    get: (f) => f.catchUp?.editObservedMs,
+  },
+  {
+    key: "catchUpConverged",
+    label: "spawn→all converged (ms)",
+    unit: "ms",
+    get: (f) => f.catchUp?.convergedMs,
+  },
+  {
+    key: "requestP50",
+    label: "request p50 (ms)",
+    unit: "ms",
+    get: (f) => milliseconds(f.catchUp?.requestP50Seconds),
+  },
+  {
+    key: "requestP99",
+    label: "request p99 (ms)",
+    unit: "ms",
+    get: (f) => milliseconds(f.catchUp?.requestP99Seconds),
+  },
+  { key: "catchUpReadyz", label: "to /readyz (ms)", unit: "ms", get: (f) => f.catchUp?.readyzMs },
+];
+
+/** The columns of the backlog and edited tables, which measure the same figures. */
+const CATCH_UP_COLUMNS = [
+  "catchUpEditObserved",
+  "catchUpConverged",
+  "apiCalls",
+  "requestP50",
+  "requestP99",
+  "cpu",
+  "rssPeak",
+  "catchUpReadyz",
+  "reconciles",
 ];
 
 /** The columns of each scenario's table. */
@@ -178,6 +216,8 @@ export const SCENARIO_COLUMNS: Record<ScenarioName, readonly string[]> = {
     "failoverFirstReconcile",
     "reconciles",
   ],
+  backlog: CATCH_UP_COLUMNS,
+  edited: CATCH_UP_COLUMNS,
 };
 
 /**
@@ -189,6 +229,10 @@ export function figureSpec(key: string): FigureSpec {
   const spec = FIGURE_SPECS.find((s) => s.key === key);
   if (!spec) throw new RangeError(`Cannot find the figure '${key}'`);
   return spec;
+}
+
+function milliseconds(seconds: number | undefined): number | undefined {
+  return seconds === undefined ? undefined : seconds * 1000;
 }
 
 /** `value` in the figure's unit, or `–` when it was not measured. */

@@ -18,7 +18,9 @@
  * The restart scenario, whose objects all predate the restarted process, has
  * figures of its own instead ({@link restartFigures}), and so has the
  * failover scenario ({@link failoverFigures}), whose window is the successor's
- * (process 1, spawned as a standby before the objects) from the kill on.
+ * (process 1, spawned as a standby before the objects) from the kill on, and
+ * so have the backlog and edited scenarios ({@link catchUpFigures}), whose
+ * operator is spawned inside its window to find work that piled up.
  *
  * @example
  * ```ts
@@ -32,6 +34,8 @@
  */
 import { histogramBuckets, sumSeries } from "./metrics_scraper.ts";
 import type {
+  CatchUp,
+  CatchUpMarks,
   Failover,
   FailoverMarks,
   Figures,
@@ -101,8 +105,11 @@ export function histogramQuantile(
   return lowerBound;
 }
 
-/** What the restart or the failover scenario marked as it ran. */
-export type ScenarioMarks = RestartMarks | FailoverMarks;
+/** What the restart, the failover, the backlog or the edited scenario marked as it ran. */
+export type ScenarioMarks = RestartMarks | FailoverMarks | CatchUpMarks;
+
+/** The scenarios whose marks are {@link CatchUpMarks}, told apart from restart's by name. */
+const CATCH_UP_SCENARIOS: readonly string[] = ["backlog", "edited"];
 
 /** Computes every figure of `run` over `window`; `marks` are what its scenario marked. */
 export function computeFigures(
@@ -139,6 +146,8 @@ export function computeFigures(
   };
   const reconciles = counter("controller_runtime_reconcile_total");
   const apiCalls = counter("rest_client_requests_total");
+  const edges = before && after ? { before, after } : undefined;
+  const catchingUp = CATCH_UP_SCENARIOS.includes(run.scenario);
 
   const figures: Figures = {
     rssIdleBytes: idlePhase ? meanRss(measured, idlePhase) : undefined,
@@ -151,12 +160,17 @@ export function computeFigures(
       : undefined,
     createReady: percentiles(createReadyLatencies(run, process)),
     updateReady: percentiles(latencies(run.objects, "updatedMs", "updateReadyMs")),
-    reconcileP99Seconds: before && after ? reconcileQuantile(0.99, before, after) : undefined,
+    reconcileP99Seconds: edges && windowQuantile(RECONCILE_TIME, 0.99, edges),
     apiCalls,
     apiCallsPerObject: apiCalls !== undefined && run.size > 0 ? apiCalls / run.size : undefined,
     cacheEvictions: counter("kinglet_cache_evictions_total"),
-    restart: marks && "spawnedMs" in marks ? restartFigures(run.objects, marks) : undefined,
+    restart: marks && "spawnedMs" in marks && !catchingUp
+      ? restartFigures(run.objects, marks)
+      : undefined,
     failover: marks && "killedMs" in marks ? failoverFigures(run, marks, process) : undefined,
+    catchUp: marks && "spawnedMs" in marks && catchingUp
+      ? catchUpFigures(run.objects, marks, edges)
+      : undefined,
   };
   return withoutUndefined(figures);
 }
@@ -218,6 +232,47 @@ export function failoverFigures(
   });
 }
 
+/**
+ * The backlog and edited scenarios' figures from their marks, the objects'
+ * timings and the spawned process' scrapes at the window's edges: when the
+ * edit was sent and when it was seen Ready at its new generation, when every
+ * object had converged ({@link convergedAt}), all from the spawn, and the
+ * median and 0.99 quantile of `rest_client_request_duration_seconds` over
+ * the window (absent when the target exports no such histogram).
+ */
+export function catchUpFigures(
+  objects: readonly ObjectTiming[],
+  marks: CatchUpMarks,
+  edges?: { before: Scrape; after: Scrape },
+): CatchUp {
+  const edited = objects.find((o) => o.name === marks.edited);
+  const quantile = (q: number) => edges && windowQuantile(REQUEST_DURATION, q, edges);
+  return withoutUndefined({
+    ...marks,
+    editSentMs: delta(marks.spawnedMs, edited?.updatedMs),
+    editObservedMs: delta(marks.spawnedMs, edited?.updateReadyMs),
+    convergedMs: delta(marks.spawnedMs, convergedAt(objects)),
+    requestP50Seconds: quantile(0.5),
+    requestP99Seconds: quantile(0.99),
+  });
+}
+
+/**
+ * When the last of `objects` was first seen Ready at the generation in
+ * effect: an object never updated when it was first Ready, an updated one
+ * when it was first Ready at its new generation. `undefined` while any has
+ * not been seen so, or when there are none.
+ */
+export function convergedAt(objects: readonly ObjectTiming[]): number | undefined {
+  let last: number | undefined;
+  for (const o of objects) {
+    const at = o.updatedMs === undefined ? o.readyMs : o.updateReadyMs;
+    if (at === undefined) return undefined;
+    last = Math.max(last ?? at, at);
+  }
+  return last;
+}
+
 /** The first phase called `name`. */
 export function phaseNamed(phases: readonly Phase[], name: string): Phase | undefined {
   return phases.find((p) => p.name === name);
@@ -236,8 +291,15 @@ function latencies(
   return values;
 }
 
-function reconcileQuantile(q: number, before: Scrape, after: Scrape): number | undefined {
-  const base = "controller_runtime_reconcile_time_seconds";
+const RECONCILE_TIME = "controller_runtime_reconcile_time_seconds";
+const REQUEST_DURATION = "rest_client_request_duration_seconds";
+
+/** The `q` quantile of histogram `base` over what it counted between two scrapes. */
+function windowQuantile(
+  base: string,
+  q: number,
+  { before, after }: { before: Scrape; after: Scrape },
+): number | undefined {
   const earlier = new Map(histogramBuckets(before.series, base).map((b) => [b.le, b.count]));
   const buckets = histogramBuckets(after.series, base).map((b) => ({
     le: b.le,

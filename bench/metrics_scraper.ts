@@ -28,6 +28,7 @@ export const SCRAPED_FAMILIES: readonly string[] = [
   "controller_runtime_reconcile_time_seconds",
   "workqueue_depth",
   "rest_client_requests_total",
+  "rest_client_request_duration_seconds",
   "kinglet_cache_objects",
   "kinglet_cache_bytes",
   "kinglet_cache_evictions_total",

@@ -82,9 +82,9 @@ const SPECS: FlagSpec[] = [
     name: "scenarios",
     type: "string",
     default: DEFAULT_SCENARIOS.join(","),
-    help: `Scenarios to run, of ${
-      SCENARIO_NAMES.join(", ")
-    }. Default all but failover, which is asked for by name.`,
+    help: `Scenarios to run, of ${SCENARIO_NAMES.join(", ")}. ${
+      SCENARIO_NAMES.filter((name) => !DEFAULT_SCENARIOS.includes(name)).join(", ")
+    } run only when asked for by name.`,
   },
   { name: "out", type: "string", help: "Output folder. Default bench/results/<timestamp>." },
   {

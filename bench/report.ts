@@ -3,10 +3,11 @@
  * scenario group with a row per variant (or, with several targets, a row per
  * target and each figure's ratio against the first target; under a restart
  * table, when each run sent its edit; under a failover table, each run's
- * kill, edit and standby, and the targets left out), the charts, the trade-off between
- * variants when a target ran several, and the comparison with earlier
- * results when asked for. Pure: everything comes from the results and the
- * chart list.
+ * kill, edit and standby; under a backlog or edited table, what awaited the
+ * operator and when each run sent its edit; and the targets left out), the
+ * charts, the trade-off between variants when a target ran several, and the
+ * comparison with earlier results when asked for. Pure: everything comes
+ * from the results and the chart list.
  *
  * @example
  * ```ts ignore
@@ -82,6 +83,7 @@ export function renderReport(
       ...scenarioTable(runs, series),
       ...restartEdits(runs, series),
       ...failoverEdits(runs, series),
+      ...catchUpEdits(runs, series),
       ...leftOut(runs, targets),
       ...failures(runs),
     );
@@ -169,6 +171,38 @@ function failoverEdits(runs: readonly Run[], series: Series): string[] {
     `Two candidates ran with leader election while ${runs[0]!.size.toLocaleString("en-US")} ` +
     "objects were made Ready; the Lease holder was killed (SIGKILL) and, about 1 s later, the " +
     "last object by name was edited. Every figure but takeover is the successor's:",
+    "",
+    ...lines,
+  ];
+}
+
+/**
+ * Under a backlog or edited table: what awaited the spawned operator, and
+ * when each run sent its edit, which waits for `/readyz` and so differs
+ * between targets; the table's times count from the spawn and include it.
+ */
+function catchUpEdits(runs: readonly Run[], series: Series): string[] {
+  const lines = runs.flatMap((run) => {
+    const catchUp = run.figures.catchUp;
+    if (catchUp?.editSentMs === undefined) return [];
+    return [
+      `- ${series.name(run)}: \`${catchUp.edited}\` edited ${
+        ms(catchUp.editSentMs)
+      } ms after the spawn.`,
+    ];
+  });
+  if (lines.length === 0) return [];
+  const size = runs[0]!.size;
+  const count = size.toLocaleString("en-US");
+  const awaited = runs[0]!.scenario === "backlog"
+    ? `${count} objects were created while no operator ran (their children absent), then the ` +
+      "operator was spawned"
+    : `${count} objects were made Ready, the operator stopped, ` +
+      `${(size - 1).toLocaleString("en-US")} of them updated, then the operator spawned again`;
+  return [
+    "",
+    `${awaited}; the last object by name was edited once \`/readyz\` had answered 200 and 1 s ` +
+    "had passed:",
     "",
     ...lines,
   ];

@@ -181,6 +181,49 @@ export type FailoverMarks = Pick<
 >;
 
 /**
+ * The backlog and edited scenarios' own figures: the operator was spawned to
+ * find work that piled up while none ran (N objects created, their children
+ * absent; or N objects updated since it last made them Ready), and once it
+ * was up the last object by name was edited. Times count from the spawn. Its
+ * API calls, reconciles, CPU and peak RSS are the run's own `apiCalls`,
+ * `reconciles`, `cpuSeconds` and `rssPeakBytes`, which in these scenarios are
+ * the spawned process' alone, over the `catch-up` phase.
+ */
+export const catchUpSchema = z.object({
+  /** When the operator was spawned (in edited, again), in milliseconds since the run started. */
+  spawnedMs: z.number(),
+  /** From the spawn until `/readyz` first answered 200 (polled every 100 ms). */
+  readyzMs: z.number(),
+  /** The object edited: the last by name. */
+  edited: z.string(),
+  /** From the spawn until the edit was sent: `/readyz` had answered 200 and 1 s had passed. */
+  editSentMs: optionalNumber,
+  /**
+   * From the spawn (not from sending, as restart's) until the edited object
+   * was seen Ready at its new generation; absent when the target's rule has
+   * no `observedGenerationPath`.
+   */
+  editObservedMs: optionalNumber,
+  /**
+   * From the spawn until the last of the N objects was seen Ready at the
+   * generation in effect (an object updated or edited at its new one);
+   * absent when the target's rule has no `observedGenerationPath`.
+   */
+  convergedMs: optionalNumber,
+  /**
+   * The median and 0.99 quantile of the spawned process' API request
+   * latency, from its `rest_client_request_duration_seconds` histogram at the
+   * end of the phase; absent when the target exports no such histogram.
+   */
+  requestP50Seconds: optionalNumber,
+  requestP99Seconds: optionalNumber,
+});
+export type CatchUp = z.infer<typeof catchUpSchema>;
+
+/** What the backlog and edited scenarios measure as they run; the rest of {@link CatchUp} is computed. */
+export type CatchUpMarks = Pick<CatchUp, "spawnedMs" | "readyzMs" | "edited">;
+
+/**
  * Restart records of two earlier kinds of the scenario are read as absent, so
  * that older files still load: those that restarted without an edit (with
  * `stopMs`), and those whose N objects were created before any operator ran
@@ -219,6 +262,7 @@ export const figuresSchema = z.object({
   cacheEvictions: optionalNumber,
   restart: z.preprocess(withoutEarlierKinds, restartSchema.optional()),
   failover: failoverSchema.optional(),
+  catchUp: catchUpSchema.optional(),
 });
 export type Figures = z.infer<typeof figuresSchema>;
 

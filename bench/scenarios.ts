@@ -24,6 +24,14 @@
  *   figures.ts). The recorder follows one process at a time: the first from
  *   its spawn until the second's, then the second, the successor (process 1),
  *   to the end; every figure is the successor's.
+ * - **backlog-N** and **edited-N** (bench/catch_up.ts): an operator spawned
+ *   to find work that piled up while none ran, N objects created (their
+ *   children absent) or N objects it had made Ready updated since, and an
+ *   edit of the last object once it is up. Measures how long until the edit
+ *   and every object are Ready at the generation in effect, and what that
+ *   costs in API calls, request latency, CPU and peak RSS
+ *   (`catchUpFigures` in figures.ts): every figure is of the spawned process
+ *   over the `catch-up` phase.
  *
  * @example
  * ```ts
@@ -32,34 +40,48 @@
  * SCENARIOS.scale.window; // { from: "create", to: "delete" }
  * SCENARIOS.restart.window; // { from: "restart", to: "restart", process: 1 }
  * SCENARIOS.failover.window; // { from: "kill", to: "failover", process: 1 }
+ * SCENARIOS.edited.window; // { from: "catch-up", to: "catch-up", process: 1 }
  * ```
  *
  * @module
  */
+import { backlog, edited } from "./catch_up.ts";
 import type { MeasuredWindow } from "./figures.ts";
 import { leaseHolder, type LeaseName, untilHolder } from "./lease_holder.ts";
 import { scrapeMetrics, sumSeries } from "./metrics_scraper.ts";
-import {
-  createObjects,
-  deleteObjects,
-  objectNames,
-  updateObjects,
-  updateShare,
-  type Workload,
-} from "./load.ts";
+import { deleteObjects, updateObjects, updateShare, type Workload } from "./load.ts";
 import type { OperatorProcess } from "./operator_process.ts";
 import type { ReadinessTracker } from "./readiness_tracker.ts";
 import type { RunRecorder } from "./recorder.ts";
-import type { FailoverMarks, RestartMarks } from "./results.ts";
+import type { CatchUpMarks, FailoverMarks, RestartMarks } from "./results.ts";
+import {
+  createAndWait,
+  EDIT_AFTER_MS,
+  editOnceUp,
+  sleep,
+  startup,
+  stop,
+  waitFor,
+} from "./scenario_steps.ts";
 import { leaseOf } from "./target.ts";
 
 /** The scenarios there are. */
-export const SCENARIO_NAMES = ["idle", "scale", "budget", "restart", "failover"] as const;
+export const SCENARIO_NAMES = [
+  "idle",
+  "scale",
+  "budget",
+  "restart",
+  "failover",
+  "backlog",
+  "edited",
+] as const;
 export type ScenarioName = typeof SCENARIO_NAMES[number];
 
 /**
- * What `--scenarios` runs when not given: all but failover, which runs two
- * operators per target and waits out a Lease, so it is asked for by name.
+ * What `--scenarios` runs when not given. Failover runs two operators per
+ * target and waits out a Lease; backlog and edited add two runs per size and
+ * target, the longest of them all at 5,000 objects, whose children are all
+ * made or written anew: they are asked for by name.
  */
 export const DEFAULT_SCENARIOS: readonly ScenarioName[] = ["idle", "scale", "budget", "restart"];
 
@@ -109,6 +131,8 @@ export const SCENARIOS: {
   budget: Scenario;
   restart: Scenario<RestartMarks>;
   failover: Scenario<FailoverMarks>;
+  backlog: Scenario<CatchUpMarks>;
+  edited: Scenario<CatchUpMarks>;
 } = {
   idle: {
     sized: false,
@@ -141,6 +165,16 @@ export const SCENARIOS: {
     window: { from: "kill", to: "failover", process: 1 },
     run: failoverAfterKill,
   },
+  backlog: {
+    sized: true,
+    window: { from: "catch-up", to: "catch-up" },
+    run: backlog,
+  },
+  edited: {
+    sized: true,
+    window: { from: "catch-up", to: "catch-up", process: 1 },
+    run: edited,
+  },
 };
 
 async function scaleUpdateDelete(c: ScenarioContext): Promise<undefined> {
@@ -160,36 +194,11 @@ async function scaleUpdateDelete(c: ScenarioContext): Promise<undefined> {
   return undefined;
 }
 
-async function startup(c: ScenarioContext): Promise<OperatorProcess> {
-  const operator = await c.launch();
-  await c.recorder.phase(
-    "startup",
-    () => operator.waitReady({ timeoutMs: c.settings.readyTimeoutMs, signal: c.signal }),
-  );
-  return operator;
-}
-
 async function baselineAndCreate(c: ScenarioContext): Promise<string[]> {
   await c.recorder.phase("baseline", () => sleep(c.settings.baselineMs, c.signal));
   return await createAndWait(c);
 }
 
-async function createAndWait(c: ScenarioContext): Promise<string[]> {
-  const names = objectNames(c.size);
-  await c.recorder.phase(
-    "create",
-    () => createObjects(c.workload, names, { ratePerSecond: c.settings.ratePerSecond }),
-  );
-  await c.recorder.phase("ready", () => waitFor(c, "ready"));
-  return names;
-}
-
-/**
- * The edit waits for `/readyz` as well as this long after the spawn: an edit
- * the restarted operator's first list already holds would be one more of the
- * backlog, not a change that arrives while the operator works through it.
- */
-const EDIT_AFTER_MS = 1_000;
 const RECONCILES = "controller_runtime_reconcile_total";
 const RECONCILE_POLL_MS = 100;
 
@@ -223,10 +232,7 @@ async function restart(
   });
   counting.catch(() => {}); // awaited below; a failure of the phase first must not go unhandled
   try {
-    await operator.waitReady({ timeoutMs: c.settings.readyTimeoutMs, signal: c.signal });
-    const readyzMs = c.recorder.now() - spawnedMs;
-    await sleep(Math.max(0, spawnedMs + EDIT_AFTER_MS - c.recorder.now()), c.signal);
-    await updateObjects(c.workload, [edited], { ratePerSecond: c.settings.ratePerSecond });
+    const readyzMs = await editOnceUp(c, operator, { spawnedMs, edited });
     await waitFor(c, "updateReady");
     editObserved = true;
     const counted = await counting;
@@ -395,34 +401,5 @@ function leaseMovesTo(
     ...options,
     now: () => c.recorder.now(),
     timeoutMs: c.settings.readyTimeoutMs,
-  });
-}
-
-async function stop(c: ScenarioContext, operator: OperatorProcess) {
-  c.recorder.sample();
-  await c.recorder.detach();
-  return await operator.stop();
-}
-
-function waitFor(c: ScenarioContext, milestone: "ready" | "updateReady" | "gone"): Promise<void> {
-  return c.tracker.waitAll(milestone, {
-    timeoutMs: c.settings.readyTimeoutMs,
-    signal: c.signal,
-    onTick: () => c.recorder.status(),
-  });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      signal.removeEventListener("abort", abort);
-      resolve();
-    }
-    function abort() {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }
-    signal.addEventListener("abort", abort, { once: true });
   });
 }

@@ -113,9 +113,10 @@ Deno.test("runtime metrics count API requests and read caches and the process on
   const metrics = new RuntimeMetrics({
     processStats: () => ({ residentBytes: rss, cpuSeconds: 2.5 }),
   });
-  metrics.observeRequest({ code: "200", method: "GET", host: "10.0.0.1:6443" });
-  metrics.observeRequest({ code: "200", method: "GET", host: "10.0.0.1:6443" });
-  metrics.observeRequest({ code: "<error>", method: "PATCH", host: "10.0.0.1:6443" });
+  const host = "10.0.0.1:6443";
+  metrics.observeRequest({ code: "200", method: "GET", host, seconds: 0.01 });
+  metrics.observeRequest({ code: "200", method: "GET", host, seconds: 0.02 });
+  metrics.observeRequest({ code: "<error>", method: "PATCH", host, seconds: 30 });
   const store = new Store({ budget: { maxObjects: 1 }, fetch: () => Promise.resolve(undefined) });
   metrics.trackStore("ConfigMap", store);
   for (const name of ["a", "b"]) {
@@ -154,6 +155,48 @@ Deno.test("runtime metrics count API requests and read caches and the process on
   );
   assert.ok(text.includes("process_resident_memory_bytes 6e+07\n"));
   assert.ok(text.includes("process_cpu_seconds_total 2.5\n"));
+});
+
+Deno.test("runtime metrics time API requests in client-go's request duration histogram", () => {
+  const metrics = new RuntimeMetrics({ processStats: () => ({ residentBytes: 1, cpuSeconds: 1 }) });
+  const host = "10.0.0.1:6443";
+  for (const seconds of [0.003, 0.02, 0.02, 0.3]) {
+    metrics.observeRequest({ code: "200", method: "GET", host, seconds });
+  }
+  metrics.observeRequest({ code: "409", method: "PATCH", host, seconds: 90 });
+
+  const duration = parseExposition(metrics.render()).get("rest_client_request_duration_seconds");
+  assert.equal(duration?.type, "histogram");
+  const name = "rest_client_request_duration_seconds";
+  const get = { verb: "GET", host };
+  assert.equal(value(duration, `${name}_count`, get), 4);
+  assert.ok(Math.abs(value(duration, `${name}_sum`, get)! - 0.343) < 1e-9);
+  const buckets = { "0.005": 1, "0.025": 3, "0.1": 3, "0.25": 3, "0.5": 4, "60": 4, "+Inf": 4 };
+  for (const [le, count] of Object.entries(buckets)) {
+    assert.equal(value(duration, `${name}_bucket`, { ...get, le }), count, `le=${le}`);
+  }
+  const bounds = duration!.samples.filter((s) =>
+    s.name === `${name}_bucket` && s.labels.verb === "GET"
+  )
+    .map((s) => s.labels.le);
+  assert.deepEqual(bounds, [
+    "0.005",
+    "0.025",
+    "0.1",
+    "0.25",
+    "0.5",
+    "1",
+    "2",
+    "4",
+    "8",
+    "15",
+    "30",
+    "60",
+    "+Inf",
+  ]);
+  const patch = { verb: "PATCH", host };
+  assert.equal(value(duration, `${name}_bucket`, { ...patch, le: "60" }), 0);
+  assert.equal(value(duration, `${name}_bucket`, { ...patch, le: "+Inf" }), 1);
 });
 
 Deno.test("runtime metrics render valid exposition text with the real process collector", () => {

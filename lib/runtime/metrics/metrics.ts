@@ -2,6 +2,7 @@
  * kinglet's metrics, under controller-runtime's and client-go's names and
  * bucket layouts so existing dashboards work: `workqueue_*`,
  * `controller_runtime_*`, `rest_client_requests_total`,
+ * `rest_client_request_duration_seconds`,
  * `rest_client_rate_limiter_duration_seconds`, plus
  * `kinglet_cache_*`, `kinglet_memory_*` (under a memory limit) and
  * `process_*`.
@@ -121,6 +122,8 @@ export interface RequestSample {
   method: string;
   /** Host and port of the API server. */
   host: string;
+  /** Seconds the exchange took, up to the response headers. */
+  seconds: number;
 }
 
 /** One request's wait for a client-side flow-control token, as the client reports it. */
@@ -133,8 +136,11 @@ export interface RateLimiterSample {
   seconds: number;
 }
 
-/** client-go's buckets for `rest_client_rate_limiter_duration_seconds`. */
-const RATE_LIMITER_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
+/**
+ * client-go's buckets for `rest_client_request_duration_seconds` and
+ * `rest_client_rate_limiter_duration_seconds`.
+ */
+const REST_CLIENT_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
 
 /** Options of {@link RuntimeMetrics}. */
 export interface RuntimeMetricsOptions {
@@ -160,6 +166,7 @@ export class RuntimeMetrics {
   readonly #activeWorkers: Gauge<"controller">;
   readonly #relationErrors: Counter<"controller" | "resource" | "function">;
   readonly #requests: Counter<"code" | "method" | "host">;
+  readonly #requestDuration: Histogram<"verb" | "host">;
   readonly #rateLimiterWait: Histogram<"verb" | "host">;
   /** The latest queue probe per controller; a restarted controller's queue replaces its old one. */
   readonly #queues = new Map<string, () => QueueSnapshot>();
@@ -242,10 +249,16 @@ export class RuntimeMetrics {
       "Number of HTTP requests, partitioned by status code, method, and host.",
       ["code", "method", "host"],
     );
+    this.#requestDuration = r.histogram(
+      "rest_client_request_duration_seconds",
+      "Request latency in seconds. Broken down by verb, and host.",
+      REST_CLIENT_BUCKETS,
+      ["verb", "host"],
+    );
     this.#rateLimiterWait = r.histogram(
       "rest_client_rate_limiter_duration_seconds",
       "Client side rate limiter latency in seconds. Broken down by verb, and host.",
-      RATE_LIMITER_BUCKETS,
+      REST_CLIENT_BUCKETS,
       ["verb", "host"],
     );
     this.#registerCacheMetrics();
@@ -307,9 +320,13 @@ export class RuntimeMetrics {
     };
   }
 
-  /** Counts one API request; pass it as the client's `onRequest`. */
+  /**
+   * Counts and times one API request; pass it as the client's `onRequest`.
+   * As in client-go, the duration's `verb` is the HTTP method.
+   */
   readonly observeRequest = (sample: RequestSample): void => {
     this.#requests.inc({ code: sample.code, method: sample.method, host: sample.host });
+    this.#requestDuration.observe({ verb: sample.method, host: sample.host }, sample.seconds);
   };
 
   /** Observes one request's flow-control wait; pass it as the client's `onRateLimited`. */

@@ -1,6 +1,7 @@
 /**
  * Prometheus metrics under controller-runtime's and client-go's names
- * (`workqueue_*`, `controller_runtime_*`, `rest_client_requests_total`) plus
+ * (`workqueue_*`, `controller_runtime_*`, `rest_client_requests_total`,
+ * `rest_client_request_duration_seconds`) plus
  * `kinglet_cache_*` and `process_*`: the {@link RuntimeMetrics} a manager
  * hands out, and the small {@link Registry} of counters, gauges and
  * histograms it is built on.
