@@ -32,7 +32,6 @@ export const SCRAPED_FAMILIES: readonly string[] = [
   "kinglet_cache_objects",
   "kinglet_cache_bytes",
   "kinglet_cache_evictions_total",
-  "kinglet_reconcile_pace_limit",
   "process_resident_memory_bytes",
   "process_cpu_seconds_total",
 ];

@@ -48,6 +48,7 @@ export const CONTROLLERS: Readonly<Record<ControllerName, () => ControllerSpec<K
  */
 export async function runOperator(options: RunOptions, signal: AbortSignal): Promise<number> {
   const log = logger("main");
+  for (const warning of options.warnings) log.warn(warning);
   const config = await loadConfig({
     ...(options.kubeconfig && { kubeconfig: options.kubeconfig }),
     ...(options.context && { context: options.context }),
@@ -74,7 +75,6 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     client,
     metrics,
     maxConcurrentReconciles: options.maxConcurrentReconciles,
-    paceReconciles: options.paceReconciles,
     // The manager's Events say "kinglet" from this identity, and are flushed as it stops.
     reportingInstance: identity,
     metricsAddress: endpoints.metricsAddress,

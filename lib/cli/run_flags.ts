@@ -120,9 +120,8 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
   {
     name: "pace-reconciles",
     type: "boolean",
-    default: "true",
     help:
-      "Run fewer reconciles at once while the API server serves no more for them, timed by their requests (about one request of kinglet's waiting in the server's queue). false: --max-concurrent-reconciles whenever there is work.",
+      "No effect any more, and refused in a later release: kinglet runs up to --max-concurrent-reconciles whenever there is work. Remove it from command lines and units.",
   },
   {
     name: "controller-concurrency",
@@ -197,8 +196,6 @@ export interface RunOptions {
   metricsAuth?: MetricsAuth;
   healthAddress?: string;
   maxConcurrentReconciles: number;
-  /** Whether the manager paces its reconciles by the API server's (`ManagerOptions.paceReconciles`). */
-  paceReconciles: boolean;
   /** Controllers with a limit of their own; the others share `maxConcurrentReconciles`. */
   controllerConcurrency: Partial<Record<ControllerName, number>>;
   cacheMaxObjects?: number;
@@ -217,7 +214,14 @@ export interface RunOptions {
   /** Unset: text when standard error is a terminal, JSON otherwise. */
   logFormat: LogFormat | undefined;
   logLevel: LogLevel;
+  /** Said once as kinglet starts: flags still accepted that do nothing any more. */
+  warnings: string[];
 }
+
+/** Kept parseable so that units and Deployments that pass it still start. */
+const PACE_RECONCILES_IGNORED =
+  "--pace-reconciles has no effect any more and will be refused in a later release: " +
+  "kinglet runs up to --max-concurrent-reconciles whenever there is work; remove the flag";
 
 /**
  * Converts parsed flag values to {@link RunOptions}.
@@ -295,7 +299,6 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
     ...(values["health-probe-bind-address"] !== undefined &&
       { healthAddress: values["health-probe-bind-address"] }),
     maxConcurrentReconciles: max,
-    paceReconciles: values["pace-reconciles"] !== "false",
     controllerConcurrency,
     ...(positive("cache-max-objects") && { cacheMaxObjects: positive("cache-max-objects") }),
     ...(positive("cache-max-bytes") && { cacheMaxBytes: positive("cache-max-bytes") }),
@@ -307,6 +310,7 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
     kubeApiBurst: burst,
     logFormat: values["log-format"] as LogFormat | undefined,
     logLevel: (values["log-level"] ?? "info") as RunOptions["logLevel"],
+    warnings: values["pace-reconciles"] === undefined ? [] : [PACE_RECONCILES_IGNORED],
   };
 }
 

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { envName, formatHelp, parseDuration, parseFlags, UsageError } from "../../lib/cli/flags.ts";
 import { RUN_FLAGS, runOptions } from "../../lib/cli/run_flags.ts";
+import { runOperator } from "../../lib/cli/run.ts";
+import { ConfigError } from "../../lib/kube/errors.ts";
+import { resetLogging, setupLogging } from "../../lib/log.ts";
 
 Deno.test("flags take --name=value, --name value and bare booleans", () => {
   const { values, positionals } = parseFlags(RUN_FLAGS, [
@@ -222,4 +225,33 @@ Deno.test("an address flag takes host:port, :port, [ipv6]:port and 0, which turn
     "[::1]:8081",
   );
   assert.equal(options({}).metricsAddress, undefined, "unset is left to where kinglet runs");
+});
+
+Deno.test("--pace-reconciles still parses, from the flag or its variable, and only warns", () => {
+  const warnings = (args: string[], env: Record<string, string> = {}) =>
+    runOptions(parseFlags(RUN_FLAGS, args, env).values).warnings;
+  const warning = "--pace-reconciles has no effect any more and will be refused in a later " +
+    "release: kinglet runs up to --max-concurrent-reconciles whenever there is work; " +
+    "remove the flag";
+  assert.deepEqual(warnings(["--pace-reconciles=false"]), [warning]);
+  assert.deepEqual(warnings(["--pace-reconciles"]), [warning]);
+  assert.deepEqual(warnings([], { KINGLET_PACE_RECONCILES: "false" }), [warning]);
+  assert.deepEqual(warnings([]), []);
+  assert.match(formatHelp("kinglet run", RUN_FLAGS), /--pace-reconciles\n +No effect any more/);
+});
+
+Deno.test("kinglet run says the --pace-reconciles warning once, before it connects", async () => {
+  const lines: string[] = [];
+  setupLogging({ format: "text", level: "info", write: (line) => lines.push(line) });
+  try {
+    const options = runOptions(
+      parseFlags(RUN_FLAGS, ["--pace-reconciles=false", "--kubeconfig=/nonexistent/kubeconfig"], {})
+        .values,
+    );
+    await assert.rejects(runOperator(options, new AbortController().signal), ConfigError);
+  } finally {
+    resetLogging();
+  }
+  const warned = lines.filter((line) => line.includes("--pace-reconciles has no effect"));
+  assert.equal(warned.length, 1, lines.join(""));
 });

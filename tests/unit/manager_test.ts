@@ -104,6 +104,47 @@ Deno.test("a manager refuses a concurrency that is not a positive integer", () =
   );
 });
 
+Deno.test("the manager runs maxConcurrentReconciles reconciles at once whenever there is work, and no more", async () => {
+  const cluster = new MemoryCluster();
+  for (let i = 0; i < 20; i++) cluster.put(CONFIG_MAPS, configMap(`c-${i}`));
+  const m = new Manager({
+    client: cluster,
+    clock: new FakeClock(),
+    metricsAddress: "0",
+    healthAddress: "0",
+    watcherOptions: { streamingList: "off" },
+    maxConcurrentReconciles: 8,
+  });
+  const started = new Happenings<number>();
+  const done = new Happenings<string>();
+  const held = Promise.withResolvers<void>();
+  let running = 0;
+  m.add({
+    name: "configmaps",
+    resource: CONFIG_MAPS,
+    reconcile: async (_object, { key }) => {
+      started.push(++running);
+      try {
+        await held.promise;
+      } finally {
+        running--;
+      }
+      done.push(key);
+      return {};
+    },
+  });
+  const stop = new AbortController();
+  const outcome = m.run(stop.signal);
+  await started.count(8, "eight reconciles running together");
+  await flushMicrotasks();
+  assert.equal(running, 8, "the ninth waits for a permit");
+  held.resolve();
+  await done.count(20, "every ConfigMap reconciled");
+  assert.equal(Math.max(...started.items), 8);
+  stop.abort();
+  await outcome;
+});
+
 Deno.test("each controller's max_concurrent_reconciles is what it may really run: its own limit under the global one", () => {
   const m = new Manager({ client: new MemoryCluster(), maxConcurrentReconciles: 4 });
   const reconcile = () => Promise.resolve({});

@@ -154,13 +154,6 @@ export interface ControllerDeps {
   random?: () => number;
   /** Where the queue and the reconciles report; defaults to none. */
   metrics?: { queue: QueueMetrics; controller: ControllerMetrics };
-  /**
-   * Told of each request of a reconcile, through its client (children and
-   * status included), and of what kind it is (resource and verb, e.g.
-   * `deployments apply`): `begin` as it starts, and what `begin` returned as
-   * it ends. The manager paces its reconciles by it. Defaults to none.
-   */
-  requests?: { begin(kind: string): () => void };
 }
 
 /** Runs one {@link ControllerSpec}; see the module documentation. */
@@ -253,8 +246,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         (key, error) => errors.failed("map", entry.resource.plural, key, error),
       );
     const fieldManager = fieldManagerOf(spec as unknown as ControllerSpec<KubeObject>);
-    const client = deps.requests ? timedRequests(deps.client, deps.requests) : deps.client;
-    const applier = new ChildApplier(spec.applyChild ?? applyAs(client, fieldManager));
+    const applier = new ChildApplier(spec.applyChild ?? applyAs(deps.client, fieldManager));
     for (const [i, owned] of (spec.owns ?? []).entries()) {
       const transform = owned.transform ?? ownedTransform(owned.resource);
       const { store } = this.#reflector(owned.resource, {
@@ -282,7 +274,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       store.subscribe(trigger(watched, map));
     }
     this.#reconciler = new Reconciler(spec, {
-      client,
+      client: deps.client,
       clock: this.#clock,
       events: deps.events ?? new EventRecorder(eventSink(deps.client)),
       cache: (resource) => this.#cache(resource),
@@ -413,34 +405,4 @@ function aborted(signal: AbortSignal): Promise<void> {
     if (signal.aborted) resolve();
     signal.addEventListener("abort", () => resolve(), { once: true });
   });
-}
-
-/** `client`'s reconcile methods, each request's start and end told to `requests`. */
-function timedRequests(
-  client: ReconcileClient,
-  requests: { begin(kind: string): () => void },
-): ReconcileClient {
-  const time = <R>(resource: Resource, verb: string, request: () => Promise<R>): Promise<R> => {
-    const end = requests.begin(`${resource.plural} ${verb}`);
-    try {
-      return request().finally(end);
-    } catch (error) {
-      end();
-      throw error;
-    }
-  };
-  return {
-    get: (res, name, opts) => time(res, "get", () => client.get(res, name, opts)),
-    list: (res, opts) => time(res, "list", () => client.list(res, opts)),
-    create: (res, object, opts) => time(res, "create", () => client.create(res, object, opts)),
-    apply: (res, object, opts) =>
-      time(
-        res,
-        opts?.subresource ? `apply ${opts.subresource}` : "apply",
-        () => client.apply(res, object, opts),
-      ),
-    patch: (res, name, patch, opts) =>
-      time(res, "patch", () => client.patch(res, name, patch, opts)),
-    delete: (res, name, opts) => time(res, "delete", () => client.delete(res, name, opts)),
-  } as ReconcileClient;
 }

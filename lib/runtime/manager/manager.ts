@@ -63,7 +63,6 @@ import { managerRoutes } from "./_routes.ts";
 import { debugReport, type Phase, readiness } from "./_report.ts";
 import { RuntimeMetrics } from "../metrics/metrics.ts";
 import { Semaphore } from "../../async/semaphore.ts";
-import { RequestPace } from "./_request_pace.ts";
 import { TokenBucketRateLimiter } from "../queue/rate_limiter.ts";
 import { MemoryGovernor } from "../memory/governor.ts";
 import { type MemoryLevel, memoryPlan } from "../memory/plan.ts";
@@ -71,8 +70,6 @@ import { cacheShares, limitCaches } from "../memory/cache_shares.ts";
 
 /** How often the manager checks whether a finished burst left garbage to collect. */
 const HEAP_RELEASE_CHECK_MS = 5_000;
-/** How often the pace ticks while reconciles wait (see RequestPace.tick). */
-const PACE_TICK_MS = 1_000;
 
 export {
   type LeaderElection,
@@ -108,12 +105,6 @@ export class Manager {
   readonly #election: LeaderElection | undefined;
   readonly #clock: Clock;
   readonly #semaphore: Semaphore;
-  /** The reconciles a memory limit allows at once (all, without one). */
-  #memoryPermits: number;
-  /** The reconciles the API server's pace allows at once, when paced. */
-  readonly #pace: RequestPace | undefined;
-  /** Wakes the pace's ticks when a reconcile starts to wait for a permit. */
-  #wakePace: (() => void) | undefined;
   /** Keeps {@link ManagerOptions.memoryLimit}; absent without one. */
   readonly #memory: MemoryGovernor | undefined;
   readonly #controllers: Controller<KubeObject>[] = [];
@@ -148,36 +139,18 @@ export class Manager {
       positiveLimit(options.memoryLimit),
       max,
     );
-    this.#memoryPermits = plan?.concurrency.normal ?? max;
-    this.#pace = options.paceReconciles === false ? undefined : new RequestPace({
-      max,
-      clock: this.#clock,
-      busy: () => this.#semaphore.waiting > 0,
-      onChange: (limit) => {
-        logger("manager").debug("reconciles at once now {limit}, as the API server's pace allows", {
-          limit,
-        });
-        this.#resize();
-      },
-    });
-    this.#semaphore = new Semaphore(Math.min(this.#memoryPermits, this.#pace?.limit ?? max), {
-      onWait: () => this.#wakePace?.(),
-    });
+    this.#semaphore = new Semaphore(plan?.concurrency.normal ?? max);
     this.#memory = plan && new MemoryGovernor({
       limitBytes: plan.limitBytes,
       plan,
       clock: this.#clock,
       actions: {
         cacheBytes: (bytes, level) => this.#limitCaches(bytes, level),
-        concurrency: (permits) => {
-          this.#memoryPermits = permits;
-          this.#resize();
-        },
+        concurrency: (permits) => this.#semaphore.resize(permits),
         collect: v8Collect() ?? (() => {}),
       },
     });
     if (this.#memory) this.metrics.trackMemory(() => this.#memory!.stats());
-    if (this.#pace) this.metrics.trackPace(() => this.#pace!.limit);
     const pageSize = options.watcherOptions?.pageSize ?? plan?.pageSize;
     this.events = new EventRecorder(eventSink(this.#client), {
       ...(options.reportingController !== undefined &&
@@ -218,15 +191,13 @@ export class Manager {
       caches: this.caches,
       clock: this.#clock,
       retryBucket: this.#retryBucket,
-      ...(this.#pace && { requests: this.#pace }),
       ...(budget && { budget }),
       ...(ownedBudget && { ownedBudget }),
       metrics: {
         queue: this.metrics.queue(spec.name),
         // The shared limit moves under a memory limit; the gauge follows it.
-        // The pace is kinglet_reconcile_pace_limit.
         controller: this.metrics.controller(spec.name, () => {
-          const shared = this.#memoryPermits;
+          const shared = this.#semaphore.limit;
           return Math.min(spec.maxConcurrentReconciles ?? shared, shared);
         }),
       },
@@ -237,11 +208,6 @@ export class Manager {
     }
     this.#controllers.push(controller as unknown as Controller<KubeObject>);
     return controller;
-  }
-
-  /** Sets the shared limit to the least of what memory and the API server's pace allow. */
-  #resize(): void {
-    this.#semaphore.resize(Math.min(this.#memoryPermits, this.#pace?.limit ?? Infinity));
   }
 
   /** Ports the endpoints listen on, once running (useful with port 0). */
@@ -362,7 +328,6 @@ export class Manager {
     const ended = new AbortController();
     const running = AbortSignal.any([leading, caches.stopped, ended.signal]);
     const releasing = this.#releaseHeap(running);
-    const pacing = this.#tickPace(running);
     // The primaries share the limit's cache budget, known only once every controller is added.
     if (this.#memory) {
       this.#limitCaches(this.#memory.plan.cacheBytes[this.#memory.level], this.#memory.level);
@@ -375,7 +340,6 @@ export class Manager {
       // A warm standby's caches outlive a lead, unless they failed: then their error ends it.
       const stopping = warm && !warm.stopped.aborted ? undefined : caches.stop();
       await releasing;
-      await pacing;
       await governing;
       await stopping;
     }
@@ -407,37 +371,6 @@ export class Manager {
         return;
       }
       release.check();
-    }
-  }
-
-  /**
-   * Ticks the pace every second while reconciles wait for a permit, and once
-   * when its quiet window is due; sleeps until a reconcile waits otherwise,
-   * so an idle manager sets no timer for it.
-   */
-  async #tickPace(signal: AbortSignal): Promise<void> {
-    const pace = this.#pace;
-    while (pace && !signal.aborted) {
-      const waiting = this.#semaphore.waiting > 0;
-      const due = waiting ? PACE_TICK_MS : pace.quietIn();
-      // Idle, a reconcile that starts to wait cuts the sleep short; once they wait, nothing does.
-      const wake = new AbortController();
-      const stop = () => wake.abort();
-      this.#wakePace = waiting ? undefined : stop;
-      signal.addEventListener("abort", stop, { once: true });
-      try {
-        if (due === undefined) {
-          await new Promise((resolve) => wake.signal.addEventListener("abort", resolve));
-          continue;
-        }
-        await this.#clock.sleep(due, wake.signal);
-      } catch {
-        continue;
-      } finally {
-        this.#wakePace = undefined;
-        signal.removeEventListener("abort", stop);
-      }
-      pace.tick();
     }
   }
 

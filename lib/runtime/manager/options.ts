@@ -55,16 +55,6 @@ export interface ManagerOptions {
   namespace?: string;
   /** Reconciles running at once across all controllers, at most. Defaults to 8. */
   maxConcurrentReconciles?: number;
-  /**
-   * Whether to run fewer reconciles at once than `maxConcurrentReconciles`
-   * while the API server serves no more for them: the manager times each
-   * request of each reconcile against the fastest of its kind lately and
-   * keeps about one of its requests waiting in the server's queue (TCP
-   * Vegas' rule). A server as fast under load, a remote one behind network
-   * latency, gets all of them. Defaults to true; false runs
-   * `maxConcurrentReconciles` whenever there is work, as controller-runtime.
-   */
-  paceReconciles?: boolean;
   /** Caps on each primary cache. Defaults to none. */
   budget?: StoreBudget;
   /**

@@ -351,18 +351,6 @@ export class RuntimeMetrics {
     this.#memory = stats;
   }
 
-  /**
-   * Exports `kinglet_reconcile_pace_limit`: the reconciles the manager runs
-   * at once now, as the API server's pace allows, read on scrape.
-   */
-  trackPace(limit: () => number): void {
-    const gauge = this.registry.gauge(
-      "kinglet_reconcile_pace_limit",
-      "Reconciles run at once now across all controllers, as the API server's pace allows.",
-    );
-    this.registry.onCollect(() => gauge.set({}, limit()));
-  }
-
   /** Everything, in the Prometheus text format; serve with `CONTENT_TYPE` from prometheus.ts. */
   render(): string {
     return this.registry.render();
