@@ -54,17 +54,12 @@ export class Semaphore {
   /** Waiting acquirers in arrival order (a Set keeps insertion order and deletes in O(1) on abort). */
   #waiters = new Set<Waiter>();
 
-  /** Told each time a caller starts to wait for a permit. */
-  readonly #onWait: (() => void) | undefined;
-
   /**
-   * Creates a semaphore holding `permits` permits; `onWait` is told each
-   * time a caller starts to wait for one.
+   * Creates a semaphore holding `permits` permits.
    *
    * @throws {RangeError} when `permits` is not a positive integer.
    */
-  constructor(permits: number, options: { onWait?: () => void } = {}) {
-    this.#onWait = options.onWait;
+  constructor(permits: number) {
     if (!Number.isSafeInteger(permits) || permits < 1) {
       throw new RangeError(
         `Cannot create the semaphore: 'permits' must be a positive integer, got ${permits}`,
@@ -144,7 +139,6 @@ export class Semaphore {
       };
       this.#waiters.add(waiter);
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.#onWait?.();
     });
   }
 

@@ -118,17 +118,3 @@ Deno.test("semaphore grown serves its waiters at once, in order", async () => {
   assert.equal(sem.waiting, 1);
   assert.throws(() => sem.resize(0), /'permits' must be a positive integer, got 0/);
 });
-
-Deno.test("onWait is told each time a caller starts to wait, and not when a permit is free", async () => {
-  let waits = 0;
-  const sem = new Semaphore(1, { onWait: () => waits++ });
-  const first = await sem.acquire();
-  assert.equal(waits, 0);
-  const second = sem.acquire();
-  const third = sem.acquire();
-  assert.equal(waits, 2);
-  first.release();
-  (await second).release();
-  (await third).release();
-  assert.equal(waits, 2);
-});
