@@ -342,8 +342,38 @@ Deno.test("relane sorts the waiting keys into lanes again, in the order they bec
   queue.done(held);
   assert.deepEqual(
     await drain(queue, 4),
-    ["c", "a", "b", "d"],
-    "c fresh; a re-added in flight stays fresh",
+    ["a", "c", "b", "d"],
+    "a re-added in flight stays fresh; c missed, ahead of the backlog",
   );
+  queue.shutDown();
+});
+
+Deno.test("missed keys go behind fresh keys and ahead of the backlog, and a waiting key only moves up", async () => {
+  const { queue } = setup();
+  queue.add("listed", { backlog: true });
+  queue.add("edited-while-down", { missed: true });
+  queue.add("listed-then-missed", { backlog: true });
+  queue.add("listed-then-missed", { missed: true });
+  queue.add("edit");
+  queue.add("edit", { backlog: true });
+  queue.add("edited-while-down", { backlog: true });
+  assert.equal(queue.len, 4);
+  assert.deepEqual(await drain(queue, 4), [
+    "edit",
+    "edited-while-down",
+    "listed-then-missed",
+    "listed",
+  ]);
+  queue.shutDown();
+});
+
+Deno.test("while fresh keys keep coming, every eighth key comes from the missed lane", async () => {
+  const { queue } = setup();
+  queue.add("missed", { missed: true });
+  queue.add("listed", { backlog: true });
+  for (let i = 0; i < 20; i++) queue.add(`edit-${i}`);
+  const order = await drain(queue, 22);
+  assert.equal(order.indexOf("missed"), 7);
+  assert.equal(order.indexOf("listed"), 15);
   queue.shutDown();
 });

@@ -102,7 +102,7 @@ Deno.test("a relist's changes join the backlog and a watch event's are fresh, pr
   ]);
 });
 
-Deno.test("a relisted primary whose generation nobody observed yet is fresh; one observed joins the backlog", () => {
+Deno.test("a relisted primary whose generation nobody observed yet is missed; one observed joins the backlog", () => {
   const added: [string, AddOptions][] = [];
   const primary = primaryTrigger((key, options) => added.push([key, options]), () => {});
   const at = (generation: number, observedGeneration: number) => ({
@@ -111,7 +111,7 @@ Deno.test("a relisted primary whose generation nobody observed yet is fresh; one
   });
   primary({ ...upsert(at(3, 2)), relist: true } as StoreChange<KubeObject>);
   primary({ ...upsert(at(3, 3)), relist: true } as StoreChange<KubeObject>);
-  assert.deepEqual(added.map(([, options]) => options), [{}, { backlog: true }]);
+  assert.deepEqual(added.map(([, options]) => options), [{ missed: true }, { backlog: true }]);
   assert.equal(unobserved(at(3, 2)), true);
   assert.equal(unobserved({ metadata: { generation: 1 } }), false, "no status: nothing to compare");
 });

@@ -338,7 +338,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     try {
       await Promise.race([this.synced, aborted(signal)]);
       // Keys queued before this run (a warm standby's) were mostly served by the leader before
-      // it: those whose change nobody observed stay fresh, the rest join the backlog.
+      // it: those whose change nobody observed are missed ones, the rest join the backlog.
       this.queue.relane((key) => unobserved(this.#primary.store.get(key)));
       if (!signal.aborted) {
         this.#log.info("caches synced; starting reconciles", { controller: this.spec.name });

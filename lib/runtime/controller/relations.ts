@@ -45,6 +45,7 @@ function laneOf(change: StoreChange<KubeObject>): AddOptions {
   return change.type !== "replace" && change.relist ? BACKLOG : FRESH;
 }
 const BACKLOG: AddOptions = { backlog: true };
+const MISSED: AddOptions = { missed: true };
 const FRESH: AddOptions = {};
 
 /** What must move for an object to count as changed; see the module documentation. */
@@ -119,8 +120,9 @@ export function unobserved(object: KubeObject | undefined): boolean {
  * The listener of the primary's store: adds the key of each change that
  * {@link primaryChanged} counts, and tells `deleted` of each deletion
  * first. A relist's changes join the backlog, but for objects whose change
- * no controller has observed yet ({@link unobserved}): those are fresh, so
- * an edit made while no operator ran is served ahead of the relisted rest.
+ * no controller has observed yet ({@link unobserved}): those are missed, so
+ * an edit made while no operator ran is served ahead of the relisted rest,
+ * and a change seen as it happens ahead of both.
  */
 export function primaryTrigger(
   add: AddKey,
@@ -129,7 +131,8 @@ export function primaryTrigger(
   return (change) => {
     if (change.type === "replace" || !primaryChanged(change)) return;
     if (change.type === "delete") deleted(change.key);
-    add(change.key, change.type === "upsert" && unobserved(change.object) ? FRESH : laneOf(change));
+    const lane = laneOf(change);
+    add(change.key, lane === BACKLOG && unobserved(change.object) ? MISSED : lane);
   };
 }
 

@@ -9,15 +9,18 @@
  *   holds it is not handed out again until that worker calls
  *   {@link WorkQueue.done}; then it runs exactly once more, however many
  *   times it was added meanwhile.
- * - Waiting keys wait in one of two lanes, each first in, first out: fresh
- *   (changes seen as they happen, the default of {@link WorkQueue.add}) and
- *   backlog (`{ backlog: true }`: initial lists and relists; every delayed
- *   add, so requeues, retries and resyncs). A fresh key is handed out before
- *   any backlog key, as in controller-runtime's priority queue, with one
- *   rule against starvation: while both lanes wait, every eighth key
- *   handed out comes from the backlog, so a
- *   stream of fresh changes slows the backlog but never stops it. A backlog
- *   key added fresh moves to the fresh lane; a fresh key stays fresh.
+ * - Waiting keys wait in one of three lanes, each first in, first out:
+ *   fresh (changes seen as they happen, the default of {@link WorkQueue.add}),
+ *   missed (`{ missed: true }`: changes made while no controller watched,
+ *   found by an initial list or a relist) and backlog (`{ backlog: true }`:
+ *   the rest of initial lists and relists; every delayed add, so requeues,
+ *   retries and resyncs). A fresh key is handed out before any other, as in
+ *   controller-runtime's priority queue, and a missed key before any
+ *   backlog key, with one rule against starvation: while fresh keys and
+ *   others wait, every eighth key handed out comes from the lanes behind
+ *   fresh, so a stream of fresh changes slows them but never stops them. A
+ *   waiting key added to a lane ahead of its own moves there; a key never
+ *   moves back.
  * - {@link WorkQueue.addAfter} delays an add; when a key is delayed twice, the
  *   earlier time wins. Delayed keys cost one heap slot each and share one
  *   timer, so thousands of them are cheap.
@@ -91,18 +94,33 @@ export interface WorkQueueOptions<K> {
 }
 
 /**
- * While both lanes wait, one key in this many comes from the backlog: the
- * backlog's share of the workers when fresh changes never stop.
+ * While fresh keys and others wait, one key in this many comes from the
+ * lanes behind fresh: their share of the workers when fresh changes never stop.
  */
 const BACKLOG_SHARE = 8;
 
 /** How a key is added; see the module documentation. */
 export interface AddOptions {
   /**
-   * Queue the key behind every fresh key, e.g. because it comes from an
-   * initial list or a relist rather than a change. Defaults to false.
+   * Queue the key behind every fresh and missed key, e.g. because it comes
+   * from an initial list or a relist rather than a change. Defaults to false.
    */
   backlog?: boolean;
+  /**
+   * Queue the key behind every fresh key but ahead of the backlog: a change
+   * made while no controller watched (an initial list or a relist found it
+   * unobserved). Wins over `backlog`. Defaults to false.
+   */
+  missed?: boolean;
+}
+
+/** The lanes by precedence: fresh, missed, backlog. */
+type LaneIndex = 0 | 1 | 2;
+const FRESH_LANE = 0;
+const BACKLOG_LANE = 2;
+
+function laneIndex(options: AddOptions): LaneIndex {
+  return options.missed ? 1 : options.backlog ? BACKLOG_LANE : FRESH_LANE;
 }
 
 /** One first-in, first-out lane of waiting keys. */
@@ -149,7 +167,7 @@ interface Getter<K> {
 
 const BACKLOG: AddOptions = { backlog: true };
 
-/** A deduplicating, per-key exclusive, delaying and rate-limited work queue with two lanes. */
+/** A deduplicating, per-key exclusive, delaying and rate-limited work queue with three lanes. */
 export class WorkQueue<K = ObjectKey> {
   readonly #clock: Clock;
   readonly #limiter: RateLimiter<K>;
@@ -157,26 +175,23 @@ export class WorkQueue<K = ObjectKey> {
   /**
    * Keys that need a run, each with when it became dirty. A key leaves when a
    * worker takes it. Invariant: a key is live in exactly one lane exactly
-   * when it is dirty and not processing: in `#fresh` when it is in
-   * `#freshKeys`, else in `#backlog`.
+   * when it is dirty and not processing: in `#lanes[#laneOf.get(key)]`.
    */
   #dirty = new Map<K, number>();
-  /** Dirty keys of the fresh lane; the other dirty keys are backlog. */
-  #freshKeys = new Set<K>();
+  /** The lane of each dirty key. */
+  #laneOf = new Map<K, LaneIndex>();
   /**
    * Keys a worker holds, each with when it was taken. A key here is never
    * handed out again before `done(key)`; if it is also dirty, `done` puts it
    * back in its lane.
    */
   #processing = new Map<K, number>();
-  /** Fresh keys waiting; each live entry is dirty, fresh and not processing. */
-  #fresh = new Lane<K>();
   /**
-   * Backlog keys waiting. An entry is stale, and skipped, once its key was
-   * taken or moved to the fresh lane.
+   * Waiting keys by lane: fresh, missed, backlog. An entry is stale, and
+   * skipped, once its key was taken or moved to a lane ahead.
    */
-  #backlog = new Lane<K>();
-  /** Fresh keys handed out in a row while the backlog waited. */
+  readonly #lanes = [new Lane<K>(), new Lane<K>(), new Lane<K>()] as const;
+  /** Fresh keys handed out in a row while other lanes waited. */
   #freshStreak = 0;
   #delayed = new DelayHeap<K>();
   /** The one pending timer, for the earliest delayed key. */
@@ -196,7 +211,7 @@ export class WorkQueue<K = ObjectKey> {
 
   /** Keys ready to be handed out now (not delayed ones, not in-flight ones). */
   get len(): number {
-    return this.#fresh.size + this.#backlog.size;
+    return this.#lanes[0].size + this.#lanes[1].size + this.#lanes[2].size;
   }
 
   /** Whether {@link shutDown} was called. */
@@ -205,19 +220,20 @@ export class WorkQueue<K = ObjectKey> {
   }
 
   /**
-   * Marks `key` as needing a run, in the fresh lane unless `options.backlog`
-   * says otherwise. A key already waiting in the backlog moves to the fresh
-   * lane when added fresh; otherwise a waiting key stays where it is.
+   * Marks `key` as needing a run, in the fresh lane unless `options` name
+   * another. A key already waiting moves to the lane named when that lane is
+   * ahead of its own; otherwise it stays where it is.
    */
   add(key: K, options: AddOptions = {}): void {
     if (this.#shuttingDown) return;
-    const fresh = !options.backlog;
-    if (this.#dirty.has(key)) {
-      if (fresh && !this.#freshKeys.has(key)) this.#promote(key);
+    const lane = laneIndex(options);
+    const current = this.#laneOf.get(key);
+    if (current !== undefined) {
+      if (lane < current) this.#promote(key, current, lane);
       return;
     }
     this.#dirty.set(key, this.#clock.now());
-    if (fresh) this.#freshKeys.add(key);
+    this.#laneOf.set(key, lane);
     this.#metrics?.added();
     if (!this.#processing.has(key)) this.#enqueue(key);
   }
@@ -300,24 +316,20 @@ export class WorkQueue<K = ObjectKey> {
   }
 
   /**
-   * Sorts every waiting key into a lane again, fresh where `fresh` says so,
-   * each lane in the order its keys became dirty: for a controller that
-   * starts with keys queued while it stood by, most of them changes its
-   * predecessor already served. Keys in flight keep their lane.
+   * Sorts every waiting key into a lane again, missed where `missed` says
+   * so and backlog otherwise, each lane in the order its keys became dirty:
+   * for a controller that starts with keys queued while it stood by, most
+   * of them changes its predecessor already served. Keys in flight keep
+   * their lane.
    */
-  relane(fresh: (key: K) => boolean): void {
+  relane(missed: (key: K) => boolean): void {
     const waiting = [...this.#dirty].filter(([key]) => !this.#processing.has(key))
       .sort((a, b) => a[1] - b[1]);
-    this.#fresh.clear();
-    this.#backlog.clear();
+    for (const lane of this.#lanes) lane.clear();
     for (const [key] of waiting) {
-      if (fresh(key)) {
-        this.#freshKeys.add(key);
-        this.#fresh.push(key);
-      } else {
-        this.#freshKeys.delete(key);
-        this.#backlog.push(key);
-      }
+      const lane = missed(key) ? 1 : BACKLOG_LANE;
+      this.#laneOf.set(key, lane);
+      this.#lanes[lane].push(key);
     }
   }
 
@@ -333,9 +345,8 @@ export class WorkQueue<K = ObjectKey> {
     this.#timer = undefined;
     this.#delayed.clear();
     this.#dirty.clear();
-    this.#freshKeys.clear();
-    this.#fresh.clear();
-    this.#backlog.clear();
+    this.#laneOf.clear();
+    for (const lane of this.#lanes) lane.clear();
     for (const getter of this.#getters) getter.resolve(undefined);
     this.#getters.clear();
   }
@@ -367,40 +378,40 @@ export class WorkQueue<K = ObjectKey> {
   #enqueue(key: K): void {
     const getter = this.#getters.values().next();
     if (getter.done) {
-      (this.#freshKeys.has(key) ? this.#fresh : this.#backlog).push(key);
+      this.#lanes[this.#laneOf.get(key) ?? FRESH_LANE].push(key);
       return;
     }
     this.#getters.delete(getter.value);
     getter.value.resolve(this.#take(key));
   }
 
-  /** Moves a dirty backlog key to the fresh lane; its backlog entry goes stale. */
-  #promote(key: K): void {
-    this.#freshKeys.add(key);
+  /** Moves a dirty key from lane `from` to the lane `to` ahead of it; its old entry goes stale. */
+  #promote(key: K, from: LaneIndex, to: LaneIndex): void {
+    this.#laneOf.set(key, to);
     if (this.#processing.has(key)) return;
-    this.#backlog.size--;
-    this.#fresh.push(key);
+    this.#lanes[from].size--;
+    this.#lanes[to].push(key);
   }
 
   /** The next waiting key by the lanes' rule; call only when `len > 0`. */
   #next(): K {
-    const fromBacklog = this.#backlog.size > 0 &&
-      (this.#fresh.size === 0 || this.#freshStreak >= BACKLOG_SHARE - 1);
-    if (fromBacklog) {
+    const [fresh, missed, backlog] = this.#lanes;
+    const behind = missed.size > 0 ? 1 : backlog.size > 0 ? BACKLOG_LANE : undefined;
+    if (behind !== undefined && (fresh.size === 0 || this.#freshStreak >= BACKLOG_SHARE - 1)) {
       this.#freshStreak = 0;
-      return this.#backlog.shift((key) =>
-        this.#dirty.has(key) && !this.#freshKeys.has(key) && !this.#processing.has(key)
+      return this.#lanes[behind].shift((key) =>
+        this.#laneOf.get(key) === behind && !this.#processing.has(key)
       ) as K;
     }
-    if (this.#backlog.size > 0) this.#freshStreak++;
-    return this.#fresh.shift(() => true) as K;
+    if (behind !== undefined) this.#freshStreak++;
+    return fresh.shift(() => true) as K;
   }
 
   #take(key: K): K {
     const now = this.#clock.now();
     const addedAt = this.#dirty.get(key) ?? now;
     this.#dirty.delete(key);
-    this.#freshKeys.delete(key);
+    this.#laneOf.delete(key);
     this.#processing.set(key, now);
     this.#metrics?.taken((now - addedAt) / 1000);
     return key;
