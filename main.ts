@@ -1,7 +1,9 @@
 // deno-lint-ignore-file no-console -- the CLI's output is its interface
 /**
  * kinglet's command line: `run` (the default), `install`, `uninstall`,
- * `crds`, `debug cache`, `init`, `version`. Exit codes: 0 done, 1 failed, 2 bad flags.
+ * `crds`, `debug cache`, `init`, `version`. Exit codes: 0 done, 1 failed, 2 a
+ * configuration error (a bad flag or variable, a run wider than its
+ * credentials): what a restart cannot fix, which the units do not restart on.
  *
  * Only `run` and what it needs are imported up front: the other commands load
  * their code (the zod schemas, the YAML printer) when they run, so that the
@@ -117,9 +119,14 @@ async function main(args: string[]): Promise<number> {
       console.log((await import("./lib/cli/install.ts")).crdsYaml());
       return 0;
     case "install": {
-      const flags = parseFlags(INSTALL_FLAGS, commandArgs, flagEnv(INSTALL_FLAGS));
+      // The credentials unit reads the operator's environment file: a setting it shares with
+      // run, refused there, must not stop the token's renewal.
+      const flags = parseFlags(INSTALL_FLAGS, commandArgs, flagEnv(INSTALL_FLAGS), {
+        lenient: RUN_FLAGS.map((spec) => spec.name),
+      });
       if (flags.help) return help("kinglet install [flags]", INSTALL_FLAGS);
       logging(flags.values);
+      for (const warning of flags.warnings) logger("main").warn(warning);
       const config = await loadConfig(connection(flags.values));
       const { install } = await import("./lib/cli/install.ts");
       const client = new KubeClient(config);
@@ -182,7 +189,7 @@ async function main(args: string[]): Promise<number> {
       if (flags.positionals.length) {
         throw new UsageError(`unexpected argument ${flags.positionals[0]}`);
       }
-      const options = runOptions(flags.values);
+      const options = runOptions(flags.values, flags);
       logging(flags.values);
       const stop = new AbortController();
       const onSignal = () => stop.abort();

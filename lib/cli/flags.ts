@@ -5,6 +5,11 @@
  * (upper case, dashes as underscores). A flag on the command line wins over
  * its variable.
  *
+ * A variable set but empty (a line `KINGLET_X=` of node mode's environment
+ * file) reads as unset, with a warning, where unset means the default; it is
+ * refused where a value is needed (an address, or a flag with `whenEmpty`).
+ * An error about a value set by a variable names the variable and the file.
+ *
  * @example
  * ```ts
  * import { parseFlags } from "./flags.ts";
@@ -35,6 +40,29 @@ export interface FlagSpec {
   /** Allowed values, checked on parse. */
   choices?: readonly string[];
   help: string;
+  /**
+   * What to set instead, when an empty variable must be refused rather than
+   * read as unset: where unset is not what an empty line means (a unit's own
+   * memory limit, which the environment file's line overrides).
+   */
+  whenEmpty?: string;
+}
+
+/** Where node mode's units read the `KINGLET_*` variables from. */
+export const ENV_FILE = "/etc/kinglet/kinglet.env";
+
+/** Where a flag's value came from: its flag or its variable (a default has no source). */
+export type FlagSource = "flag" | "env";
+
+/** Options of {@link parseFlags}. */
+export interface ParseOptions {
+  /**
+   * Flags whose variable, when it holds a value the flag refuses, is
+   * ignored with a warning instead: settings this command shares with
+   * another that must not stop it (install renews the token whatever the
+   * log format run is given). Defaults to none.
+   */
+  lenient?: readonly string[];
 }
 
 /** A flag error: exit code 2, with the message and a pointer to `--help`. */
@@ -49,9 +77,30 @@ export class UsageError extends Error {
 /** Parsed flags: values by flag name (defaults applied) and positional arguments. */
 export interface ParsedFlags {
   values: Record<string, string | undefined>;
+  /** Where each value that is not a default came from. */
+  sources: Record<string, FlagSource>;
+  /** What was read other than as written (empty variables), to say once at start. */
+  warnings: string[];
   positionals: string[];
   help: boolean;
 }
+
+/**
+ * How a message names a setting: `--flag`, or the variable and the file
+ * node mode reads it from.
+ *
+ * @example
+ * ```ts
+ * import { settingName } from "./flags.ts";
+ * settingName("memory-limit", "env");
+ * // "KINGLET_MEMORY_LIMIT (from the environment; in node mode, /etc/kinglet/kinglet.env)"
+ * ```
+ */
+export function settingName(flag: string, source?: FlagSource): string {
+  return source === "env" ? `${envName(flag)}${FROM_ENV}` : `--${flag}`;
+}
+
+const FROM_ENV = ` (from the environment; in node mode, ${ENV_FILE})`;
 
 /** The environment variable that can set `flag`. */
 export function envName(flag: string): string {
@@ -67,6 +116,7 @@ export function parseFlags(
   specs: readonly FlagSpec[],
   args: readonly string[],
   env: Record<string, string | undefined>,
+  options: ParseOptions = {},
 ): ParsedFlags {
   const byName = new Map(specs.map((s) => [s.name, s]));
   const given: Record<string, string> = {};
@@ -108,32 +158,57 @@ export function parseFlags(
     given[name] = value;
   }
   const values: Record<string, string | undefined> = {};
+  const sources: Record<string, FlagSource> = {};
+  const warnings: string[] = [];
   for (const spec of specs) {
     const fromFlag = given[spec.name];
-    const fromEnv = env[envName(spec.name)];
-    const value = fromFlag ?? fromEnv ?? spec.default;
-    if (value !== undefined && fromFlag !== undefined) {
-      check(spec, value, { name: `--${spec.name}`, unset: "leave the flag out" });
-    } else if (value !== undefined && fromEnv !== undefined) {
-      check(spec, value, {
-        name: envName(spec.name),
-        unset: "remove the variable (in node mode, its line in /etc/kinglet/kinglet.env)",
-      });
+    if (fromFlag !== undefined) {
+      check(spec, fromFlag, { name: `--${spec.name}`, origin: "", unset: "leave the flag out" });
+      values[spec.name] = fromFlag;
+      sources[spec.name] = "flag";
+      continue;
     }
-    values[spec.name] = value;
+    values[spec.name] = spec.default;
+    const fromEnv = env[envName(spec.name)];
+    if (fromEnv === undefined) continue;
+    const variable = {
+      name: envName(spec.name),
+      origin: FROM_ENV,
+      unset: "remove the variable",
+    };
+    if (fromEnv === "" && spec.default !== "" && spec.type !== "address" && !spec.whenEmpty) {
+      warnings.push(
+        `${variable.name}${variable.origin} is set but empty, read as unset${
+          spec.default === undefined ? "" : ` (its default, ${spec.default})`
+        }: give it a value, or ${variable.unset}`,
+      );
+      continue;
+    }
+    try {
+      check(spec, fromEnv, variable);
+    } catch (error) {
+      if (!(error instanceof UsageError && options.lenient?.includes(spec.name))) throw error;
+      warnings.push(`${error.message}; ignored here, so its default applies`);
+      continue;
+    }
+    values[spec.name] = fromEnv;
+    sources[spec.name] = "env";
   }
-  return { values, positionals, help };
+  return { values, sources, warnings, positionals, help };
 }
 
-/** Where a value was set: the flag or its variable, and how to unset it there. */
+/** Where a value was set: the flag or its variable (and its file), and how to unset it there. */
 interface Source {
   name: string;
+  origin: string;
   unset: string;
 }
 
 function check(spec: FlagSpec, value: string, where: Source): void {
   const fail = (expected: string) => {
-    throw new UsageError(`${where.name}=${JSON.stringify(value)}: expected ${expected}`);
+    throw new UsageError(
+      `${where.name}=${JSON.stringify(value)}${where.origin}: expected ${expected}`,
+    );
   };
   switch (spec.type) {
     case "boolean":
@@ -145,19 +220,25 @@ function check(spec: FlagSpec, value: string, where: Source): void {
     case "duration":
       if (parseDuration(value) === undefined) fail("a duration such as 30s, 2m or 500ms");
       break;
+    case "string":
+      if (value === "" && spec.whenEmpty) {
+        throw new UsageError(
+          `${where.name}${where.origin} is set but empty: set it to ${spec.whenEmpty}, or ` +
+            where.unset,
+        );
+      }
+      break;
     case "address":
       if (value === "") {
         throw new UsageError(
-          `${where.name} is set but empty, which names no address: set it to host:port ` +
-            `(such as 127.0.0.1:9090), to 0 to turn this listener off, or ${where.unset} ` +
+          `${where.name}${where.origin} is set but empty, which names no address: set it ` +
+            `to host:port (such as 127.0.0.1:9090), to 0 to turn this listener off, or ${where.unset} ` +
             "to keep the default (kinglet run --help shows it)",
         );
       }
       if (value !== "0" && !isAddress(value)) {
         fail("host:port, :port or [ipv6]:port, such as 127.0.0.1:9090, or 0 to turn it off");
       }
-      break;
-    case "string":
       break;
   }
   if (spec.choices && !spec.choices.includes(value)) fail(`one of ${spec.choices.join(", ")}`);

@@ -15,13 +15,24 @@
 import { DEFAULT_BURST, DEFAULT_QPS } from "../kube/client.ts";
 import { LOG_LEVELS, type LogFormat, type LogLevel } from "../log.ts";
 import { parseQuantity } from "../operators/quantity.ts";
-import { type FlagSpec, parseDuration, UsageError } from "./flags.ts";
+import {
+  type FlagSpec,
+  type ParsedFlags,
+  parseDuration,
+  settingName,
+  UsageError,
+} from "./flags.ts";
 
 /** The controllers `--controllers` can name. */
 export const CONTROLLER_NAMES = ["webapp", "databasecluster", "inferenceservice"] as const;
 
 /** One of {@link CONTROLLER_NAMES}. */
 export type ControllerName = typeof CONTROLLER_NAMES[number];
+
+/** The values of `--metrics-auth`. */
+export const METRICS_AUTH = ["tokenreview", "none"] as const;
+/** One of {@link METRICS_AUTH}. */
+export type MetricsAuth = typeof METRICS_AUTH[number];
 
 /** Flags shared by every command that talks to a cluster. */
 export const CONNECTION_FLAGS: readonly FlagSpec[] = [
@@ -102,6 +113,7 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
   {
     name: "metrics-auth",
     type: "string",
+    choices: METRICS_AUTH,
     help:
       "Who may read /metrics and /debug/cache: tokenreview (a bearer token the API server authenticates and allows to get the path, as controller-runtime's secure metrics) or none. Unset: none on a loopback address, tokenreview on any other.",
   },
@@ -146,6 +158,7 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
     type: "string",
     help:
       "Resident memory to stay under, as a quantity (64Mi, 1Gi, 500M or bytes): sizes the primary caches, list pages and concurrency from it, and as RSS nears it evicts cached objects, then runs fewer reconciles. 0 or none: no limit. Unset: the container's cgroup limit, if it has one.",
+    whenEmpty: "a quantity such as 256Mi, or none for no limit",
   },
   {
     name: "shutdown-timeout",
@@ -224,60 +237,66 @@ const PACE_RECONCILES_IGNORED =
   "kinglet runs up to --max-concurrent-reconciles whenever there is work; remove the flag";
 
 /**
- * Converts parsed flag values to {@link RunOptions}.
+ * Converts parsed flag values to {@link RunOptions}; `parsed` (what
+ * `parseFlags` returned) names the variable, not the flag, in an error about
+ * a value the environment set, and adds its warnings.
  *
  * @throws {UsageError} when a value is out of range.
  */
-export function runOptions(values: Record<string, string | undefined>): RunOptions {
+export function runOptions(
+  values: Record<string, string | undefined>,
+  parsed: Partial<Pick<ParsedFlags, "sources" | "warnings">> = {},
+): RunOptions {
+  const name = (flag: string) => settingName(flag, parsed.sources?.[flag]);
   const controllers = (values.controllers ?? "").split(",").map((c) => c.trim()).filter(Boolean);
   for (const c of controllers) {
     if (!CONTROLLER_NAMES.includes(c as ControllerName)) {
       throw new UsageError(
-        `--controllers: unknown controller "${c}"; use ${CONTROLLER_NAMES.join(", ")}`,
+        `${name("controllers")}: unknown controller "${c}"; use ${CONTROLLER_NAMES.join(", ")}`,
       );
     }
   }
-  if (controllers.length === 0) throw new UsageError("--controllers: name at least one controller");
+  if (controllers.length === 0) {
+    throw new UsageError(`${name("controllers")}: name at least one controller`);
+  }
   const max = Number(values["max-concurrent-reconciles"]);
   if (!(max >= 1)) {
-    throw new UsageError(`--max-concurrent-reconciles: must be at least 1, got ${max}`);
+    throw new UsageError(`${name("max-concurrent-reconciles")}: must be at least 1, got ${max}`);
   }
-  const controllerConcurrency = parseConcurrency(values["controller-concurrency"]);
+  const controllerConcurrency = parseConcurrency(
+    values["controller-concurrency"],
+    name("controller-concurrency"),
+  );
   const metricsAuth = values["metrics-auth"] as MetricsAuth | undefined;
-  if (metricsAuth !== undefined && !METRICS_AUTH.includes(metricsAuth)) {
-    throw new UsageError(
-      `--metrics-auth: expected one of ${METRICS_AUTH.join(", ")}, got ${
-        JSON.stringify(metricsAuth)
-      }`,
-    );
-  }
   const watchTimeoutText = values["watch-timeout"];
   const watchTimeout = watchTimeoutText === undefined ? undefined : parseDuration(watchTimeoutText);
   if (watchTimeout !== undefined && !(watchTimeout >= 1000 && watchTimeout % 1000 === 0)) {
     throw new UsageError(
-      `--watch-timeout: must be a whole number of seconds, at least 1s, got ${watchTimeoutText}`,
+      `${
+        name("watch-timeout")
+      }: must be a whole number of seconds, at least 1s, got ${watchTimeoutText}`,
     );
   }
   const stallText = values["watch-stall-timeout"];
   const stall = stallText === undefined ? undefined : parseDuration(stallText);
   if (stall !== undefined && !(stall > 0)) {
     throw new UsageError(
-      `--watch-stall-timeout: must be longer than 0, got ${values["watch-stall-timeout"]}`,
+      `${name("watch-stall-timeout")}: must be longer than 0, got ${values["watch-stall-timeout"]}`,
     );
   }
   const qps = Number(values["kube-api-qps"] ?? DEFAULT_QPS);
   if (!(qps >= 0) || !Number.isFinite(qps)) {
     throw new UsageError(
-      `--kube-api-qps: must be a number >= 0 (0 turns the limit off), got ${
+      `${name("kube-api-qps")}: must be a number >= 0 (0 turns the limit off), got ${
         values["kube-api-qps"]
       }`,
     );
   }
   const burst = Number(values["kube-api-burst"] ?? DEFAULT_BURST);
   if (qps > 0 && !(burst >= 1)) {
-    throw new UsageError(`--kube-api-burst: must be at least 1, got ${burst}`);
+    throw new UsageError(`${name("kube-api-burst")}: must be at least 1, got ${burst}`);
   }
-  const memoryLimit = parseMemoryLimit(values["memory-limit"]);
+  const memoryLimit = parseMemoryLimit(values["memory-limit"], name("memory-limit"));
   const positive = (name: string) => {
     const n = Number(values[name] ?? 0);
     return n > 0 ? n : undefined;
@@ -310,7 +329,10 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
     kubeApiBurst: burst,
     logFormat: values["log-format"] as LogFormat | undefined,
     logLevel: (values["log-level"] ?? "info") as RunOptions["logLevel"],
-    warnings: values["pace-reconciles"] === undefined ? [] : [PACE_RECONCILES_IGNORED],
+    warnings: [
+      ...parsed.warnings ?? [],
+      ...values["pace-reconciles"] === undefined ? [] : [PACE_RECONCILES_IGNORED],
+    ],
   };
 }
 
@@ -320,21 +342,22 @@ export function runOptions(values: Record<string, string | undefined>): RunOptio
  * @throws {UsageError} naming the pair that is not `controller=N` with a known
  *   controller and a whole N >= 1.
  */
-function parseConcurrency(text: string | undefined): Partial<Record<ControllerName, number>> {
+function parseConcurrency(
+  text: string | undefined,
+  setting: string,
+): Partial<Record<ControllerName, number>> {
   const limits: Partial<Record<ControllerName, number>> = {};
   for (const pair of (text ?? "").split(",").map((p) => p.trim()).filter(Boolean)) {
     const [name, value] = pair.split("=");
     const n = Number(value);
     if (!CONTROLLER_NAMES.includes(name as ControllerName)) {
       throw new UsageError(
-        `--controller-concurrency: unknown controller "${name}" in "${pair}"; use ${
-          CONTROLLER_NAMES.join(", ")
-        }`,
+        `${setting}: unknown controller "${name}" in "${pair}"; use ${CONTROLLER_NAMES.join(", ")}`,
       );
     }
     if (!Number.isSafeInteger(n) || n < 1) {
       throw new UsageError(
-        `--controller-concurrency: "${pair}" needs a whole number of at least 1, as in ${name}=2`,
+        `${setting}: "${pair}" needs a whole number of at least 1, as in ${name}=2`,
       );
     }
     limits[name as ControllerName] = n;
@@ -351,7 +374,7 @@ const MIN_MEMORY_LIMIT = 32 * 2 ** 20;
  * @throws {UsageError} when the text is not a memory quantity, not a whole
  *   number of bytes, or below 32Mi.
  */
-function parseMemoryLimit(text: string | undefined): number | undefined {
+function parseMemoryLimit(text: string | undefined, setting: string): number | undefined {
   if (text === undefined || text.trim() === "") return undefined;
   const value = text.trim();
   if (value === "none" || value === "0") return 0;
@@ -360,23 +383,18 @@ function parseMemoryLimit(text: string | undefined): number | undefined {
   try {
     bytes = parseQuantity(value);
   } catch {
-    throw new UsageError(`--memory-limit: ${JSON.stringify(value)} is not a quantity; ${hint}`);
+    throw new UsageError(`${setting}: ${JSON.stringify(value)} is not a quantity; ${hint}`);
   }
   if (!Number.isSafeInteger(bytes)) {
     throw new UsageError(
-      `--memory-limit: ${JSON.stringify(value)} is not a whole number of bytes; ${hint}`,
+      `${setting}: ${JSON.stringify(value)} is not a whole number of bytes; ${hint}`,
     );
   }
   if (bytes < MIN_MEMORY_LIMIT) {
     throw new UsageError(
-      `--memory-limit: ${value} is below 32Mi, less than kinglet takes idle (about 50 MiB); ` +
+      `${setting}: ${value} is below 32Mi, less than kinglet takes idle (about 50 MiB); ` +
         "give it at least 64Mi, or none to run without a limit",
     );
   }
   return bytes;
 }
-
-/** The values of `--metrics-auth`. */
-export const METRICS_AUTH = ["tokenreview", "none"] as const;
-/** One of {@link METRICS_AUTH}. */
-export type MetricsAuth = typeof METRICS_AUTH[number];

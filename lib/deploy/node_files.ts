@@ -145,6 +145,9 @@ EnvironmentFile=-/etc/${name}/${units.env}
 Environment=MALLOC_MMAP_THRESHOLD_=${RUNTIME_ENV.MALLOC_MMAP_THRESHOLD_}
 Restart=on-failure
 RestartSec=5s
+# 2 is a configuration error (a flag, or a variable of ${units.env}): a restart
+# cannot fix it, so the unit stops until it is fixed.
+RestartPreventExitStatus=2
 # Longer than ${
     notes.shutdown ?? "the Manager's drain (10s)"
   }: SIGTERM drains reconciles and releases the Lease.
@@ -191,7 +194,7 @@ export function envFile(operator: Operator): string {
         systemdMemory(operator.memoryLimit)
       }; change both together.`,
     ],
-    lines: [`#${memoryLimitVariable(operator)}=`],
+    lines: [`#${memoryLimitVariable(operator)}=${operator.memoryLimit}`],
   };
   const groups = operator.settings.map((group) => group === "memory-limit" ? memory : group);
   return [

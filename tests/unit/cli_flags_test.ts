@@ -47,7 +47,7 @@ Deno.test("bad flags are usage errors that say what was expected", () => {
   fails(
     ["--metrics-auth=basic"],
     {},
-    /--metrics-auth: expected one of tokenreview, none, got "basic"/,
+    /^--metrics-auth="basic": expected one of tokenreview, none$/,
   );
   fails(["--controller-concurrency=cronjob=2"], {}, /unknown controller "cronjob" in "cronjob=2"/);
   fails(["--controller-concurrency=webapp=0"], {}, /"webapp=0" needs a whole number of at least 1/);
@@ -196,14 +196,14 @@ Deno.test("an address variable set but empty is refused with what to write inste
   };
   assert.equal(
     message([], { KINGLET_METRICS_BIND_ADDRESS: "" }),
-    "KINGLET_METRICS_BIND_ADDRESS is set but empty, which names no address: set it to " +
+    "KINGLET_METRICS_BIND_ADDRESS (from the environment; in node mode, " +
+      "/etc/kinglet/kinglet.env) is set but empty, which names no address: set it to " +
       "host:port (such as 127.0.0.1:9090), to 0 to turn this listener off, or remove the " +
-      "variable (in node mode, its line in /etc/kinglet/kinglet.env) to keep the default " +
-      "(kinglet run --help shows it)",
+      "variable to keep the default (kinglet run --help shows it)",
   );
   assert.match(
     message([], { KINGLET_HEALTH_PROBE_BIND_ADDRESS: "" }),
-    /^KINGLET_HEALTH_PROBE_BIND_ADDRESS is set but empty/,
+    /^KINGLET_HEALTH_PROBE_BIND_ADDRESS \(.*kinglet\.env\) is set but empty/,
   );
   assert.match(
     message(["--metrics-bind-address="], {}),
@@ -211,7 +211,7 @@ Deno.test("an address variable set but empty is refused with what to write inste
   );
   assert.match(
     message([], { KINGLET_METRICS_BIND_ADDRESS: "8080" }),
-    /^KINGLET_METRICS_BIND_ADDRESS="8080": expected host:port, :port or \[ipv6\]:port, .* or 0 to turn it off$/,
+    /^KINGLET_METRICS_BIND_ADDRESS="8080" \(from the environment; in node mode, \/etc\/kinglet\/kinglet\.env\): expected host:port, :port or \[ipv6\]:port, .* or 0 to turn it off$/,
   );
 });
 

@@ -102,7 +102,8 @@ Deno.test("the node unit runs the operator's binary with its kubeconfig, Lease a
   assert.match(unit, /^Environment=MIRROR_MEMORY_LIMIT=192Mi$/m);
   assert.match(unit, /^DynamicUser=yes$/m);
   assert.match(unit, /^ProtectSystem=strict$/m);
-  assert.match(files.get("deploy/systemd/mirror-operator.env")!, /^#MIRROR_MEMORY_LIMIT=$/m);
+  assert.match(unit, /^Restart=on-failure$/m);
+  assert.match(unit, /^RestartPreventExitStatus=2$/m, "a configuration error restarts forever");
   const credentials = files.get("deploy/systemd/mirror-operator-credentials.service")!;
   assert.match(
     credentials,
