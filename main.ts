@@ -129,6 +129,11 @@ async function main(args: string[]): Promise<number> {
       for (const warning of flags.warnings) logger("main").warn(warning);
       const config = await loadConfig(connection(flags.values));
       const { install } = await import("./lib/cli/install.ts");
+      const node = flags.values["node-kubeconfig"]
+        ? await import("./lib/cli/node_credentials.ts")
+        : undefined;
+      // Before anything is applied: the RBAC is no use without the files.
+      await node?.checkNodeFiles(flags.values["node-kubeconfig"]!);
       const client = new KubeClient(config);
       try {
         const names = await install(client, {
@@ -137,8 +142,8 @@ async function main(args: string[]): Promise<number> {
         });
         console.log(`installed and Established: ${names.join(", ")}`);
         const nodeKubeconfig = flags.values["node-kubeconfig"];
-        if (nodeKubeconfig) {
-          const { installNodeCredentials } = await import("./lib/cli/node_credentials.ts");
+        if (node && nodeKubeconfig) {
+          const { installNodeCredentials } = node;
           const lifetime = parseDuration(flags.values["token-lifetime"] ?? "24h") ?? 86_400_000;
           const done = await installNodeCredentials(client, config, {
             path: nodeKubeconfig,
@@ -250,6 +255,11 @@ function report(error: unknown): number {
   if (error instanceof UsageError) {
     console.error(`kinglet: ${error.message}\nRun 'kinglet --help' for usage.`);
     return 2;
+  }
+  // An error that knows its exit code: a configuration error of its own (2), say.
+  if (error instanceof Error && "exitCode" in error && typeof error.exitCode === "number") {
+    console.error(`kinglet: ${error.message}`);
+    return error.exitCode;
   }
   const permission = explainPermissionError(error);
   if (permission) {

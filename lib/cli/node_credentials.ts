@@ -22,14 +22,26 @@
  */
 import type { ClusterConfig } from "../kube/config.ts";
 import {
+  checkNodeFiles as check,
   type CredentialsClient,
   installNodeCredentials as install,
+  NodeFilesError,
   nodeKubeconfig,
 } from "../deploy/node_credentials.ts";
 import { FIELD_MANAGER } from "../operators/labels.ts";
 import { KINGLET_ACCOUNT, KINGLET_NAMESPACE, kingletRbac } from "./rbac.ts";
 
-export { type CredentialsClient, nodeKubeconfig };
+export { type CredentialsClient, NodeFilesError, nodeKubeconfig };
+
+/**
+ * Proves, before install applies anything, that kinglet can write the
+ * kubeconfig at `path` and its token (lib/deploy's `checkNodeFiles`).
+ *
+ * @throws {NodeFilesError} saying which folder, why, and what to grant.
+ */
+export function checkNodeFiles(path: string): Promise<void> {
+  return check(path, FIELD_MANAGER);
+}
 
 /** Options of {@link installNodeCredentials}. */
 export interface NodeCredentialsOptions {
@@ -54,7 +66,7 @@ export interface NodeCredentialsOptions {
  * operator runs for itself); returns a line per thing done, for the user.
  *
  * @throws {RangeError} when `expirationSeconds` is under 600 (the API's floor).
- * @throws {Deno.errors.PermissionDenied} (or NotCapable) when the process may not write there.
+ * @throws {NodeFilesError} before anything is applied, when the files cannot be written.
  */
 export function installNodeCredentials(
   client: CredentialsClient,

@@ -19,6 +19,10 @@
  *   credentials timer renews it every 8 hours.
  * - The kubeconfig is block YAML that needs no YAML package to read, and
  *   keeps no secret itself: the token is only in its file.
+ * - Before it applies anything it proves it can write both files
+ *   ({@link checkNodeFiles}): a folder it may not write fails the command
+ *   with a {@link NodeFilesError} saying what to grant, and leaves the
+ *   cluster as it was.
  *
  * @example
  * ```ts
@@ -29,7 +33,8 @@
  *
  * @module
  */
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
+import { envPrefix } from "../build/grants.ts";
 import {
   CLUSTER_ROLE_BINDINGS,
   CLUSTER_ROLES,
@@ -104,12 +109,70 @@ export function nodeGrant(description: OperatorDescription): NodeGrant {
 }
 
 /**
+ * The files of node mode cannot be written where `--node-kubeconfig` asks;
+ * thrown before anything is applied. The message says which folder, why,
+ * and what to do.
+ */
+export class NodeFilesError extends Error {
+  /** Always `NodeFilesError`. */
+  override readonly name = "NodeFilesError";
+  /** Always false: a grant or a path must change first. */
+  readonly retryable = false;
+  /** The exit code of a configuration error, which the units do not restart on. */
+  readonly exitCode = 2;
+}
+
+/**
+ * Proves that the kubeconfig at `path` and its token at `<path>.token` can
+ * be written as {@link installNodeCredentials} writes them: creates their
+ * folder (mode 0700) when it is missing, then writes, restricts to 0600 and
+ * removes a file in it. `operator` names the `<PREFIX>_ALLOW_WRITE`
+ * variable that widens the grant.
+ *
+ * @throws {NodeFilesError} when Deno or the operating system refuses.
+ */
+export async function checkNodeFiles(path: string, operator: string): Promise<void> {
+  const folder = dirname(resolve(path));
+  const files = `${path} and ${path}.token`;
+  const probe = `${resolve(path)}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  try {
+    await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+    await Deno.writeTextFile(probe, "", { mode: 0o600 });
+    await Deno.chmod(probe, 0o600);
+    await Deno.remove(probe);
+  } catch (error) {
+    const nothing = "nothing was applied";
+    if (error instanceof Deno.errors.NotCapable) {
+      const grant = `${envPrefix(operator)}_ALLOW_WRITE=${folder}`;
+      const how = error.message.includes("deno compile")
+        ? `rebuild the binary with ${grant}`
+        : `start it with ${grant} (deno task start), or with --allow-write=${folder} (deno run)`;
+      throw new NodeFilesError(
+        `Cannot write ${files}: ${operator} may not write in ${folder} (${nothing}). Write ` +
+          `them under /var/lib/${operator}, which it may, or ${how}`,
+      );
+    }
+    if (error instanceof Deno.errors.PermissionDenied) {
+      throw new NodeFilesError(
+        `Cannot write ${files}: the operating system denies writing in ${folder} (${nothing}); ` +
+          "run install as a user that may write there, or choose a folder that user owns",
+      );
+    }
+    throw new NodeFilesError(
+      `Cannot write ${files} in ${folder} (${nothing}): ${
+        error instanceof Error ? error.message : error
+      }; choose a path whose folder exists or can be created`,
+    );
+  }
+}
+
+/**
  * Applies `grant`'s objects, requests a token of its ServiceAccount and
  * writes the token file and the kubeconfig; returns a line per thing done,
  * for the user.
  *
  * @throws {RangeError} when `expirationSeconds` is under 600 (the API's floor).
- * @throws {Deno.errors.PermissionDenied} (or NotCapable) when the process may not write there.
+ * @throws {NodeFilesError} before anything is applied, when the files cannot be written.
  */
 export async function installNodeCredentials(
   client: CredentialsClient,
@@ -125,6 +188,7 @@ export async function installNodeCredentials(
         `(the TokenRequest API's floor), got ${lifetime}`,
     );
   }
+  await checkNodeFiles(options.path, grant.fieldManager);
   const { signal } = options;
   for (const { resource, ...object } of grant.objects) {
     await client.apply(resource, object, {
@@ -179,6 +243,13 @@ export async function runNodeInstall(
       ),
     );
     return 2;
+  }
+  try {
+    await checkNodeFiles(path, description.name);
+  } catch (error) {
+    if (!(error instanceof NodeFilesError)) throw error;
+    Deno.stderr.writeSync(new TextEncoder().encode(`${error.message}\n`));
+    return error.exitCode;
   }
   const admin = value("--kubeconfig");
   const config = await loadConfig(admin ? { kubeconfig: admin } : {});

@@ -44,22 +44,28 @@ export interface UnitRun {
   applied: Applied[];
 }
 
+/** An API server double that answers install, and what it was asked. */
+export interface InstallServer extends AsyncDisposable {
+  /** Its address, `http://127.0.0.1:<port>`. */
+  url: string;
+  /** The objects applied (server-side apply), in order. */
+  applied: Applied[];
+  /** Every request, as `METHOD path`. */
+  requests: string[];
+}
+
 /**
- * Runs the `ExecStart=` of `deploy/systemd/<file>` with the unit's own
- * variables under `envFile`'s (what systemd gives it from the environment
- * file); the admin kubeconfig (`%d/admin`) points at an API server double
- * that answers install. `kinglet run` finds no kubeconfig in the empty
- * state directory: it exits 1 once its configuration is read.
+ * Starts an API server double that answers install: applies succeed, CRDs
+ * are Established, a token request gets a token.
  */
-export async function runUnit(file: string, envFile: Record<string, string>): Promise<UnitRun> {
-  const unit = await Deno.readTextFile(new URL(file, SYSTEMD));
-  const exec = /^ExecStart=\/usr\/local\/bin\/kinglet (.*)$/m.exec(unit)?.[1];
-  assert.ok(exec, `${file} runs no kinglet`);
+export function installServer(): InstallServer {
   const applied: Applied[] = [];
-  await using server = Deno.serve(
+  const requests: string[] = [];
+  const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     async (req) => {
       const { pathname } = new URL(req.url);
+      requests.push(`${req.method} ${pathname}`);
       if (req.method === "PATCH") {
         const object = JSON.parse(await req.text());
         applied.push({ path: pathname, ...(object.rules && { rules: object.rules }) });
@@ -73,19 +79,44 @@ export async function runUnit(file: string, envFile: Record<string, string>): Pr
       return Response.json({ status: { conditions: [{ type: "Established", status: "True" }] } });
     },
   );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    applied,
+    requests,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+/** Writes at `path` an admin kubeconfig (a bearer token) for the API server at `url`. */
+export function writeAdminKubeconfig(path: string, url: string): Promise<void> {
+  return Deno.writeTextFile(
+    path,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "c", cluster: { server: url } }],
+      users: [{ name: "u", user: { token: "admin" } }],
+      contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+      "current-context": "x",
+    }),
+  );
+}
+
+/**
+ * Runs the `ExecStart=` of `deploy/systemd/<file>` with the unit's own
+ * variables under `envFile`'s (what systemd gives it from the environment
+ * file); the admin kubeconfig (`%d/admin`) points at an {@link installServer}.
+ * `kinglet run` finds no kubeconfig in the empty state directory: it exits 1
+ * once its configuration is read.
+ */
+export async function runUnit(file: string, envFile: Record<string, string>): Promise<UnitRun> {
+  const unit = await Deno.readTextFile(new URL(file, SYSTEMD));
+  const exec = /^ExecStart=\/usr\/local\/bin\/kinglet (.*)$/m.exec(unit)?.[1];
+  assert.ok(exec, `${file} runs no kinglet`);
+  await using server = installServer();
   const dir = await Deno.makeTempDir({ prefix: "kinglet_unit_" });
   try {
-    await Deno.writeTextFile(
-      join(dir, "admin"),
-      JSON.stringify({
-        apiVersion: "v1",
-        kind: "Config",
-        clusters: [{ name: "c", cluster: { server: `http://127.0.0.1:${server.addr.port}` } }],
-        users: [{ name: "u", user: { token: "admin" } }],
-        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
-        "current-context": "x",
-      }),
-    );
+    await writeAdminKubeconfig(join(dir, "admin"), server.url);
     const args = exec.replaceAll("%d", dir).replaceAll("/var/lib/kinglet", join(dir, "state"))
       .split(/\s+/);
     const inherited = Object.fromEntries(
@@ -101,7 +132,12 @@ export async function runUnit(file: string, envFile: Record<string, string>): Pr
       stdin: "null",
     }).output();
     const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-    return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr), applied };
+    return {
+      code: out.code,
+      stdout: decode(out.stdout),
+      stderr: decode(out.stderr),
+      applied: server.applied,
+    };
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
