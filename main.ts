@@ -26,7 +26,7 @@ import { suggest } from "./lib/cli/suggest.ts";
 import { VERSION } from "./lib/cli/version.ts";
 import { KubeClient } from "./lib/kube/client.ts";
 import { loadConfig, readEnv } from "./lib/kube/config.ts";
-import { ConfigError } from "./lib/kube/errors.ts";
+import { ConfigError, isForbidden } from "./lib/kube/errors.ts";
 import { type LogFormat, logger, type LogLevel, setupLogging } from "./lib/log.ts";
 
 const USAGE =
@@ -153,6 +153,11 @@ async function main(args: string[]): Promise<number> {
           });
           for (const line of done) console.log(line);
         }
+      } catch (error) {
+        if (!isForbidden(error)) throw error;
+        const { installDenied } = await import("./lib/cli/node_credentials.ts");
+        const namespace = flags.values["leader-election-namespace"] || undefined;
+        throw installDenied(error as Error, config.source, namespace);
       } finally {
         client.close();
       }

@@ -24,6 +24,8 @@ import type { ClusterConfig } from "../kube/config.ts";
 import {
   checkNodeFiles as check,
   type CredentialsClient,
+  installDenied as denied,
+  type InstallDeniedError,
   installNodeCredentials as install,
   NodeFilesError,
   nodeKubeconfig,
@@ -41,6 +43,19 @@ export { type CredentialsClient, NodeFilesError, nodeKubeconfig };
  */
 export function checkNodeFiles(path: string): Promise<void> {
   return check(path, FIELD_MANAGER);
+}
+
+/**
+ * What to say when the API server refuses `kinglet install` run with the
+ * kubeconfig at `source`: it takes an admin kubeconfig (lib/deploy's
+ * `installDenied`), not more rights for kinglet.
+ */
+export function installDenied(
+  error: Error,
+  source: string,
+  namespace: string = KINGLET_NAMESPACE,
+): InstallDeniedError {
+  return denied(error, source, { namespace, name: KINGLET_ACCOUNT });
 }
 
 /** Options of {@link installNodeCredentials}. */
@@ -68,23 +83,28 @@ export interface NodeCredentialsOptions {
  * @throws {RangeError} when `expirationSeconds` is under 600 (the API's floor).
  * @throws {NodeFilesError} before anything is applied, when the files cannot be written.
  */
-export function installNodeCredentials(
+export async function installNodeCredentials(
   client: CredentialsClient,
   config: Pick<ClusterConfig, "server" | "caCert">,
   options: NodeCredentialsOptions,
 ): Promise<string[]> {
   const namespace = options.namespace ?? KINGLET_NAMESPACE;
-  const objects = kingletRbac(namespace, {
-    ...(options.watchNamespace && { watchNamespaces: [options.watchNamespace] }),
-  });
-  return install(client, config, {
+  const watched = options.watchNamespace;
+  const objects = kingletRbac(namespace, { ...(watched && { watchNamespaces: [watched] }) });
+  const done = await install(client, config, {
     objects,
     account: { namespace, name: KINGLET_ACCOUNT },
     fieldManager: FIELD_MANAGER,
+    ...(options.watchNamespace && { namespace: options.watchNamespace }),
   }, {
     path: options.path,
     ...(options.expirationSeconds !== undefined &&
       { expirationSeconds: options.expirationSeconds }),
     ...(options.signal && { signal: options.signal }),
   });
+  const scope = watched
+    ? `its rights serve the namespace ${watched} alone (the Role kinglet there; the ClusterRole ` +
+      `keeps what is in no namespace): run kinglet with --namespace ${watched} too`
+    : "its rights serve every namespace (the ClusterRole kinglet, as deploy/clusterrole.yaml)";
+  return [...done, scope];
 }

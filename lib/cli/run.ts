@@ -1,7 +1,8 @@
 /**
  * `kinglet run`: connects, builds the manager with the chosen controllers,
  * and runs it until SIGTERM/SIGINT (exit 0) or a lost Lease (exit 1, so the
- * supervisor restarts it as a candidate).
+ * supervisor restarts it as a candidate). Credentials narrower than the
+ * run's scope are refused before it starts (exit 2, a configuration error).
  *
  * @example
  * ```ts
@@ -15,7 +16,7 @@
  * @module
  */
 import { KubeClient } from "../kube/client.ts";
-import { loadConfig } from "../kube/config.ts";
+import { type ClusterConfig, loadConfig } from "../kube/config.ts";
 import { logger } from "../log.ts";
 import { databaseClusterController } from "../operators/database/reconcile.ts";
 import { inferenceServiceController } from "../operators/inference/reconcile.ts";
@@ -29,6 +30,7 @@ import { ConfigError } from "../kube/errors.ts";
 import { resourceName } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
 import { checkCrds, crdInstallHint } from "./crd_check.ts";
+import { checkCredentialsScope, ScopeError } from "./credentials_scope.ts";
 import { endpointPlan } from "./endpoints.ts";
 import { explainPermissionError } from "./permissions.ts";
 import { VERSION } from "./version.ts";
@@ -112,7 +114,7 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     identity,
   });
   try {
-    await preflight(client, specs[0]!.resource, options.namespace, signal);
+    await preflight(client, config, specs[0]!.resource, options.namespace, signal);
     await warnAboutCrds(client, specs.map((s) => s.resource), inCluster, signal);
     const outcome = await manager.run(signal);
     if (outcome === "stopped") return 0;
@@ -145,28 +147,33 @@ function chooseMemoryLimit(flag: number | undefined): number | undefined {
 const PREFLIGHT_TIMEOUT_MS = 10_000;
 
 /**
- * Makes one request before anything starts, so that what no retry can fix
- * ends the process with its message (exit 1) instead of being retried by
- * every watcher forever: a missing or broken exec plugin, a kubeconfig asking
- * for what Deno cannot do (insecure-skip-tls-verify), a denied Deno
- * permission. Anything else (an unreachable server, a TLS or RBAC failure, a
- * missing CRD) is left to the watchers, which log it, retry with backoff and
- * keep `/readyz` failing with the reason.
+ * Lists the primary kind at the run's scope before anything starts, so that
+ * what no retry can fix ends the process with its message instead of being
+ * retried by every watcher forever: a missing or broken exec plugin, a
+ * kubeconfig asking for what Deno cannot do (insecure-skip-tls-verify), a
+ * denied Deno permission (exit 1), credentials narrower than the run's scope
+ * (exit 2, see credentials_scope.ts). Anything else (an unreachable server,
+ * a TLS failure, a missing CRD) is left to the watchers, which log it, retry
+ * with backoff and keep `/readyz` failing with the reason.
  */
 async function preflight(
   client: KubeClient,
+  config: ClusterConfig,
   resource: Resource,
   namespace: string | undefined,
   signal: AbortSignal,
 ): Promise<void> {
   try {
-    await client.list(resource, {
-      limit: 1,
+    await checkCredentialsScope(client, resource, {
       ...(namespace && { namespace }),
-      signal: AbortSignal.any([signal, AbortSignal.timeout(PREFLIGHT_TIMEOUT_MS)]),
+      config,
+      // The scope check asks a 403 again for PREFLIGHT_TIMEOUT_MS, then once more where it serves.
+      signal: AbortSignal.any([signal, AbortSignal.timeout(3 * PREFLIGHT_TIMEOUT_MS)]),
     });
   } catch (error) {
-    if (error instanceof ConfigError || explainPermissionError(error)) throw error;
+    if (
+      error instanceof ConfigError || error instanceof ScopeError || explainPermissionError(error)
+    ) throw error;
   }
 }
 

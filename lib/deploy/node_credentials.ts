@@ -39,6 +39,7 @@ import {
   CLUSTER_ROLE_BINDINGS,
   CLUSTER_ROLES,
   type ClusterConfig,
+  isForbidden,
   KubeClient,
   type KubeObject,
   loadConfig,
@@ -65,6 +66,12 @@ export interface NodeGrant {
   account: { namespace: string; name: string };
   /** Who applies them (server-side apply's field manager), e.g. `kinglet`. */
   fieldManager: string;
+  /**
+   * The one namespace the rights serve, when they serve only one: the
+   * kubeconfig's context names it, so that a run (and kubectl) can tell.
+   * Defaults to the ServiceAccount's namespace.
+   */
+  namespace?: string;
 }
 
 /** Options of {@link installNodeCredentials}. */
@@ -204,13 +211,56 @@ export async function installNodeCredentials(
   const tokenPath = `${options.path}.token`;
   await Deno.mkdir(dirname(options.path), { recursive: true, mode: 0o700 });
   await writePrivate(tokenPath, token);
-  await writePrivate(options.path, nodeKubeconfig(config, tokenPath, namespace));
+  await writePrivate(options.path, nodeKubeconfig(config, tokenPath, grant.namespace ?? namespace));
   return [
-    `applied the ServiceAccount ${namespace}/${name} and its RBAC (deploy/'s)`,
+    `applied ${grant.objects.map(named).join(", ")}`,
     `wrote ${tokenPath}: a token of ${namespace}/${name}, valid until ${expirationTimestamp}; ` +
     "run this again before then",
     `wrote ${options.path}: run ${grant.fieldManager} with --kubeconfig ${options.path}`,
   ];
+}
+
+/** `Role team-a/kinglet`: an object as the lines of install name it. */
+function named(object: KubeObject): string {
+  const { namespace, name } = object.metadata ?? {};
+  return `${object.kind} ${namespace ? `${namespace}/` : ""}${name}`;
+}
+
+/** An install the API server refused: its kubeconfig is not an admin's. */
+export class InstallDeniedError extends Error {
+  /** Always `InstallDeniedError`. */
+  override readonly name = "InstallDeniedError";
+  /** Always false: install needs another kubeconfig. */
+  readonly retryable = false;
+  /** The exit code of a configuration error. */
+  readonly exitCode = 2;
+}
+
+/**
+ * What to say when the API server refuses install (a 403): install applies
+ * CRDs, a ServiceAccount and RBAC, which only an admin may, so the fix is
+ * an admin kubeconfig, not more rights for the operator. `source` is the
+ * kubeconfig install ran with, `account` the operator's ServiceAccount, whose
+ * own credentials (what install writes) are named as such.
+ */
+export function installDenied(
+  error: Error,
+  source: string,
+  account: { namespace: string; name: string },
+): InstallDeniedError {
+  const own = error.message.includes(
+    `"system:serviceaccount:${account.namespace}:${account.name}"`,
+  );
+  const which = own
+    ? `${source} holds the ServiceAccount ${account.namespace}/${account.name}'s own ` +
+      "credentials (what install --node-kubeconfig writes), not an admin's"
+    : `the user of ${source} may not do that`;
+  return new InstallDeniedError(
+    `install was refused: ${error.message.replace(/; RBAC does not grant.*$/, "")}. Install ` +
+      "applies CRDs, a ServiceAccount and RBAC, which takes an admin, and " +
+      `${which}: run install with --kubeconfig <an admin kubeconfig> (on a k3s server, ` +
+      "/etc/rancher/k3s/k3s.yaml)",
+  );
 }
 
 /**
@@ -254,9 +304,15 @@ export async function runNodeInstall(
   const admin = value("--kubeconfig");
   const config = await loadConfig(admin ? { kubeconfig: admin } : {});
   const client = new KubeClient(config);
+  const grant = nodeGrant(description);
   try {
-    const done = await installNodeCredentials(client, config, nodeGrant(description), { path });
+    const done = await installNodeCredentials(client, config, grant, { path });
     for (const line of done) Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
+  } catch (error) {
+    if (!isForbidden(error)) throw error;
+    const denied = installDenied(error as Error, config.source, grant.account);
+    Deno.stderr.writeSync(new TextEncoder().encode(`${denied.message}\n`));
+    return denied.exitCode;
   } finally {
     client.close();
   }

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { loadConfig } from "../../lib/kube/config.ts";
 import { ApiError } from "../../lib/kube/errors.ts";
-import { DEPLOYMENTS, NAMESPACES, SECRETS } from "../../lib/kube/resources.ts";
+import { DEPLOYMENTS, LEASES, NAMESPACES, SECRETS } from "../../lib/kube/resources.ts";
 import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { testKubeconfig } from "../_support/cluster.ts";
 import { installCrdsOnce } from "../_support/crds.ts";
@@ -24,6 +24,7 @@ import {
   condition,
   createNamespace,
   deleteNamespace,
+  getOrUndefined,
   waitFor,
 } from "../_support/kube.ts";
 import { startOperator } from "../_support/operator.ts";
@@ -162,7 +163,11 @@ Deno.test("a cluster-wide install: kinglet run from its kubeconfig converges a W
   const teamB = await namespaceWithSecret(admin, "team-b");
   try {
     const { kubeconfig, token, result } = await install(dir);
-    assert.match(result.stdout, /applied the ServiceAccount kinglet-system\/kinglet and its RBAC/);
+    assert.match(
+      result.stdout,
+      /^applied ServiceAccount kinglet-system\/kinglet, ClusterRole kinglet, ClusterRoleBinding kinglet, Role kinglet-system\/kinglet-leader-election, RoleBinding kinglet-system\/kinglet-leader-election$/m,
+    );
+    assert.match(result.stdout, /^its rights serve every namespace/m);
     assert.match(result.stdout, /valid until \d{4}-\d\d-\d\dT/);
     for (const file of [kubeconfig, token]) {
       assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600, `${file} is not 0600`);
@@ -274,6 +279,64 @@ Deno.test("a namespace-scoped install (--namespace team-a): kinglet run --namesp
     assert.doesNotMatch(await operator.log(), /\b403\b|forbidden/i);
   } finally {
     await Promise.all([deleteNamespace(admin, teamA), deleteNamespace(admin, teamB)]);
+    admin.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("credentials made for team-a: a run of every namespace is refused at start with exit 2, naming --namespace team-a, before it takes the Lease; install with them says it takes an admin kubeconfig", async () => {
+  const admin = await adminClient();
+  await installCrdsOnce(admin);
+  const dir = await Deno.makeTempDir({ prefix: "kinglet_node_" });
+  const teamA = await createNamespace(admin, "team-a");
+  const lease = `kinglet-scope-${crypto.randomUUID().slice(0, 8)}`;
+  try {
+    const { kubeconfig, result } = await install(dir, ["--namespace", teamA]);
+    assert.match(
+      result.stdout,
+      new RegExp(
+        `^applied ServiceAccount kinglet-system/kinglet, ClusterRole kinglet, ClusterRoleBinding kinglet, Role ${teamA}/kinglet, RoleBinding ${teamA}/kinglet, `,
+        "m",
+      ),
+    );
+    assert.doesNotMatch(result.stdout, /deploy\/'s/);
+
+    const wide = await runToExit(
+      ["run", "--kubeconfig", kubeconfig, "--leader-elect", "--lease-name", lease],
+      { env: { KINGLET_ALLOW_READ: dir } },
+      120_000,
+    );
+    assert.equal(wide.code, 2, wide.stderr);
+    assert.match(
+      wide.stderr,
+      new RegExp(
+        `^kinglet: kinglet run watches every namespace, but the credentials of ${kubeconfig} may ` +
+          `not list webapps\\.kinglet\\.dev across the cluster \\(403\\): they serve the namespace ` +
+          `${teamA} only .* Run kinglet with --namespace ${teamA} .*or grant every namespace: ` +
+          "kinglet install --kubeconfig <admin kubeconfig> --node-kubeconfig <path> ",
+        "m",
+      ),
+    );
+    assert.doesNotMatch(wide.stderr, /clusterrole\.yaml/);
+    assert.equal(
+      await getOrUndefined(admin, LEASES, lease, "kinglet-system"),
+      undefined,
+      "the refused run took the Lease",
+    );
+
+    const again = await runToExit(
+      ["install", "--kubeconfig", kubeconfig, "--node-kubeconfig", join(dir, "again")],
+      { env: { KINGLET_ALLOW_READ: dir, KINGLET_ALLOW_WRITE: dir } },
+      60_000,
+    );
+    assert.equal(again.code, 2, again.stderr);
+    assert.match(
+      again.stderr,
+      /holds the ServiceAccount kinglet-system\/kinglet's own credentials .*: run install with --kubeconfig <an admin kubeconfig>/,
+    );
+    assert.doesNotMatch(again.stderr, /clusterrole\.yaml/);
+  } finally {
+    await deleteNamespace(admin, teamA);
     admin.close();
     await Deno.remove(dir, { recursive: true });
   }

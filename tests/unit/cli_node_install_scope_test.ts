@@ -62,3 +62,25 @@ Deno.test("KINGLET_NAMESPACE in kinglet.env confines the rights the credentials 
     clusterSecrets: false,
   });
 });
+
+Deno.test("a scoped install says what it applied, the narrowed ClusterRole and the Role in the namespace, and the --namespace to run with", async () => {
+  const env = await Deno.readTextFile(new URL("kinglet.env", SYSTEMD));
+  const scoped = env.replace(/^#KINGLET_NAMESPACE=$/m, "KINGLET_NAMESPACE=team-a");
+  const run = await runUnit("kinglet-credentials.service", envVariables(scoped));
+  assert.equal(run.code, 0, run.stderr);
+  assert.doesNotMatch(run.stdout, /deploy\/'s/);
+  const lines = run.stdout.trim().split("\n");
+  assert.ok(
+    lines.includes(
+      "applied ServiceAccount kinglet-system/kinglet, ClusterRole kinglet, ClusterRoleBinding " +
+        "kinglet, Role team-a/kinglet, RoleBinding team-a/kinglet, Role " +
+        "kinglet-system/kinglet-leader-election, RoleBinding kinglet-system/kinglet-leader-election",
+    ),
+    run.stdout,
+  );
+  assert.equal(
+    lines.at(-1),
+    "its rights serve the namespace team-a alone (the Role kinglet there; the ClusterRole keeps " +
+      "what is in no namespace): run kinglet with --namespace team-a too",
+  );
+});

@@ -71,7 +71,13 @@ Deno.test("install applies the grant, then writes the token and a kubeconfig nam
     assert.match(kubeconfig, /namespace: mirror-operator-system/);
     assert.equal((await Deno.stat(path)).mode! & 0o777, 0o600);
     assert.equal((await Deno.stat(`${path}.token`)).mode! & 0o777, 0o600);
-    assert.match(lines[0]!, /applied the ServiceAccount mirror-operator-system\/mirror-operator/);
+    assert.equal(
+      lines[0],
+      "applied Namespace mirror-operator-system, ServiceAccount " +
+        "mirror-operator-system/mirror-operator, ClusterRole mirror-operator, ClusterRoleBinding " +
+        "mirror-operator, Role mirror-operator-system/mirror-operator-leader-election, " +
+        "RoleBinding mirror-operator-system/mirror-operator-leader-election",
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
