@@ -15,7 +15,13 @@ import { join } from "node:path";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { loadConfig } from "../../lib/kube/config.ts";
 import { ApiError } from "../../lib/kube/errors.ts";
-import { DEPLOYMENTS, LEASES, NAMESPACES, SECRETS } from "../../lib/kube/resources.ts";
+import {
+  DEPLOYMENTS,
+  LEASES,
+  NAMESPACES,
+  PERSISTENT_VOLUME_CLAIMS,
+  SECRETS,
+} from "../../lib/kube/resources.ts";
 import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { testKubeconfig } from "../_support/cluster.ts";
 import { installCrdsOnce } from "../_support/crds.ts";
@@ -91,8 +97,9 @@ function probes(namespace: string) {
  * What `client` may do with Secrets (and a Deployment) in each of
  * `namespaces` and across the cluster, and with namespaces. Applies are dry
  * runs: the API server authorizes them as real ones and stores nothing. The
- * delete is real: it is refused, or the test's last namespace goes.
- * Every namespace holds a Secret `probe` the admin created.
+ * deletes are real: each is refused, or the test's last namespace (or the
+ * claim `probe`, which nothing uses) goes. Every namespace holds a Secret
+ * and a PersistentVolumeClaim `probe` the admin created.
  */
 async function rights(client: KubeClient, namespaces: readonly string[]) {
   const apply = { fieldManager: "rights-probe", force: true, dryRun: true };
@@ -110,6 +117,10 @@ async function rights(client: KubeClient, namespaces: readonly string[]) {
       [`get a Secret in ${namespace}`, client.get(SECRETS, "probe", { namespace })],
       [`apply a Secret in ${namespace}`, client.apply(SECRETS, secret, apply)],
       [`apply a Deployment in ${namespace}`, client.apply(DEPLOYMENTS, deployment, apply)],
+      [
+        `delete a PersistentVolumeClaim in ${namespace}`,
+        client.delete(PERSISTENT_VOLUME_CLAIMS, "probe", { namespace }),
+      ],
     );
   }
   const outcomes = await Promise.all(
@@ -118,10 +129,19 @@ async function rights(client: KubeClient, namespaces: readonly string[]) {
   return Object.fromEntries(outcomes);
 }
 
-/** Creates a namespace starting with `prefix` that holds a Secret `probe`. */
+/**
+ * Creates a namespace starting with `prefix` that holds a Secret `probe` and
+ * a PersistentVolumeClaim `probe`, kinglet's label on neither.
+ */
 async function namespaceWithSecret(admin: KubeClient, prefix: string): Promise<string> {
   const namespace = await createNamespace(admin, prefix);
   await admin.create(SECRETS, probes(namespace).secret);
+  await admin.create(PERSISTENT_VOLUME_CLAIMS, {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: { name: "probe", namespace },
+    spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+  });
   return namespace;
 }
 
@@ -155,7 +175,7 @@ async function webAppReady(admin: KubeClient, namespace: string): Promise<void> 
   }, 60_000);
 }
 
-Deno.test("a cluster-wide install: kinglet run from its kubeconfig converges a WebApp with no 403; it lists, watches and applies Secrets in every namespace but gets none by name, and cannot touch namespaces", async () => {
+Deno.test("a cluster-wide install: kinglet run from its kubeconfig converges a WebApp with no 403; it lists, watches and applies Secrets in every namespace but gets none by name, deletes any PersistentVolumeClaim, and cannot touch namespaces", async () => {
   const admin = await adminClient();
   await installCrdsOnce(admin);
   const dir = await Deno.makeTempDir({ prefix: "kinglet_node_" });
@@ -187,13 +207,15 @@ Deno.test("a cluster-wide install: kinglet run from its kubeconfig converges a W
     try {
       // RBAC cannot narrow a list or a watch by label, and kinglet lists the Secrets of its
       // DatabaseClusters: it reads every Secret's data, in every namespace. No get: it never asks
-      // for one by name, which hides nothing from a list.
+      // for one by name, which hides nothing from a list. Nor a delete by label: it may delete
+      // any claim, kinglet's or not, in every namespace (docs/node-mode.md says so).
       const everywhere = (ns: string) => ({
         [`list Secrets in ${ns}`]: "allowed",
         [`watch Secrets in ${ns}`]: "allowed",
         [`get a Secret in ${ns}`]: 403,
         [`apply a Secret in ${ns}`]: "allowed",
         [`apply a Deployment in ${ns}`]: "allowed",
+        [`delete a PersistentVolumeClaim in ${ns}`]: "allowed",
       });
       assert.deepEqual(await rightsOnceApplied(kinglet, [teamA, teamB], true), {
         "list Secrets in every namespace": "allowed",
@@ -238,7 +260,7 @@ Deno.test("a token renewed by running install again is picked up by a running cl
   }
 });
 
-Deno.test("a namespace-scoped install (--namespace team-a): kinglet run --namespace team-a converges a WebApp there; Secrets and Deployments of team-b, and Secrets across the cluster, are out of reach", async () => {
+Deno.test("a namespace-scoped install (--namespace team-a): kinglet run --namespace team-a converges a WebApp there; Secrets, Deployments and PersistentVolumeClaims of team-b, and Secrets across the cluster, are out of reach", async () => {
   const admin = await adminClient();
   await installCrdsOnce(admin);
   const dir = await Deno.makeTempDir({ prefix: "kinglet_node_" });
@@ -266,11 +288,13 @@ Deno.test("a namespace-scoped install (--namespace team-a): kinglet run --namesp
         [`get a Secret in ${teamA}`]: 403,
         [`apply a Secret in ${teamA}`]: "allowed",
         [`apply a Deployment in ${teamA}`]: "allowed",
+        [`delete a PersistentVolumeClaim in ${teamA}`]: "allowed",
         [`list Secrets in ${teamB}`]: 403,
         [`watch Secrets in ${teamB}`]: 403,
         [`get a Secret in ${teamB}`]: 403,
         [`apply a Secret in ${teamB}`]: 403,
         [`apply a Deployment in ${teamB}`]: 403,
+        [`delete a PersistentVolumeClaim in ${teamB}`]: 403,
       });
     } finally {
       kinglet.close();
