@@ -51,6 +51,7 @@ import { loadConfig } from "../kube/config.ts";
 import { isNotFound } from "../kube/errors.ts";
 import { NAMESPACES } from "../kube/resources.ts";
 import { ControlPlane, StartFailure } from "./_control_plane.ts";
+import { createTestNode, NodeHeartbeats, type TestNode, type TestNodeOptions } from "./nodes.ts";
 import {
   type ServiceAccountOptions,
   type TestServiceAccount,
@@ -102,7 +103,17 @@ export interface TestCluster extends AsyncDisposable {
    */
   serviceAccount(options: ServiceAccountOptions): Promise<TestServiceAccount>;
   /**
-   * Deletes the namespace and waits until it is gone (a shared cluster), or
+   * Creates a Node named `<namespace>-<name>` with `options.labels`, Ready
+   * unless `options.ready` is false, that neither kwok nor a kubelet
+   * manages: its readiness and labels are what the test sets through the
+   * {@link TestNode} returned. The fixture renews the Node's Lease while the
+   * cluster is in use, and deletes the Node on {@link stop}. See nodes.ts.
+   *
+   * @throws {ApiError} when the Node or its Lease cannot be created.
+   */
+  node(name: string, options?: TestNodeOptions): Promise<TestNode>;
+  /**
+   * Deletes the test's Nodes, then the namespace and waits until it is gone (a shared cluster), or
    * stops etcd and kube-apiserver and deletes their folder (a started one),
    * and closes the client. Idempotent.
    *
@@ -227,6 +238,8 @@ class Fixture implements TestCluster {
   readonly started: boolean;
   readonly #teardown: () => Promise<void>;
   #stopping: Promise<void> | undefined;
+  /** The Leases of the test's Nodes, renewed until stop; none before the first Node. */
+  #heartbeats: NodeHeartbeats | undefined;
 
   constructor(
     fields: Pick<TestCluster, "client" | "kubeconfig" | "namespace" | "started">,
@@ -243,8 +256,26 @@ class Fixture implements TestCluster {
     return testServiceAccount(this, options);
   }
 
+  async node(name: string, options: TestNodeOptions = {}): Promise<TestNode> {
+    const node = await createTestNode(
+      this.client,
+      systemClock,
+      `${this.namespace}-${name}`,
+      options,
+    );
+    this.#heartbeats ??= new NodeHeartbeats(this.client, systemClock);
+    await this.#heartbeats.add(node, options.signal);
+    return node;
+  }
+
   stop(): Promise<void> {
-    this.#stopping ??= this.#teardown();
+    this.#stopping ??= (async () => {
+      try {
+        await this.#heartbeats?.stop();
+      } finally {
+        await this.#teardown();
+      }
+    })();
     return this.#stopping;
   }
 

@@ -337,8 +337,7 @@ Deno.test("a Node relabelled from one site to another reconciles the site it lef
   });
   h.cluster.put(CONFIG_MAPS, configMap("a"));
   h.cluster.put(CONFIG_MAPS, configMap("b"));
-  const node = { apiVersion: "v1", kind: "Node", metadata: { name: "n1", labels: { site: "a" } } };
-  h.cluster.put(NODES, node);
+  const node = await h.cluster.node("n1", { labels: { site: "a" } });
   h.start();
   await until(calls, "both sites' first reconciles", () => calls.items.length >= 2);
   await settled(
@@ -346,7 +345,7 @@ Deno.test("a Node relabelled from one site to another reconciles the site it lef
     () => h.controller.queue.len + h.controller.inFlight === 0,
   );
   const before = calls.items.length;
-  h.cluster.put(NODES, { ...node, metadata: { ...node.metadata, labels: { site: "b" } } });
+  await node.setLabels({ site: "b" });
   await until(
     calls,
     "the reconciles of the relabelled Node's old and new site",
