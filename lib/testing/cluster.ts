@@ -51,7 +51,7 @@ import { loadConfig } from "../kube/config.ts";
 import { isNotFound } from "../kube/errors.ts";
 import { NAMESPACES } from "../kube/resources.ts";
 import { ControlPlane, StartFailure } from "./_control_plane.ts";
-import { createTestNode, NodeHeartbeats, type TestNode, type TestNodeOptions } from "./nodes.ts";
+import { ClusterNodes, type TestNode, type TestNodeOptions } from "./nodes.ts";
 import {
   type ServiceAccountOptions,
   type TestServiceAccount,
@@ -113,9 +113,9 @@ export interface TestCluster extends AsyncDisposable {
    */
   node(name: string, options?: TestNodeOptions): Promise<TestNode>;
   /**
-   * Deletes the test's Nodes, then the namespace and waits until it is gone (a shared cluster), or
-   * stops etcd and kube-apiserver and deletes their folder (a started one),
-   * and closes the client. Idempotent.
+   * Deletes the test's Nodes; then deletes the namespace and waits until it
+   * is gone (a shared cluster), or stops etcd and kube-apiserver and deletes
+   * their folder (a started one); and closes the client. Idempotent.
    *
    * @throws {Error} when the namespace of a shared cluster is still there
    * a minute after its deletion.
@@ -238,8 +238,8 @@ class Fixture implements TestCluster {
   readonly started: boolean;
   readonly #teardown: () => Promise<void>;
   #stopping: Promise<void> | undefined;
-  /** The Leases of the test's Nodes, renewed until stop; none before the first Node. */
-  #heartbeats: NodeHeartbeats | undefined;
+  /** The test's Nodes, their Leases renewed until stop; none before the first. */
+  #nodes: ClusterNodes | undefined;
 
   constructor(
     fields: Pick<TestCluster, "client" | "kubeconfig" | "namespace" | "started">,
@@ -256,22 +256,15 @@ class Fixture implements TestCluster {
     return testServiceAccount(this, options);
   }
 
-  async node(name: string, options: TestNodeOptions = {}): Promise<TestNode> {
-    const node = await createTestNode(
-      this.client,
-      systemClock,
-      `${this.namespace}-${name}`,
-      options,
-    );
-    this.#heartbeats ??= new NodeHeartbeats(this.client, systemClock);
-    await this.#heartbeats.add(node, options.signal);
-    return node;
+  node(name: string, options: TestNodeOptions = {}): Promise<TestNode> {
+    this.#nodes ??= new ClusterNodes(this.client, systemClock);
+    return this.#nodes.add(`${this.namespace}-${name}`, options);
   }
 
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
       try {
-        await this.#heartbeats?.stop();
+        await this.#nodes?.stop();
       } finally {
         await this.#teardown();
       }

@@ -177,52 +177,56 @@ const LEASE_SECONDS = 40;
 const RENEW_EVERY_MS = 10_000;
 
 /**
- * The heartbeats of a real cluster's test Nodes: a Lease per Node in
- * `kube-node-lease`, renewed every 10 s until {@link NodeHeartbeats.stop},
+ * The test Nodes of a real cluster: each created with a Lease in
+ * `kube-node-lease`, renewed every 10 s until {@link ClusterNodes.stop},
  * which deletes the Nodes and their Leases.
  */
-export class NodeHeartbeats {
+export class ClusterNodes {
   readonly #client: NodeClient;
   readonly #clock: Clock;
-  readonly #nodes: string[] = [];
+  readonly #names: string[] = [];
   readonly #stop = new AbortController();
   #beating: Promise<void> | undefined;
 
-  /** Heartbeats through `client`, timed by `clock`. */
+  /** Nodes written through `client`, their Leases renewed on `clock`. */
   constructor(client: NodeClient, clock: Clock) {
     this.#client = client;
     this.#clock = clock;
   }
 
   /**
-   * Creates the Lease of `node`, owned by it, and renews it from now on.
+   * Creates the Node `name` (see {@link createTestNode}) and its Lease,
+   * owned by it, and renews the Lease from now on. The Node is deleted on
+   * {@link ClusterNodes.stop} even when this fails halfway.
    *
-   * @throws {ApiError} when the Lease cannot be created.
+   * @throws {ApiError} when the Node or its Lease cannot be created.
    */
-  async add(node: { name: string; uid: string }, signal?: AbortSignal): Promise<void> {
-    this.#nodes.push(node.name);
+  async add(name: string, options: TestNodeOptions = {}): Promise<TestNode> {
+    this.#names.push(name);
+    const node = await createTestNode(this.#client, this.#clock, name, options);
     await this.#client.create(LEASES, {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",
       metadata: {
-        name: node.name,
+        name,
         namespace: NODE_LEASE_NAMESPACE,
-        ownerReferences: [{ apiVersion: "v1", kind: "Node", name: node.name, uid: node.uid }],
+        ownerReferences: [{ apiVersion: "v1", kind: "Node", name, uid: node.uid }],
       },
       spec: {
-        holderIdentity: node.name,
+        holderIdentity: name,
         leaseDurationSeconds: LEASE_SECONDS,
         renewTime: microTime(this.#clock.now()),
       },
-    }, { namespace: NODE_LEASE_NAMESPACE, ...(signal && { signal }) });
+    }, { namespace: NODE_LEASE_NAMESPACE, ...(options.signal && { signal: options.signal }) });
     this.#beating ??= this.#beat();
+    return node;
   }
 
   /** Stops renewing, then deletes every Node added and its Lease (those already gone are fine). */
   async stop(): Promise<void> {
     this.#stop.abort();
     await this.#beating;
-    for (const name of this.#nodes.splice(0)) {
+    for (const name of this.#names.splice(0)) {
       await this.#client.delete(NODES, name, { ignoreNotFound: true });
       await this.#client.delete(LEASES, name, {
         namespace: NODE_LEASE_NAMESPACE,
@@ -237,7 +241,7 @@ export class NodeHeartbeats {
       await this.#clock.sleep(RENEW_EVERY_MS, signal).catch(() => {});
       if (signal.aborted) return;
       const spec = { spec: { renewTime: microTime(this.#clock.now()) } };
-      for (const name of this.#nodes) {
+      for (const name of this.#names) {
         // A renewal that fails is tried again at the next beat, well within the Lease's 40 s.
         await this.#client.patch(LEASES, name, spec, {
           type: "merge",
