@@ -159,9 +159,10 @@ export function relatedTrigger(
     const object = changedRelated(change);
     if (!object || change.type === "replace") return;
     const before = change.type === "upsert" ? change.previousObject : undefined;
-    let keys: Iterable<ObjectKey>;
+    let keys: ObjectKey[];
     try {
-      keys = before ? new Set([...map(object), ...map(before)]) : map(object);
+      keys = map(object);
+      if (before) keys = union(keys, map(before));
     } catch (error) {
       failed(change.key, error);
       return;
@@ -169,4 +170,9 @@ export function relatedTrigger(
     const lane = laneOf(change);
     for (const key of keys) add(key, lane);
   };
+}
+
+/** `now` and whatever of `was` it lacks; `now` itself when it lacks nothing, as it mostly does. */
+function union(now: ObjectKey[], was: ObjectKey[]): ObjectKey[] {
+  return was.every((key) => now.includes(key)) ? now : [...new Set([...now, ...was])];
 }
