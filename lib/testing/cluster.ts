@@ -51,6 +51,7 @@ import { loadConfig } from "../kube/config.ts";
 import { isNotFound } from "../kube/errors.ts";
 import { NAMESPACES } from "../kube/resources.ts";
 import { ControlPlane, StartFailure } from "./_control_plane.ts";
+import { ClusterNodes, type TestNode, type TestNodeOptions } from "./nodes.ts";
 import {
   type ServiceAccountOptions,
   type TestServiceAccount,
@@ -102,9 +103,19 @@ export interface TestCluster extends AsyncDisposable {
    */
   serviceAccount(options: ServiceAccountOptions): Promise<TestServiceAccount>;
   /**
-   * Deletes the namespace and waits until it is gone (a shared cluster), or
-   * stops etcd and kube-apiserver and deletes their folder (a started one),
-   * and closes the client. Idempotent.
+   * Creates a Node named `<namespace>-<name>` with `options.labels`, Ready
+   * unless `options.ready` is false, that neither kwok nor a kubelet
+   * manages: its readiness and labels are what the test sets through the
+   * {@link TestNode} returned. The fixture renews the Node's Lease while the
+   * cluster is in use, and deletes the Node on {@link stop}. See nodes.ts.
+   *
+   * @throws {ApiError} when the Node or its Lease cannot be created.
+   */
+  node(name: string, options?: TestNodeOptions): Promise<TestNode>;
+  /**
+   * Deletes the test's Nodes; then deletes the namespace and waits until it
+   * is gone (a shared cluster), or stops etcd and kube-apiserver and deletes
+   * their folder (a started one); and closes the client. Idempotent.
    *
    * @throws {Error} when the namespace of a shared cluster is still there
    * a minute after its deletion.
@@ -227,6 +238,8 @@ class Fixture implements TestCluster {
   readonly started: boolean;
   readonly #teardown: () => Promise<void>;
   #stopping: Promise<void> | undefined;
+  /** The test's Nodes, their Leases renewed until stop; none before the first. */
+  #nodes: ClusterNodes | undefined;
 
   constructor(
     fields: Pick<TestCluster, "client" | "kubeconfig" | "namespace" | "started">,
@@ -243,8 +256,19 @@ class Fixture implements TestCluster {
     return testServiceAccount(this, options);
   }
 
+  node(name: string, options: TestNodeOptions = {}): Promise<TestNode> {
+    this.#nodes ??= new ClusterNodes(this.client, systemClock);
+    return this.#nodes.add(`${this.namespace}-${name}`, options);
+  }
+
   stop(): Promise<void> {
-    this.#stopping ??= this.#teardown();
+    this.#stopping ??= (async () => {
+      try {
+        await this.#nodes?.stop();
+      } finally {
+        await this.#teardown();
+      }
+    })();
     return this.#stopping;
   }
 

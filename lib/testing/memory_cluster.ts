@@ -77,6 +77,7 @@ import { labelMatcher } from "./_label_selector.ts";
 import { jsonPatch, mergePatch, type Operation } from "./_patches.ts";
 import { crdSchema, served } from "./_crds.ts";
 import { invalidMessage, schemaErrors } from "./_schema_check.ts";
+import { createTestNode, type TestNode, type TestNodeOptions } from "./nodes.ts";
 
 /** Options of {@link MemoryCluster}. */
 export interface MemoryClusterOptions {
@@ -157,6 +158,17 @@ export class MemoryCluster implements ManagerClient {
     objects.set(key, stored);
     this.#record(resource, before ? "MODIFIED" : "ADDED", stored, before);
     return structuredClone(stored);
+  }
+
+  /**
+   * Creates a Node with `options.labels`, Ready unless `options.ready` is
+   * false, whose readiness and labels the test then sets through the
+   * {@link TestNode} returned: see nodes.ts.
+   *
+   * @throws {ApiError} 409 AlreadyExists when a Node of that name exists.
+   */
+  node(name: string, options: TestNodeOptions = {}): Promise<TestNode> {
+    return createTestNode(this, { now: this.#now }, name, options);
   }
 
   /** Deletes the object under `key` at once, finalizers or not. */

@@ -9,6 +9,9 @@
  *   timeouts happen when the test says, not after real waiting;
  * - {@link waitFor}: waits for what the pipeline does in the background,
  *   failing with what it waited for;
+ * - Nodes with labels and a readiness the test sets
+ *   (`cluster.node(name, { labels })`, then `setReady` and `setLabels`), on
+ *   both clusters, for an operator that selects or counts Nodes;
  * - {@link testCluster}: a real API server (a shared cluster, or etcd and
  *   kube-apiserver started from `KUBEBUILDER_ASSETS`) and a namespace;
  * - {@link testServiceAccount} (`cluster.serviceAccount({ rules })`): the
@@ -94,5 +97,6 @@ export * from "./wait_for.ts";
 export * from "./cluster.ts";
 export * from "./denials.ts";
 export * from "./service_account.ts";
+export type { TestNode, TestNodeOptions } from "./nodes.ts";
 // Named by ServiceAccountOptions.rules; what derives such rules lives in ./runtime.
 export type { PolicyRule } from "../runtime/rbac/policy_rule.ts";

@@ -4,13 +4,14 @@
  * subresource) and over ConfigMaps: level-triggered reconciles with the
  * generation predicate, owned children mapped to their owner, one reconcile
  * per key at a time, retries with backoff and terminal errors, resuming after
- * the connection to the API server is cut, and relisting after 410 Gone.
+ * the connection to the API server is cut, relisting after 410 Gone, and a
+ * watched Node's update mapped from its old and its new labels.
  *
  *   deno run -A hack/with_cluster.ts -- deno test -A tests/integration/controller_test.ts
  */
 import assert from "node:assert/strict";
 import type { KubeClient } from "../../lib/kube/client.ts";
-import { CONFIG_MAPS, DEPLOYMENTS, SERVICES } from "../../lib/kube/resources.ts";
+import { CONFIG_MAPS, DEPLOYMENTS, NODES, SERVICES } from "../../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../../lib/kube/types.ts";
 import { Caches } from "../../lib/runtime/cache/caches.ts";
 import { systemClock } from "../../lib/async/clock.ts";
@@ -31,6 +32,7 @@ import {
   type RateLimiter,
 } from "../../lib/runtime/queue/rate_limiter.ts";
 import { Semaphore } from "../../lib/async/semaphore.ts";
+import { testCluster } from "../../lib/testing/cluster.ts";
 import { compactEtcd } from "../_support/cluster.ts";
 import { getOrUndefined, waitFor } from "../_support/kube.ts";
 import {
@@ -275,6 +277,43 @@ Deno.test("editing or deleting an owned child reconciles its owner, and only its
   await sleep(500);
   await log.settled();
   assert.equal(log.calls.length, before, "a ConfigMap without an owner reconciled something");
+  assert.deepEqual(log.overlaps, []);
+});
+
+Deno.test("a Node relabelled from one site to another reconciles the site it left as well as the one it joined", async () => {
+  await using cluster = await testCluster({ namespacePrefix: "ctl-relabel" });
+  const { client, namespace } = cluster;
+  const key = (name: string) => keyOf(namespace, name);
+  // Sites are ConfigMaps of the test's namespace; a Node belongs to the one its label names.
+  const SITE = "test.kinglet.dev/site";
+  const log = new ReconcileLog();
+  await using _c = start<KubeObject>({
+    name: "sites",
+    resource: CONFIG_MAPS,
+    watches: [{
+      resource: NODES,
+      map: (node) => {
+        const site = node.metadata?.labels?.[SITE];
+        return site?.startsWith(`${namespace}.`) ? [key(site.slice(namespace.length + 1))] : [];
+      },
+    }],
+    reconcile: log.wrap("sites", () => Promise.resolve({})),
+  }, { client, namespace });
+  for (const name of ["a", "b"]) {
+    await client.create(CONFIG_MAPS, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name },
+    }, { namespace });
+  }
+  const node = await cluster.node("n1", { labels: { [SITE]: `${namespace}.a` } });
+  await until("both sites reconciled", () => log.count(key("a")) > 0 && log.count(key("b")) > 0);
+  await log.settled();
+  const [a, b] = [log.count(key("a")), log.count(key("b"))];
+
+  await node.setLabels({ [SITE]: `${namespace}.b` });
+  await until("the site the Node joined reconciled", () => log.count(key("b")) > b);
+  await until("the site the Node left reconciled", () => log.count(key("a")) > a);
   assert.deepEqual(log.overlaps, []);
 });
 

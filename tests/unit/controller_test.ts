@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { FakeClock, flushMicrotasks, Semaphore } from "../../lib/async/mod.ts";
-import { CONFIG_MAPS, DEPLOYMENTS, type KubeObject, SECRETS } from "../../lib/kube/mod.ts";
+import { CONFIG_MAPS, DEPLOYMENTS, type KubeObject, NODES, SECRETS } from "../../lib/kube/mod.ts";
 import {
   type Action,
   type ControllerSpec,
@@ -12,7 +12,7 @@ import { Caches, stripTransform } from "../../lib/runtime/cache/mod.ts";
 import { Controller } from "../../lib/runtime/controller/mod.ts";
 import { MemoryCluster } from "../../lib/testing/mod.ts";
 import { resetLogging, setupLogging } from "../../lib/log.ts";
-import { Happenings } from "./_until.ts";
+import { Happenings, until } from "./_until.ts";
 
 /** A controller of ConfigMaps over an in-memory cluster, on a fake clock. */
 function harness(
@@ -321,6 +321,36 @@ Deno.test("a change of an owned child reconciles its controller owner", async ()
     },
   });
   assert.deepEqual(await calls.count(2, "the owner's reconcile"), ["ns/a", "ns/a"]);
+});
+
+Deno.test("a Node relabelled from one site to another reconciles the site it left as well as the one it joined", async () => {
+  const calls = new Happenings<string>();
+  await using h = harness((_object, { key }) => {
+    calls.push(key);
+    return Promise.resolve({});
+  }, {
+    // Sites are ConfigMaps here; a Node belongs to the site its `site` label names.
+    watches: [{
+      resource: NODES,
+      map: (node) => node.metadata?.labels?.site ? [`ns/${node.metadata.labels.site}`] : [],
+    }],
+  });
+  h.cluster.put(CONFIG_MAPS, configMap("a"));
+  h.cluster.put(CONFIG_MAPS, configMap("b"));
+  const node = await h.cluster.node("n1", { labels: { site: "a" } });
+  h.start();
+  await until(calls, "both sites' first reconciles", () => calls.items.length >= 2);
+  await settled(
+    "the initial reconciles",
+    () => h.controller.queue.len + h.controller.inFlight === 0,
+  );
+  const before = calls.items.length;
+  await node.setLabels({ site: "b" });
+  await until(
+    calls,
+    "the reconciles of the relabelled Node's old and new site",
+    () => ["ns/a", "ns/b"].every((site) => calls.items.slice(before).includes(site)),
+  );
 });
 
 Deno.test("an owned kind is cached lean by default, labels kept, and whole with a transform of its own", async () => {

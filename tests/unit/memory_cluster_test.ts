@@ -2,14 +2,16 @@
 import assert from "node:assert/strict";
 import {
   CONFIG_MAPS,
+  isAlreadyExists,
   isConflict,
   isInvalid,
   isNotFound,
   type KubeObject,
   NAMESPACES,
+  NODES,
   type WatchEvent,
 } from "../../lib/kube/mod.ts";
-import { MemoryCluster } from "../../lib/testing/mod.ts";
+import { FakeClock, MemoryCluster } from "../../lib/testing/mod.ts";
 
 const configMap = (name: string, labels: Record<string, string> = {}): KubeObject => ({
   apiVersion: "v1",
@@ -180,4 +182,65 @@ Deno.test("the in-memory API server reads a missing object as undefined, and del
   const refused = await cluster.delete(CONFIG_MAPS, "b", { namespace: "ns" }).catch((e) => e);
   assert.ok(isNotFound(refused));
   assert.match(refused.message, /configmaps "b" not found/);
+});
+
+type Node = KubeObject & {
+  spec?: { taints?: { key: string; effect: string }[] };
+  status?: {
+    conditions?: {
+      type: string;
+      status: string;
+      reason?: string;
+      lastHeartbeatTime?: string;
+      lastTransitionTime?: string;
+    }[];
+  };
+};
+
+Deno.test("the in-memory API server makes test Nodes with the test's labels and a readiness it sets", async () => {
+  const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
+  const cluster = new MemoryCluster({ clock });
+  const node = await cluster.node("edge-1", { labels: { site: "a", zone: "z1" } });
+  const ready = () => cluster.object<Node>(NODES, "edge-1")?.status?.conditions;
+  assert.equal(node.name, "edge-1");
+  assert.deepEqual(ready(), [{
+    type: "Ready",
+    status: "True",
+    reason: "KubeletReady",
+    message: "the test made this Node Ready",
+    lastHeartbeatTime: "2026-01-01T00:00:00Z",
+    lastTransitionTime: "2026-01-01T00:00:00Z",
+  }]);
+  assert.deepEqual(cluster.object<Node>(NODES, "edge-1")?.spec?.taints, [
+    { key: "kinglet.dev/test-node", effect: "NoSchedule" },
+  ]);
+
+  await clock.advance(60_000);
+  await node.setReady(false);
+  assert.deepEqual(
+    ready()?.map((c) => [c.status, c.reason, c.lastTransitionTime]),
+    [["False", "KubeletNotReady", "2026-01-01T00:01:00Z"]],
+  );
+  await clock.advance(60_000);
+  await node.setReady(false);
+  assert.deepEqual(
+    ready()?.map((c) => [c.lastHeartbeatTime, c.lastTransitionTime]),
+    [["2026-01-01T00:02:00Z", "2026-01-01T00:01:00Z"]],
+    "the heartbeat moves, the transition stays",
+  );
+
+  await node.setLabels({ site: "b", zone: null });
+  assert.deepEqual(cluster.object(NODES, "edge-1")?.metadata?.labels, { site: "b" });
+  assert.deepEqual(cluster.changes.filter((c) => c.includes("nodes")), [
+    "ADDED nodes edge-1",
+    "MODIFIED nodes edge-1",
+    "MODIFIED nodes edge-1",
+    "MODIFIED nodes edge-1",
+    "MODIFIED nodes edge-1",
+  ]);
+
+  const notReady = await cluster.node("edge-2", { ready: false });
+  const status = cluster.object<Node>(NODES, notReady.name)?.status?.conditions?.[0]?.status;
+  assert.equal(status, "False");
+  assert.ok(isAlreadyExists(await cluster.node("edge-1").catch((e) => e)));
 });

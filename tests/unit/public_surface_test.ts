@@ -253,6 +253,8 @@ const SURFACE: Record<string, string[]> = {
     "ServiceAccountOptions",
     "TestCluster",
     "TestClusterOptions",
+    "TestNode",
+    "TestNodeOptions",
     "TestServiceAccount",
     "WaitForOptions",
     "assertNoDenials",

@@ -22,8 +22,15 @@ const WEB_APPS = {
 function upsert(
   object: KubeObject,
   previous?: Partial<StoreEntry>,
+  previousObject?: KubeObject,
 ): StoreChange<KubeObject> {
-  return { type: "upsert", key: "ns/a", object, previous: previous as StoreEntry | undefined };
+  return {
+    type: "upsert",
+    key: "ns/a",
+    object,
+    previous: previous as StoreEntry | undefined,
+    ...(previousObject && { previousObject }),
+  };
 }
 
 Deno.test("a primary seen for the first time is a change", () => {
@@ -100,6 +107,20 @@ Deno.test("a relist's changes join the backlog and a watch event's are fresh, pr
     ["ns/a", {}],
     ["ns/owner", {}],
   ]);
+});
+
+Deno.test("an update of a related object reconciles what its old and its new version map to, each key once", () => {
+  const added: string[] = [];
+  const bySite = (node: KubeObject) => [`ns/${node.metadata?.labels?.site}`, "ns/all"];
+  const related = relatedTrigger(bySite, (key) => added.push(key), () => {});
+  const node = (site: string, resourceVersion: string): KubeObject => ({
+    metadata: { name: "n1", labels: { site }, resourceVersion },
+  });
+  related(upsert(node("b", "2"), { resourceVersion: "1" }, node("a", "1")));
+  assert.deepEqual(added, ["ns/b", "ns/all", "ns/a"]);
+  added.length = 0;
+  related(upsert(node("b", "2"), { resourceVersion: "2" }, node("b", "2")));
+  assert.deepEqual(added, [], "a relist at the same resourceVersion maps nothing");
 });
 
 Deno.test("a relisted primary whose generation nobody observed yet is missed; one observed joins the backlog", () => {

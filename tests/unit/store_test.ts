@@ -479,6 +479,30 @@ Deno.test("store tells listeners about upserts and deletes with the previous ent
   assert.equal(deleted.type === "delete" && deleted.object?.metadata?.resourceVersion, "3");
 });
 
+Deno.test("store tells listeners the object it held before an update, as transformed, unless a budget evicted it", () => {
+  const fetch = () => Promise.resolve(undefined);
+  const transform = (o: KubeObject) => ({ metadata: o.metadata, data: o.data }) as KubeObject;
+  const store = new Store({ transform, budget: { maxObjects: 1 }, fetch });
+  const before: (KubeObject | undefined)[] = [];
+  store.subscribe((c) => c.type === "upsert" && before.push(c.previousObject));
+  store.apply({ type: "applied", object: cm("a", { data: "old" }) });
+  store.apply({ type: "applied", object: cm("a", { rv: "2", data: "new" }) });
+  store.apply({ type: "applied", object: cm("b") });
+  store.apply({ type: "applied", object: cm("a", { rv: "3" }) });
+  store.apply({ type: "init" });
+  store.apply({ type: "initPage", objects: [cm("a", { rv: "4" }), cm("b", { rv: "5" })] });
+  store.apply({ type: "initDone", resourceVersion: "5" });
+  assert.deepEqual(before.map((o) => o && (o.data as { value: string }).value), [
+    undefined, // a is new
+    "old",
+    undefined, // b is new
+    undefined, // a was evicted for b
+    "a", // the relist finds a as the last update left it
+    undefined, // and b evicted for it
+  ]);
+  assert.deepEqual(Object.keys(before[1]!), ["metadata", "data"], "the transformed object");
+});
+
 Deno.test("store marks entries being deleted", () => {
   const store = new Store();
   const object = cm("a");

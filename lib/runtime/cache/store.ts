@@ -89,6 +89,12 @@ export type StoreChange<T> =
     key: ObjectKey;
     object: T;
     previous: StoreEntry | undefined;
+    /**
+     * The object cached under `key` before this change, shaped by the same
+     * transform as `object`: absent for a new key, and for one whose object
+     * a budget had evicted (its {@link StoreEntry} in `previous` remains).
+     */
+    previousObject?: T;
     /** True when told by a relist rather than by a watch event. */
     relist?: boolean;
   }
@@ -434,8 +440,15 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
         const key = objectKey(event.object);
         const known = this.#state.entries.get(key);
         const previous = known && view(key, known);
+        const previousObject = known?.object;
         const object = this.#put(this.#state, key, event.object);
-        this.#emit({ type: "upsert", key, object, previous });
+        this.#emit({
+          type: "upsert",
+          key,
+          object,
+          previous,
+          ...(previousObject && { previousObject }),
+        });
         break;
       }
       case "deleted": {
@@ -486,7 +499,15 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
       const object = entry.object ?? evicted.get(key)!;
       const previous = old.entries.get(key);
       const before = previous && view(key, previous);
-      this.#emit({ type: "upsert", key, object, previous: before, relist: true });
+      const previousObject = previous?.object;
+      this.#emit({
+        type: "upsert",
+        key,
+        object,
+        previous: before,
+        ...(previousObject && { previousObject }),
+        relist: true,
+      });
     }
     for (const [key, previous] of old.entries) {
       if (next.entries.has(key)) continue;

@@ -44,7 +44,9 @@
  *   their replica counts (see projections.ts); an `owns` entry's own
  *   `transform` overrides it. A `map`, of an owned or a watched kind, gets
  *   the object as cached and a view of the primary cache that sees every
- *   key and the spec's `indexes`, evicted under a memory limit or not.
+ *   key and the spec's `indexes`, evicted under a memory limit or not. An
+ *   update is mapped from the object as it was cached before and as it is
+ *   now, and both answers are reconciled (relations.ts).
  * - A kind may be cached once among `owns` and `watches`: a second entry is
  *   refused, since `context.cache(kind)` could not tell them apart.
  *

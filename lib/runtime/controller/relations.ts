@@ -12,6 +12,12 @@
  *   its deletion mark appeared, so a status write does not loop back.
  * - A related object counts as changed on any new resourceVersion and on
  *   deletion; a relist that finds it unchanged does not count.
+ * - A changed related object is mapped as it is now and, when the store
+ *   still held it, as it was before, and the keys of both answers are
+ *   reconciled (controller-runtime's `EnqueueRequestsFromMapFunc` maps both
+ *   objects of an update too): a Node relabelled away from a site
+ *   reconciles the site it left as well as the one it joined. An object a
+ *   memory budget had evicted is mapped as it is now alone.
  *
  * @example
  * ```ts
@@ -138,9 +144,11 @@ export function primaryTrigger(
 
 /**
  * The listener of an owned or watched store: adds the primary keys `map`
- * gives for each change that {@link changedRelated} counts (to the backlog
- * when a relist told it). A `map` that throws adds nothing and is reported
- * to `failed` with the object's key; the other changes go on.
+ * gives for each change that {@link changedRelated} counts, for the object
+ * as it is now and, on an update, as the store held it before (each key
+ * once), to the backlog when a relist told it. A `map` that throws adds
+ * nothing and is reported to `failed` with the object's key; the other
+ * changes go on.
  */
 export function relatedTrigger(
   map: (object: KubeObject) => ObjectKey[],
@@ -150,9 +158,11 @@ export function relatedTrigger(
   return (change) => {
     const object = changedRelated(change);
     if (!object || change.type === "replace") return;
+    const before = change.type === "upsert" ? change.previousObject : undefined;
     let keys: ObjectKey[];
     try {
       keys = map(object);
+      if (before) keys = union(keys, map(before));
     } catch (error) {
       failed(change.key, error);
       return;
@@ -160,4 +170,9 @@ export function relatedTrigger(
     const lane = laneOf(change);
     for (const key of keys) add(key, lane);
   };
+}
+
+/** `now` and whatever of `was` it lacks; `now` itself when it lacks nothing, as it mostly does. */
+function union(now: ObjectKey[], was: ObjectKey[]): ObjectKey[] {
+  return was.every((key) => now.includes(key)) ? now : [...new Set([...now, ...was])];
 }

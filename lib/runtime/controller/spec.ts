@@ -169,6 +169,11 @@ export interface Watch<P extends KubeObject = KubeObject> extends Omit<CacheOpti
    * a watched kind; for an owned kind, lean by default, which keeps
    * identity, labels, annotations, owners and revision (and replica counts
    * of workloads), so a map by label or annotation needs no `transform`.
+   *
+   * An update is mapped twice, as the object is now and as it was cached
+   * before, and the keys of both answers are reconciled: a Node relabelled
+   * from one site to another reconciles both. An object a memory budget had
+   * evicted is mapped as it is now alone (see the guide's "Relations").
    */
   map?: (object: KubeObject, primary: PrimaryView<P>) => ObjectKey[];
   /**
