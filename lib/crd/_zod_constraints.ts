@@ -17,7 +17,8 @@
  *   warn), the pattern zod writes beside it does the checking.
  *
  * Where it cannot (a refinement, a transform, a format with no pattern, a
- * `.pipe()` target's checks), it reports an {@link UnenforcedConstraint}
+ * `.pipe()` target's checks, a pattern RE2 cannot read, which would make
+ * the API server refuse the CRD), it reports an {@link UnenforcedConstraint}
  * with the path and what to do. A refinement on a node that states CEL
  * rules or `minProperties`/`maxProperties` with `.meta()` counts as
  * expressed by them: that is how an author says the API server enforces it.
@@ -210,7 +211,12 @@ function refinementMessage(def: ZodDef): string | undefined {
 
 /** Flags on patterns, a second pattern, a format the API server does not know. */
 function strings(schema: Zod, json: JsonSchema, path: string, out: UnenforcedConstraint[]): void {
-  const patterns = patternsOf(schema, json);
+  const format = typeof json.format === "string" ? json.format : undefined;
+  const known = format !== undefined && KUBERNETES_FORMATS.has(format);
+  const all = patternsOf(schema, json);
+  // A known format checks what a pattern it comes with says, near enough, so a pattern RE2
+  // cannot read goes without a word there.
+  const patterns = readable(all, path, known ? [] : out);
   delete json.allOf;
   delete json.pattern;
   const [first, ...rest] = patterns;
@@ -224,10 +230,50 @@ function strings(schema: Zod, json: JsonSchema, path: string, out: UnenforcedCon
       })),
     );
   }
-  const format = unknownFormat(json);
-  if (format === undefined) return;
+  if (format === undefined || known) return;
   delete json.format;
-  if (patterns.length === 0) out.push(formatGap(format, path));
+  if (all.length === 0) out.push(formatGap(format, path));
+}
+
+/**
+ * The patterns RE2 can read; each other one is reported: the API server
+ * compiles `pattern` and CEL's `matches` with RE2 and refuses a CRD whose
+ * pattern it cannot compile.
+ */
+function readable(patterns: string[], path: string, out: UnenforcedConstraint[]): string[] {
+  return patterns.filter((pattern) => {
+    const missing = re2Lacks(pattern);
+    if (missing === undefined) return true;
+    out.push({
+      path,
+      constraint: `the pattern ${pattern}`,
+      advice: `the API server reads patterns with RE2, which has no ${missing}, and would refuse ` +
+        "the CRD: write it without them, or check it in the reconcile",
+    });
+    return false;
+  });
+}
+
+/** What of JavaScript's regular expressions `pattern` uses that RE2 lacks, if anything. */
+function re2Lacks(pattern: string): string | undefined {
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === "\\") {
+      const next = pattern.slice(i + 1, i + 3);
+      if (!inClass && (/^[1-9]/.test(next) || next === "k<")) return "backreferences";
+      i++;
+    } else if (inClass) {
+      if (c === "]") inClass = false;
+    } else if (c === "[") {
+      inClass = true;
+    } else if (c === "(" && pattern[i + 1] === "?") {
+      const kind = pattern.slice(i + 2, i + 4);
+      if (kind[0] === "=" || kind[0] === "!") return "lookahead";
+      if (kind === "<=" || kind === "<!") return "lookbehind";
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -253,11 +299,6 @@ function patternsOf(schema: Zod, json: JsonSchema): string[] {
     if (typeof part.pattern === "string") sources.push(part.pattern);
   }
   return sources.map((source) => flagged.get(source) ?? source);
-}
-
-function unknownFormat(json: JsonSchema): string | undefined {
-  const format = json.format;
-  return typeof format === "string" && !KUBERNETES_FORMATS.has(format) ? format : undefined;
 }
 
 function formatGap(format: string, path: string): UnenforcedConstraint {
@@ -324,12 +365,13 @@ function keyRule(key: Zod, json: JsonSchema, path: string, out: UnenforcedConstr
         : `be ${min} to ${max} characters long`,
     );
   }
-  const patterns = patternsOf(key, keyJson);
+  const all = patternsOf(key, keyJson);
+  const patterns = readable(all, keyPath, out);
   for (const pattern of patterns) {
     conditions.push(`k.matches(${celString(pattern)})`);
     words.push(`match ${pattern}`);
   }
-  if (typeof format === "string" && patterns.length === 0) out.push(formatGap(format, keyPath));
+  if (typeof format === "string" && all.length === 0) out.push(formatGap(format, keyPath));
   if (conditions.length === 0) return;
   addRules(json, [{
     rule: `self.all(k, ${conditions.join(" && ")})`,

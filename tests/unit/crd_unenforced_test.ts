@@ -175,3 +175,24 @@ Deno.test("kinglet's kinds and the examples' leave nothing to the reconcile", ()
     assert.deepEqual(kind.unenforced, [], kind.resource.kind);
   }
 });
+
+Deno.test("a pattern RE2 cannot read leaves the CRD, which the API server would refuse, and is reported", () => {
+  const spec = z.object({
+    user: z.string().regex(/^(?!admin$)[a-z]+$/),
+    brackets: z.string().regex(/^[(?=]+\(\?=$/),
+    host: z.hostname(),
+    labels: z.record(z.string().regex(/^(\w)\1$/), z.string()),
+  });
+  const schema = properties(toKubernetesSchema(spec));
+  assert.deepEqual(schema.user, { type: "string" });
+  assert.equal(schema.brackets!.pattern, "^[(?=]+\\(\\?=$");
+  assert.deepEqual(schema.host, { type: "string", format: "hostname" });
+  assert.equal(schema.labels!["x-kubernetes-validations"], undefined);
+  const reported = unenforcedConstraints(spec, ".spec");
+  assert.deepEqual(reported.map(({ path, constraint }) => `${path}: ${constraint}`), [
+    ".spec.user: the pattern ^(?!admin$)[a-z]+$",
+    ".spec.labels (keys): the pattern ^(\\w)\\1$",
+  ]);
+  assert.match(reported[0]!.advice, /RE2, which has no lookahead, and would refuse the CRD/);
+  assert.match(reported[1]!.advice, /RE2, which has no backreferences/);
+});
