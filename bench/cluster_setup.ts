@@ -36,6 +36,12 @@ export interface BenchCluster extends AsyncDisposable {
   readonly kubernetesVersion: string;
   /** What the API server stores in: etcd or kine when started here, else unknown. */
   readonly datastore: string;
+  /**
+   * An existing cluster (`--kubeconfig`), which outlives the run: what the
+   * run makes outside its namespace (objects of a cluster-scoped kind) it
+   * must delete itself.
+   */
+  readonly shared: boolean;
   /** Copies the control plane's component logs into `dir` (a fresh cluster only). */
   saveLogs(dir: string): Promise<void>;
   /** Deletes the namespace, or stops the fresh cluster. */
@@ -87,6 +93,7 @@ export async function provideCluster(options: ProvideOptions): Promise<BenchClus
       namespace,
       kubernetesVersion,
       datastore: cluster?.datastore ?? "unknown (--kubeconfig)",
+      shared: cluster === undefined,
       async saveLogs(dir) {
         if (!cluster) return;
         await Deno.mkdir(dir, { recursive: true });

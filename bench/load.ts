@@ -19,12 +19,13 @@ import { isAlreadyExists, isNotFound } from "../lib/kube/errors.ts";
 import type { KubeObject } from "../lib/kube/types.ts";
 import { type Pace, paced, retrying } from "./pace.ts";
 import type { ReadinessTracker } from "./readiness_tracker.ts";
-import { renderObject, type Target } from "./target.ts";
+import { objectScope, renderObject, type Target } from "./target.ts";
 
 /** What the load steps act with. */
 export interface Workload {
   client: KubeClient;
   target: Target;
+  /** The run's namespace: the objects' unless their kind is cluster-scoped. */
   namespace: string;
   tracker: ReadinessTracker;
   /** Replicas in the object template. */
@@ -66,7 +67,7 @@ export async function createObjects(
       try {
         await w.client.create(w.target.resource, object, signalOf(w));
       } catch (error) {
-        // The namespace is the run's own: the object exists because an earlier try landed.
+        // The name is the run's own: the object exists because an earlier try landed.
         if (!isAlreadyExists(error)) throw error;
       }
     }, w.signal);
@@ -85,7 +86,7 @@ export async function updateObjects(
       () =>
         w.client.patch<KubeObject>(w.target.resource, name, w.target.update, {
           type: "merge",
-          namespace: w.namespace,
+          ...objectScope(w.target, w.namespace),
           ...signalOf(w),
         }),
       w.signal,
@@ -104,12 +105,32 @@ export async function deleteObjects(
     w.tracker.deleted(name);
     await retrying(async () => {
       try {
-        await w.client.delete(w.target.resource, name, { namespace: w.namespace, ...signalOf(w) });
+        await w.client.delete(w.target.resource, name, {
+          ...objectScope(w.target, w.namespace),
+          ...signalOf(w),
+        });
       } catch (error) {
         if (!isNotFound(error)) throw error;
       }
     }, w.signal);
   });
+}
+
+/**
+ * Deletes each name without pacing or tracking, as a run on a shared cluster
+ * leaves: objects of a cluster-scoped kind would otherwise meet the next
+ * run's creates under the same names.
+ */
+export async function removeObjects(
+  client: KubeClient,
+  target: Target,
+  names: readonly string[],
+): Promise<void> {
+  for (const name of names) {
+    await client.delete(target.resource, name).catch((error) => {
+      if (!isNotFound(error)) throw error;
+    });
+  }
 }
 
 function signalOf(w: Workload): { signal?: AbortSignal } {

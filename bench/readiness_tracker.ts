@@ -32,7 +32,8 @@ export type Milestone = "ready" | "updateReady" | "gone";
 export interface TrackerOptions {
   client: KubeClient;
   resource: Resource;
-  namespace: string;
+  /** Where the objects are; omit for a cluster-scoped kind. */
+  namespace?: string;
   rule: ReadyRule;
   /** Milliseconds since the run started. */
   now: () => number;
@@ -137,16 +138,17 @@ export class ReadinessTracker {
   /** Lists, then watches, until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
     const { client, resource, namespace } = this.#options;
+    const scope = namespace === undefined ? {} : { namespace };
     let resourceVersion: string | undefined;
     while (!signal.aborted) {
       try {
         if (resourceVersion === undefined) {
-          const list = await client.list(resource, { namespace, signal });
+          const list = await client.list(resource, { ...scope, signal });
           for (const item of list.items) this.#observe({ type: "ADDED", object: item });
           resourceVersion = list.metadata.resourceVersion;
         }
         const events = client.watch(resource, {
-          namespace,
+          ...scope,
           signal,
           timeoutSeconds: 300,
           ...(resourceVersion ? { resourceVersion } : {}),

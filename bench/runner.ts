@@ -20,12 +20,13 @@ import { type BenchCluster, installCrds, provideCluster } from "./cluster_setup.
 import { computeFigures, type ScenarioMarks } from "./figures.ts";
 import { type BenchOptions, flagSetName, type VariantSpec } from "./options.ts";
 import { OperatorProcess } from "./operator_process.ts";
+import { removeObjects } from "./load.ts";
 import { ReadinessTracker } from "./readiness_tracker.ts";
 import { RunRecorder } from "./recorder.ts";
 import type { BackgroundTimes, Run, Variant } from "./results.ts";
 import { type Scenario, type ScenarioName, SCENARIOS } from "./scenarios.ts";
 import type { Progress } from "./progress.ts";
-import { supports, type Target } from "./target.ts";
+import { objectScope, supports, type Target } from "./target.ts";
 
 /** One run to do. */
 export interface PlannedRun {
@@ -265,7 +266,7 @@ async function drive(
   const tracker = new ReadinessTracker({
     client: cluster.client,
     resource: target.resource,
-    namespace: cluster.namespace,
+    ...objectScope(target, cluster.namespace),
     rule: target.ready,
     now: () => recorder.now(),
     onError: progress.log.bind(progress),
@@ -315,6 +316,11 @@ async function drive(
     watch.abort();
     await watching;
     driven.objects = tracker.timings();
+    if (cluster.shared && !target.resource.namespaced) {
+      await removeObjects(cluster.client, target, driven.objects.map((o) => o.name)).catch((e) =>
+        progress.log(`could not delete this run's ${target.resource.plural}: ${e}`)
+      );
+    }
   }
   return driven;
 }

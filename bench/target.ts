@@ -15,6 +15,13 @@
  * placeholder becomes its value with its type, so `"replicas": "{replicas}"`
  * is a number.
  *
+ * The measured kind's scope comes from its CRD among `crds`, read when the
+ * target is loaded or, for a target whose build writes its CRDs, once it is
+ * built: objects of a cluster-scoped kind are created, listed, patched and
+ * deleted without a namespace (a `metadata.namespace` in the template is
+ * dropped), while `{namespace}` still names the run's namespace wherever
+ * else it appears.
+ *
  * An optional `build` command (placeholder `{deno}`) runs once in `cwd`
  * before the target's first run: kinglet's bundles main.ts, so that every
  * benchmark measures the sources checked out.
@@ -38,6 +45,7 @@
  */
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseAllDocuments } from "yaml";
 import { z } from "zod";
 import type { KubeObject, Resource } from "../lib/kube/types.ts";
 import { type ReadyRule, readyRuleSchema } from "./ready_rule.ts";
@@ -68,7 +76,10 @@ const targetFileSchema = z.object({
   defaultV8Flags: z.array(z.string()).optional(),
   /** CRD files, relative to `cwd`, server-side applied before the operator starts. */
   crds: z.array(z.string()).min(1),
-  /** Plural of the measured kind; group, version and kind come from the object template. */
+  /**
+   * Plural of the measured kind; group, version and kind come from the object
+   * template, its scope from its CRD among `crds`.
+   */
   plural: z.string().min(1),
   object: z.record(z.string(), z.unknown()),
   /** A JSON merge patch: a tenth of the objects get it in the update step, one in restart's edit. */
@@ -110,6 +121,10 @@ export interface Target {
   env: Record<string, string>;
   defaultV8Flags: string[];
   crds: string[];
+  /**
+   * The measured kind; `namespaced` is its CRD's scope, settled at load or,
+   * when the build writes the CRDs, by {@link buildTarget}.
+   */
   resource: Resource;
   object: Record<string, unknown>;
   update: Record<string, unknown>;
@@ -186,7 +201,8 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
   }
   const [group, version] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
   const cwd = resolve(dirname(file), spec.cwd ?? ".");
-  return {
+  const crds = spec.crds.map((crd) => (isAbsolute(crd) ? crd : join(cwd, crd)));
+  const target: Target = {
     name: spec.name,
     ...(spec.description !== undefined && { description: spec.description }),
     file,
@@ -199,8 +215,14 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
     }),
     env: spec.env ?? {},
     defaultV8Flags: spec.defaultV8Flags ?? [],
-    crds: spec.crds.map((crd) => (isAbsolute(crd) ? crd : join(cwd, crd))),
-    resource: { group: group!, version: version!, plural: spec.plural, kind, namespaced: true },
+    crds,
+    resource: {
+      group: group!,
+      version: version!,
+      plural: spec.plural,
+      kind,
+      namespaced: true,
+    },
     object: spec.object,
     update: spec.update,
     ready: spec.ready,
@@ -208,6 +230,70 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
     metricsPath: spec.metricsPath,
     ...(spec.leaderElection && { leaderElection: spec.leaderElection }),
   };
+  if (target.build === undefined || await allExist(crds)) await settleScope(target);
+  return target;
+}
+
+/**
+ * Sets the scope of the target's kind from its CRD.
+ *
+ * @throws {TypeError} when a CRD file is missing or none defines the kind.
+ */
+async function settleScope(target: Target): Promise<void> {
+  const { group, plural } = target.resource;
+  const scope = await crdScope(target.crds, group, plural);
+  if (scope === undefined) {
+    throw new TypeError(
+      `Cannot load the target ${target.file}: none of its 'crds' defines ${plural}.${group}, ` +
+        "the kind of 'object' and 'plural', so its scope is unknown",
+    );
+  }
+  target.resource = { ...target.resource, namespaced: scope === "Namespaced" };
+}
+
+async function allExist(files: readonly string[]): Promise<boolean> {
+  for (const file of files) {
+    if (!(await Deno.stat(file).then(() => true, () => false))) return false;
+  }
+  return true;
+}
+
+/** The `spec.scope` of the CRD of `plural`.`group` among the YAML `files`, if one defines it. */
+async function crdScope(
+  files: readonly string[],
+  group: string,
+  plural: string,
+): Promise<string | undefined> {
+  for (const path of files) {
+    let text: string;
+    try {
+      text = await Deno.readTextFile(path);
+    } catch (error) {
+      throw new TypeError(
+        `Cannot read the CRD file ${path}: ${(error as Error).message}`,
+      );
+    }
+    for (const document of parseAllDocuments(text)) {
+      const crd = document.toJS() as
+        | { spec?: { group?: string; scope?: string; names?: { plural?: string } } }
+        | null;
+      if (crd?.spec?.group === group && crd.spec.names?.plural === plural) return crd.spec.scope;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Where the target's objects of a run in `namespace` are: that namespace,
+ * or none for a cluster-scoped kind. Spread it into a request's options.
+ *
+ * @example
+ * ```ts ignore
+ * await client.delete(target.resource, name, { ...objectScope(target, "bench") });
+ * ```
+ */
+export function objectScope(target: Target, namespace: string): { namespace?: string } {
+  return target.resource.namespaced ? { namespace } : {};
 }
 
 /** Whether the target's command has a place for `knob`. */
@@ -268,7 +354,9 @@ export function renderObject(
   target: Target,
   values: { name: string; namespace: string; index: number; replicas: number },
 ): KubeObject {
-  return fill(target.object, values) as KubeObject;
+  const object = fill(target.object, values) as KubeObject;
+  if (!target.resource.namespaced) delete object.metadata?.namespace;
+  return object;
 }
 
 function fill(value: unknown, values: Record<string, string | number>): unknown {
@@ -304,15 +392,17 @@ function checkPlaceholders(
 }
 
 /**
- * Runs the target's build command, if it has one, in its folder.
+ * Runs the target's build command, if it has one, in its folder, then reads
+ * its kind's scope from the CRDs the build may have written.
  *
  * @throws {Error} when the build fails, with the command and its output.
+ * @throws {TypeError} when a CRD file is still missing or none defines the kind.
  */
 export async function buildTarget(target: Target): Promise<void> {
   if (!target.build) return;
   const [program, ...args] = target.build as [string, ...string[]];
   const failed = await runQuiet(program, args, { cwd: target.cwd, env: target.env });
-  if (!failed) return;
+  if (!failed) return await settleScope(target);
   throw new Error(
     `Cannot build the target ${target.name}: ${
       target.build.join(" ")

@@ -13,6 +13,12 @@
  *   structural a `TypeError` listing every problem, before any cluster sees it.
  * - The spec type is zod's output: defaults applied, as the API server
  *   applies the CRD's defaults before anything reads the object.
+ * - What zod checks and a CRD can hold, the CRD holds (a record's key
+ *   constraints as a CEL rule, regex flags, several patterns); what it
+ *   cannot (a refinement, a transform) the API server does not enforce:
+ *   each is listed in {@link CustomKind.unenforced} with its path and what
+ *   to do, written to standard error at definition, or refused with
+ *   `unenforced: "error"`.
  * - This module loads zod. An operator that only runs needs the kind's
  *   `resource` and types, not zod: keep the `defineKind` call in a module of
  *   its own, import its type with `import type`, and spell the resource out
@@ -45,13 +51,14 @@
  */
 import { type KubeObject, type ObjectMeta, type Resource, resourceName } from "../kube/mod.ts";
 import { checkNames, defaultPlural, refuse } from "./_names.ts";
-import { structuralProblems, toKubernetesSchema } from "./structural.ts";
+import { structuralProblems, toKubernetesSchema, unenforcedConstraints } from "./structural.ts";
 import type {
   CelRule,
   CustomResourceDefinition,
   JsonSchema,
   PrinterColumn,
   ScaleSubresource,
+  UnenforcedConstraint,
   ZodSchema,
 } from "./types.ts";
 
@@ -97,6 +104,18 @@ export interface KindOptions<Spec extends ZodSchema, Status extends ZodSchema | 
   scale?: Partial<ScaleSubresource>;
   /** Labels on the CRD object itself. Defaults to none. */
   labels?: Readonly<Record<string, string>>;
+  /**
+   * What to do with a zod constraint the CRD cannot carry, so that the API
+   * server accepts objects that break it (a `.refine()`, a `.transform()`,
+   * a format it does not know; see {@link CustomKind.unenforced}):
+   * `"warn"` writes each, with its path and what to do, to standard error
+   * once; `"error"` refuses the schema with a `TypeError`; `"ignore"` says
+   * nothing, for a reconcile that parses every spec with the zod schema
+   * itself. A refinement on a field that also states CEL rules (or
+   * `minProperties`, `maxProperties`) with `.meta()` counts as enforced by
+   * them. Defaults to `"warn"`.
+   */
+  unenforced?: "warn" | "error" | "ignore";
 }
 
 /** A kind made by {@link defineKind}: its schemas, its resource and its CRD. */
@@ -112,6 +131,12 @@ export interface CustomKind<
   readonly spec: Spec;
   /** The status schema, if any. */
   readonly status: Status;
+  /**
+   * The zod constraints of spec and status the CRD does not carry, e.g. a
+   * `.refine()` at `.spec.nodeSelector`: the API server accepts objects that
+   * break them. Empty when it enforces everything the schemas check.
+   */
+  readonly unenforced: readonly UnenforcedConstraint[];
   /** A fresh copy of the CRD, ready for server-side apply. */
   crd(): CustomResourceDefinition;
 }
@@ -135,7 +160,8 @@ const COLUMN_TYPES = new Set(["string", "integer", "number", "boolean", "date"])
  *
  * @throws {RangeError} when a name, printer column, CEL rule or scale path is
  * malformed, naming the option and the value.
- * @throws {TypeError} when a schema is not structural, listing every problem.
+ * @throws {TypeError} when a schema is not structural, listing every problem,
+ * or with `unenforced: "error"` when it checks what the CRD cannot carry.
  * @example
  * ```ts
  * import { z } from "zod";
@@ -175,6 +201,11 @@ export function defineKind<
       `Cannot define the kind ${kind}: its schema is not structural:\n${problems.join("\n")}`,
     );
   }
+  const unenforced = [
+    ...unenforcedConstraints(options.spec, ".spec"),
+    ...(options.status ? unenforcedConstraints(options.status, ".status") : []),
+  ];
+  reportUnenforced(kind, unenforced, options.unenforced ?? "warn");
   const subresources = {
     ...(options.status && { status: {} }),
     ...(scale && { scale }),
@@ -215,6 +246,7 @@ export function defineKind<
     apiVersion: `${group}/${version}`,
     spec: options.spec,
     status: options.status as Status,
+    unenforced,
     crd: () => structuredClone(crd),
   };
 }
@@ -237,6 +269,35 @@ function rootSchema(options: KindOptions<ZodSchema, ZodSchema | undefined>): Jso
     required: ["spec"],
     ...(rules.length > 0 && { "x-kubernetes-validations": rules }),
   };
+}
+
+function reportUnenforced(
+  kind: string,
+  unenforced: readonly UnenforcedConstraint[],
+  mode: "warn" | "error" | "ignore",
+): void {
+  if (mode !== "warn" && mode !== "error" && mode !== "ignore") {
+    refuse(kind, "unenforced", mode, "warn, error or ignore");
+  }
+  if (unenforced.length === 0 || mode === "ignore") return;
+  const lines = unenforced.map(({ path, constraint, advice }) =>
+    `  ${path}: ${constraint}; ${advice}`
+  );
+  const count = unenforced.length === 1
+    ? "a zod constraint"
+    : `${unenforced.length} zod constraints`;
+  if (mode === "error") {
+    throw new TypeError(
+      `Cannot define the kind ${kind}: the API server would not enforce ${count} of its ` +
+        `schema:\n${lines.join("\n")}`,
+    );
+  }
+  // deno-lint-ignore no-console -- at definition, before any logging is set up, and never silent
+  console.warn(
+    `The CRD of ${kind} leaves out ${count}; the API server accepts objects that break ` +
+      `${unenforced.length === 1 ? "it" : "them"}:\n${lines.join("\n")}\n` +
+      `(defineKind's 'unenforced: "error"' refuses such a schema, "ignore" silences this)`,
+  );
 }
 
 function celRule(kind: string, rule: CelRule, i: number): CelRule {

@@ -11,6 +11,13 @@
  * restate the number type turned into `format`. {@link structuralProblems}
  * checks the outcome, and `defineKind` refuses a schema that fails it.
  *
+ * What zod checks and `z.toJSONSchema` leaves out is carried where a CRD can
+ * hold it: a record's key constraints become a CEL rule on the map (keys
+ * from an enum, the map's properties), regex flags the pattern's inline
+ * flags, a second pattern a CEL rule. What it cannot hold (refinements,
+ * transforms, formats the API server does not know) is listed by
+ * {@link unenforcedConstraints}, with the path and what to do.
+ *
  * Kubernetes extensions are written on the zod schema with `.meta()`, e.g.
  * `.meta({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] })`.
  *
@@ -25,7 +32,8 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import type { JsonSchema, ZodSchema } from "./types.ts";
+import { carryConstraints } from "./_zod_constraints.ts";
+import type { JsonSchema, UnenforcedConstraint, ZodSchema } from "./types.ts";
 
 const INT32_MAX = 2 ** 31 - 1;
 const INT32_MIN = -(2 ** 31);
@@ -61,8 +69,38 @@ const TYPES = new Set(["object", "array", "string", "integer", "number", "boolea
  * ```
  */
 export function toKubernetesSchema(schema: ZodSchema): JsonSchema {
-  const json = z.toJSONSchema(schema as z.ZodType, { target: "openapi-3.0", io: "input" });
-  return adjust(json as JsonSchema, "");
+  return convert(schema, "").schema;
+}
+
+/**
+ * The constraints `schema` checks that its Kubernetes schema does not carry,
+ * at their paths under `path` (e.g. `.spec`), each with what to do: the API
+ * server accepts objects that break them.
+ *
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * import { unenforcedConstraints } from "./structural.ts";
+ * const spec = z.object({ nodeSelector: z.record(z.string(), z.string()).refine((s) => Object.keys(s).length > 0) });
+ * unenforcedConstraints(spec, ".spec").map((c) => c.path); // [".spec.nodeSelector"]
+ * ```
+ */
+export function unenforcedConstraints(schema: ZodSchema, path = ""): UnenforcedConstraint[] {
+  return convert(schema, path).unenforced;
+}
+
+/** The schema `toKubernetesSchema` returns and what `unenforcedConstraints` reports, at once. */
+function convert(
+  schema: ZodSchema,
+  path: string,
+): { schema: JsonSchema; unenforced: UnenforcedConstraint[] } {
+  // A copy, because zod hands one node to every place a schema is reused and each place is
+  // carried on its own.
+  const json = JSON.parse(JSON.stringify(
+    z.toJSONSchema(schema as z.ZodType, { target: "openapi-3.0", io: "input" }),
+  )) as JsonSchema;
+  const unenforced = carryConstraints(schema, json, path);
+  return { schema: adjust(json, ""), unenforced };
 }
 
 function adjust(node: JsonSchema, path: string): JsonSchema {

@@ -42,6 +42,20 @@ export interface OptionalZodSchema<Output = unknown> {
 /** A JSON Schema node as the API server reads it (extensions keep their `x-` names). */
 export type JsonSchema = { [keyword: string]: unknown };
 
+/**
+ * A constraint a zod schema checks that the CRD made from it does not carry:
+ * the API server accepts objects that break it. `defineKind` reports each
+ * (see its `unenforced` option); where the CRD can carry one, it does.
+ */
+export interface UnenforcedConstraint {
+  /** Where, from the object's root, e.g. `.spec.nodeSelector`; `{}` stands for a map's values. */
+  path: string;
+  /** What zod checks there, e.g. `a refinement ("must select a label")`. */
+  constraint: string;
+  /** What to do so that the API server or the reconcile enforces it. */
+  advice: string;
+}
+
 /** A column of `kubectl get`. */
 export interface PrinterColumn {
   /** The column's heading, e.g. `Ready`. */

@@ -3,7 +3,8 @@
  * its own control planes, runs the operator as a process through every
  * scenario, and must leave a `results.json` that matches the schema and
  * agrees with itself, a `report.md` with a well-formed table per scenario,
- * and SVG charts that are well-formed XML. Takes about two minutes.
+ * and SVG charts that are well-formed XML; and it measures an author's
+ * operator of a cluster-scoped kind. Takes about two minutes.
  *
  *   deno test -A tests/integration/bench_quick_test.ts
  */
@@ -16,6 +17,10 @@ import { denoFlags, grantsFromEnv, kingletEnv, V8_FLAGS } from "../../hack/_perm
 import { BUNDLE_ENTRY } from "../../hack/build.ts";
 import { parseResults, type Results, type Run } from "../../bench/results.ts";
 import type { ScenarioName } from "../../bench/scenarios.ts";
+import { stringify } from "yaml";
+import { z } from "zod";
+import { defineKind } from "../../lib/crd/mod.ts";
+import { SITES } from "../fixtures/cluster_scoped_operator.ts";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const SIZE = 50;
@@ -107,6 +112,66 @@ Deno.test("the Deno floor runs beside kinglet in the idle scenario only", async 
   const report = await Deno.readTextFile(join(out, "report.md"));
   assert.match(report, /\| deno-floor \| [\d.]+ \([\d.]+×\) \|/);
   await Deno.remove(out, { recursive: true });
+});
+
+Deno.test("the harness measures an author's operator of a cluster-scoped kind, API calls included", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kinglet-bench-cluster-scoped-" });
+  const sites = defineKind({
+    group: SITES.group,
+    version: SITES.version,
+    kind: SITES.kind,
+    scope: "Cluster",
+    spec: z.object({ note: z.string() }),
+    status: z.object({ phase: z.string(), observedGeneration: z.int() }).partial(),
+  });
+  const crd = join(dir, "sites.yaml");
+  await Deno.writeTextFile(crd, stringify(sites.crd()));
+  const target = join(dir, "site-operator.json");
+  await Deno.writeTextFile(
+    target,
+    JSON.stringify({
+      name: "site-operator",
+      cwd: REPO,
+      command: [
+        "env",
+        "KUBECONFIG={kubeconfig}",
+        "METRICS_ADDRESS=127.0.0.1:{metricsPort}",
+        "HEALTH_ADDRESS=127.0.0.1:{probePort}",
+        "{deno}",
+        "run",
+        "--allow-all",
+        "tests/fixtures/cluster_scoped_operator.ts",
+      ],
+      crds: [crd],
+      plural: SITES.plural,
+      // The run's namespace in the template is dropped for a cluster-scoped kind.
+      object: {
+        apiVersion: sites.apiVersion,
+        kind: SITES.kind,
+        metadata: { name: "{name}", namespace: "{namespace}" },
+        spec: { note: "{namespace}/{index}" },
+      },
+      update: { spec: { note: "updated" } },
+      ready: {
+        path: "status.phase",
+        equals: "Ready",
+        observedGenerationPath: "status.observedGeneration",
+      },
+    }),
+  );
+  const size = 10;
+  const out = join(dir, "out");
+  const args = ["--quick", "--scenarios", "scale", "--sizes", `${size}`, "--target", target];
+  const { code, stdout } = await bench([...args, "--out", out]);
+  assert.equal(code, 0, `bench exited with ${code}; outputs kept in ${dir}:\n${stdout}`);
+  const [run] = parseResults(await Deno.readTextFile(join(out, "results.json"))).runs as [Run];
+  assert.equal(run.error, undefined, `${run.id}: ${run.error}`);
+  assert.equal(run.objects.length, size);
+  assert.ok(run.objects.every((o) => o.readyMs! > o.createdMs), "every Site Ready");
+  assert.ok(run.objects.every((o) => o.goneMs !== undefined), "every Site gone");
+  assert.ok(run.figures.reconciles! >= size, `${run.figures.reconciles} reconciles`);
+  assert.ok(run.figures.apiCallsPerObject! > 0, "the author's Manager counts its API calls");
+  await Deno.remove(dir, { recursive: true });
 });
 
 function checkResults(results: Results): void {

@@ -64,7 +64,7 @@ Deno.test("a manager given no client fails its run at once when no kubeconfig is
   assert.match(output, /^ConfigError /);
 });
 
-Deno.test("a manager given no client loads the kubeconfig and installs its CRDs before starting", async () => {
+Deno.test("a manager given no client loads the kubeconfig, installs its CRDs before starting and counts its requests", async () => {
   const seen: string[] = [];
   const crd = {
     apiVersion: "apiextensions.k8s.io/v1",
@@ -98,14 +98,37 @@ Deno.test("a manager given no client loads the kubeconfig and installs its CRDs 
          reportingController: "example.com/backup",
          metricsAddress: "0", healthAddress: "0", reportingInstance: "t",
        });
-       console.log(await manager.run());`,
+       console.log(await manager.run());
+       console.log(manager.metrics.render());`,
       { KUBECONFIG: kubeconfig },
     );
     const { code, output } = await run.finished();
     assert.equal(code, 0, output);
-    assert.equal(output.trim(), "stopped");
+    assert.equal(output.trim().split("\n")[0], "stopped");
     const path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/backups.example.com";
     assert.deepEqual(seen.slice(0, 2), [`PATCH ${path} example.com/backup`, `GET ${path} `]);
+    const host = `127.0.0.1:${server.addr.port}`;
+    assert.match(
+      output,
+      new RegExp(
+        `^rest_client_requests_total\\{code="200",method="PATCH",host="${host}"\\} 1$`,
+        "m",
+      ),
+    );
+    assert.match(
+      output,
+      new RegExp(
+        `^rest_client_requests_total\\{code="200",method="GET",host="${host}"\\} [1-9]`,
+        "m",
+      ),
+    );
+    assert.match(
+      output,
+      new RegExp(
+        `^rest_client_request_duration_seconds_count\\{verb="PATCH",host="${host}"\\} 1$`,
+        "m",
+      ),
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

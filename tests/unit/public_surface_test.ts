@@ -234,6 +234,7 @@ const SURFACE: Record<string, string[]> = {
     "PrinterColumn",
     "SCHEMA_HASH_ANNOTATION",
     "ScaleSubresource",
+    "UnenforcedConstraint",
     "ZodSchema",
     "conditionSchema",
     "conditionsSchema",
@@ -241,6 +242,7 @@ const SURFACE: Record<string, string[]> = {
     "schemaHash",
     "structuralProblems",
     "toKubernetesSchema",
+    "unenforcedConstraints",
     "withSchemaHash",
   ],
   "./testing": [

@@ -1,8 +1,10 @@
 /**
  * What kinglet's three kinds share in their CRDs: group, version and names
  * from the kind's run-time resource, the `kinglet` category, the
- * `app.kubernetes.io/part-of` label, and the CEL rule that keeps a primary's
- * name usable as the name of the Services kinglet derives from it.
+ * `app.kubernetes.io/part-of` label, the CEL rule that keeps a primary's
+ * name usable as the name of the Services kinglet derives from it, and no
+ * zod constraint the API server would not enforce (`kinglet run` checks
+ * specs with what the CRD says, not with zod).
  *
  * @example
  * ```ts
@@ -25,6 +27,7 @@ export interface KingletKindOptions {
   categories: string[];
   labels: Record<string, string>;
   validations: CelRule[];
+  unenforced: "error";
 }
 
 /**
@@ -49,5 +52,6 @@ export function kingletKindOptions(resource: Resource, maxNameLength: number): K
         "letter, because it names the Services kinglet creates",
       fieldPath: ".metadata.name",
     }],
+    unenforced: "error",
   };
 }

@@ -8,17 +8,24 @@
  * client to caches and controllers when they are created; `Manager.run`
  * connects it before anything else (so a missing or broken kubeconfig fails
  * the run at once, with the `ConfigError` that says why) and closes it when
- * the run ends.
+ * the run ends. Its requests are counted and timed by the hooks it is made
+ * with, the manager's `rest_client_*` metrics, as `kinglet run`'s are.
  *
  * @module
  */
-import { KubeClient } from "../../kube/client.ts";
+import { type ClientOptions, KubeClient } from "../../kube/client.ts";
 import { loadConfig } from "../../kube/config.ts";
 import type { ManagerClient } from "./manager.ts";
 
 /** A `KubeClient` created by {@link KubeconfigClient.connect}; every call before it throws. */
 export class KubeconfigClient implements ManagerClient {
   #client: KubeClient | undefined;
+  readonly #observers: Pick<ClientOptions, "onRequest" | "onRateLimited">;
+
+  /** `observers` see every request of the client, once connected. */
+  constructor(observers: Pick<ClientOptions, "onRequest" | "onRateLimited"> = {}) {
+    this.#observers = observers;
+  }
 
   /** The API server's URL, once connected. */
   get server(): string | undefined {
@@ -31,7 +38,7 @@ export class KubeconfigClient implements ManagerClient {
    * @throws {ConfigError} when no usable configuration is found.
    */
   async connect(): Promise<void> {
-    this.#client ??= new KubeClient(await loadConfig());
+    this.#client ??= new KubeClient(await loadConfig(), this.#observers);
   }
 
   /** Closes the client's connections; a later {@link KubeconfigClient.connect} opens new ones. */

@@ -130,10 +130,13 @@ export class Manager {
       );
     }
     this.#options = options;
-    this.#ownClient = options.client ? undefined : new KubeconfigClient();
+    this.metrics = options.metrics ?? new RuntimeMetrics();
+    this.#ownClient = options.client ? undefined : new KubeconfigClient({
+      onRequest: this.metrics.observeRequest,
+      onRateLimited: this.metrics.observeRateLimit,
+    });
     this.#client = options.client ?? this.#ownClient!;
     this.#clock = options.clock ?? systemClock;
-    this.metrics = options.metrics ?? new RuntimeMetrics();
     this.#retryBucket = new TokenBucketRateLimiter(this.#clock);
     const plan = options.memoryLimit === undefined ? undefined : memoryPlan(
       positiveLimit(options.memoryLimit),

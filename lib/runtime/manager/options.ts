@@ -39,7 +39,12 @@ export interface ManagerOptions {
    * `loadConfig` finds (`KUBECONFIG`, in-cluster, `~/.kube/config`), as
    * controller-runtime's `GetConfigOrDie`: {@link Manager.run} loads it
    * first, throwing the `ConfigError` that says what is missing, and closes
-   * it when it returns.
+   * it when it returns. That client's requests are counted and timed in
+   * {@link ManagerOptions.metrics} (`rest_client_requests_total`,
+   * `rest_client_request_duration_seconds`,
+   * `rest_client_rate_limiter_duration_seconds`); a `KubeClient` of your own
+   * is counted when made with `onRequest: metrics.observeRequest` and
+   * `onRateLimited: metrics.observeRateLimit` of the metrics you pass.
    */
   client?: ManagerClient;
   /**
