@@ -2,8 +2,9 @@
  * Command-line flags in the style of controller-runtime operators:
  * `--name=value` or `--name value`, booleans as `--flag` or `--flag=false`,
  * and each flag also read from an environment variable `KINGLET_<NAME>`
- * (upper case, dashes as underscores). A flag on the command line wins over
- * its variable.
+ * (upper case, dashes as underscores; an author's operator reads its own
+ * prefix, see {@link FlagNaming}). A flag on the command line wins over its
+ * variable.
  *
  * @example
  * ```ts
@@ -19,6 +20,7 @@
  * @module
  */
 import { parseAddress } from "../runtime/manager/http.ts";
+import { parseMemoryLimit } from "../runtime/memory/limit.ts";
 import { suggest } from "./suggest.ts";
 
 /**
@@ -26,20 +28,27 @@ import { suggest } from "./suggest.ts";
  * is where a listener binds: `host:port`, `:port`, `[v6]:port`, or `0` to turn
  * the listener off; an empty one is refused, since it would turn the listener
  * off unnoticed (an environment file line such as `KINGLET_X=` sets it empty).
+ * A `memory` limit is what `parseMemoryLimit` of the runtime takes (`64Mi`,
+ * `500M`, bytes, `none`); an empty one is refused too.
  */
 export interface FlagSpec {
+  /** The flag without its dashes, e.g. `leader-elect`. */
   name: string;
-  type: "string" | "boolean" | "integer" | "duration" | "address";
+  /** What its value must be. */
+  type: "string" | "boolean" | "integer" | "duration" | "address" | "memory";
   /** Shown in help; used when neither the flag nor its variable is set. */
   default?: string;
   /** Allowed values, checked on parse. */
   choices?: readonly string[];
+  /** One paragraph of `--help`. */
   help: string;
 }
 
 /** A flag error: exit code 2, with the message and a pointer to `--help`. */
 export class UsageError extends Error {
+  /** The status a process ends with for it. */
   readonly exitCode = 2;
+  /** A usage error saying `message`: what is wrong, where it was set, what to write. */
   constructor(message: string) {
     super(message);
     this.name = "UsageError";
@@ -53,20 +62,31 @@ export interface ParsedFlags {
   help: boolean;
 }
 
-/** The environment variable that can set `flag`. */
-export function envName(flag: string): string {
-  return `KINGLET_${flag.toUpperCase().replaceAll("-", "_")}`;
+/** Whose variables set the flags, and where a node keeps them. */
+export interface FlagNaming {
+  /** The prefix of the variables, e.g. `MIRROR_OPERATOR_`. @default "KINGLET_" */
+  prefix?: string;
+  /** The node's environment file, named when a variable is refused. @default "/etc/kinglet/kinglet.env" */
+  envFile?: string;
+}
+
+/** The environment variable that can set `flag`: `KINGLET_<FLAG>`, or under `prefix`. */
+export function envName(flag: string, prefix = "KINGLET_"): string {
+  return `${prefix}${flag.toUpperCase().replaceAll("-", "_")}`;
 }
 
 /**
- * Parses `args` against `specs`, then fills gaps from `env` and defaults.
+ * Parses `args` against `specs`, then fills gaps from `env` (the variables
+ * of `naming`) and defaults.
  *
- * @throws {UsageError} on an unknown flag, a missing value or a value of the wrong form.
+ * @throws {UsageError} on an unknown flag, a missing value or a value of the
+ * wrong form, naming the flag or the variable (and its file) that set it.
  */
 export function parseFlags(
   specs: readonly FlagSpec[],
   args: readonly string[],
   env: Record<string, string | undefined>,
+  naming: FlagNaming = {},
 ): ParsedFlags {
   const byName = new Map(specs.map((s) => [s.name, s]));
   const given: Record<string, string> = {};
@@ -110,14 +130,17 @@ export function parseFlags(
   const values: Record<string, string | undefined> = {};
   for (const spec of specs) {
     const fromFlag = given[spec.name];
-    const fromEnv = env[envName(spec.name)];
+    const variable = envName(spec.name, naming.prefix);
+    const fromEnv = env[variable];
     const value = fromFlag ?? fromEnv ?? spec.default;
     if (value !== undefined && fromFlag !== undefined) {
       check(spec, value, { name: `--${spec.name}`, unset: "leave the flag out" });
     } else if (value !== undefined && fromEnv !== undefined) {
       check(spec, value, {
-        name: envName(spec.name),
-        unset: "remove the variable (in node mode, its line in /etc/kinglet/kinglet.env)",
+        name: variable,
+        unset: `remove the variable (in node mode, its line in ${
+          naming.envFile ?? "/etc/kinglet/kinglet.env"
+        })`,
       });
     }
     values[spec.name] = value;
@@ -157,6 +180,15 @@ function check(spec: FlagSpec, value: string, where: Source): void {
         fail("host:port, :port or [ipv6]:port, such as 127.0.0.1:9090, or 0 to turn it off");
       }
       break;
+    case "memory":
+      try {
+        parseMemoryLimit(value);
+      } catch (error) {
+        if (!(error instanceof RangeError)) throw error;
+        const unset = value.trim() === "" ? `, or ${where.unset} to keep the default` : "";
+        throw new UsageError(`${where.name}=${JSON.stringify(value)}: ${error.message}${unset}`);
+      }
+      break;
     case "string":
       break;
   }
@@ -182,19 +214,21 @@ export function parseDuration(text: string): number | undefined {
 
 /**
  * Help text: `usage`, then `heading` over `specs`, one flag a paragraph, with
- * variable (unless `env` is false, for a command that reads none) and default.
+ * variable (unless `env` is false, for a command that reads none; a string
+ * is the variables' prefix) and default.
  */
 export function formatHelp(
   usage: string,
   specs: readonly FlagSpec[],
   heading = "Flags:",
-  env = true,
+  env: boolean | string = true,
 ): string {
+  const prefix = typeof env === "string" ? env : undefined;
   const lines = [usage, "", heading];
   for (const s of specs) {
     const value = s.type === "boolean" ? "" : ` ${s.choices ? s.choices.join("|") : s.type}`;
     lines.push(`  --${s.name}${value}`);
-    const extra = env ? [`env ${envName(s.name)}`] : [];
+    const extra = env ? [`env ${envName(s.name, prefix)}`] : [];
     if (s.default !== undefined && s.default !== "") extra.push(`default ${s.default}`);
     lines.push(`      ${s.help}${extra.length ? ` (${extra.join("; ")})` : ""}`);
   }
