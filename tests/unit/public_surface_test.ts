@@ -326,6 +326,22 @@ const SURFACE: Record<string, string[]> = {
     "operatorGrants",
     "runtimeEnv",
   ],
+  "./cli": [
+    "FlagSpec",
+    "LogFormat",
+    "LogLevel",
+    "LoggingOptions",
+    "OPERATOR_FLAGS",
+    "OperatorCommand",
+    "OperatorFlags",
+    "PermissionProgram",
+    "UsageError",
+    "exitOnError",
+    "explainPermissionError",
+    "failure",
+    "operatorFlags",
+    "parseOperatorFlags",
+  ],
 };
 
 /** The names `module` exports, from `deno doc --json`. */

@@ -130,7 +130,7 @@ export class Manager {
       );
     }
     this.#options = options;
-    this.#ownClient = options.client ? undefined : new KubeconfigClient();
+    this.#ownClient = options.client ? undefined : new KubeconfigClient(options.connection);
     this.#client = options.client ?? this.#ownClient!;
     this.#clock = options.clock ?? systemClock;
     this.metrics = options.metrics ?? new RuntimeMetrics();
