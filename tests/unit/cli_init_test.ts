@@ -354,6 +354,30 @@ Deno.test("init writes into a new or an empty folder", async () => {
   }
 });
 
+Deno.test("a project formats clean as generated, whatever the length of its names", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const long = `a${"b".repeat(45)}`;
+    const cases = [
+      ["--group=example.dev", "--kind=EdgeSite"],
+      ["--group=init.e2e.kinglet.dev", "--kind=EdgeSite", "--scope=Cluster"],
+      [`--group=${long}.${long}.example.com`, `--kind=Q${long}`, "--version=v1beta22"],
+    ];
+    for (const [i, args] of cases.entries()) {
+      assert.equal(await init([join(dir, String(i)), ...args, `--kinglet=${ROOT}`]), 0);
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["fmt", "--check"],
+        cwd: join(dir, String(i)),
+        env: { NO_COLOR: "1" },
+      }).output();
+      const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, 0, `${args.join(" ")}:\n${text}`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("init refuses a folder that is not empty, and bad input, writing nothing", async () => {
   const dir = await Deno.makeTempDir();
   try {
