@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "../../lib/cli/flags.ts";
+import { deployFiles } from "../../lib/deploy/mod.ts";
+import { CONFIG_MAPS } from "../../lib/kube/mod.ts";
 import { failure, OPERATOR_FLAGS, parseOperatorFlags } from "../../lib/cli/operator_flags.ts";
 import { CONNECTION_FLAGS, RUN_FLAGS } from "../../lib/cli/run_flags.ts";
 import { MEMORY_LIMIT_FORMS, parseMemoryLimit } from "../../lib/runtime/memory/limit.ts";
@@ -151,4 +153,29 @@ Deno.test("operatorFlags exits 2 on a bad variable, saying which, and prints its
   assert.equal(help.code, 0, help.stderr);
   assert.match(help.stdout, /--kubeconfig string\n.*env MIRROR_OPERATOR_KUBECONFIG/);
   assert.match(help.stdout, /--memory-limit memory\n.*64Mi, 1Gi, 500M or bytes; none: no limit/);
+});
+
+Deno.test("the memory limit every generated file sets or shows is one the operator's parser takes", () => {
+  const operator = {
+    ...MIRROR,
+    image: "registry.example.com/mirror-operator:0.1.0",
+    memoryLimit: "192Mi",
+    controllers: [{ name: "mirror", resource: CONFIG_MAPS }],
+  };
+  const files = deployFiles(operator);
+  const variable = `${MIRROR.envPrefix}MEMORY_LIMIT`;
+  const unit = files.get("deploy/systemd/mirror-operator.service")!;
+  const set = new RegExp(`^Environment=${variable}=(.*)$`, "m").exec(unit)?.[1];
+  assert.equal(set, "192Mi");
+  assert.equal(parseOperatorFlags(MIRROR, [], { [variable]: set }).memoryLimit, 192 * 2 ** 20);
+  // The Deployment hands it over from the Downward API, in bytes.
+  assert.match(files.get("deploy/deployment.yaml")!, new RegExp(`name: ${variable}\\n`));
+  assert.equal(parseOperatorFlags(MIRROR, [], { [variable]: "201326592" }).memoryLimit, 201326592);
+  // Each form the environment file's comment names.
+  const env = files.get("deploy/systemd/mirror-operator.env")!;
+  const forms = /\(([^)]*); none: no limit\)/.exec(env)?.[1];
+  assert.equal(`${forms}; none: no limit`, MEMORY_LIMIT_FORMS);
+  for (const value of ["64Mi", "1Gi", "500M", "134217728", "none"]) {
+    assert.doesNotThrow(() => parseOperatorFlags(MIRROR, [], { [variable]: value }), value);
+  }
 });
