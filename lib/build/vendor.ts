@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import meta from "../../deno.json" with { type: "json" };
 
@@ -91,7 +91,7 @@ export async function kingletDigest(root: string): Promise<string> {
 
 /**
  * The version and commit of the kinglet at `root`: the commit from git when
- * `root` is a checkout and git may run, else none.
+ * `root` is the top of a checkout and git may run, else none.
  */
 export async function kingletRevision(
   root: string = KINGLET_ROOT,
@@ -110,7 +110,10 @@ export async function kingletRevision(
       return undefined; // no git, or not allowed to run it: the digest still pins the copy
     }
   };
-  const commit = await git("rev-parse", "HEAD");
+  // A copy inside another repository (a project's vendor/kinglet) has no commit of its own.
+  const top = await git("rev-parse", "--show-toplevel");
+  const own = top !== undefined && resolve(top) === resolve(await Deno.realPath(root));
+  const commit = own ? await git("rev-parse", "HEAD") : undefined;
   if (!commit) return { version: config.version };
   const changes = await git(
     "status",
