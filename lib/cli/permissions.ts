@@ -212,7 +212,7 @@ function remedy(
     case "deno run":
       return program.startTask
         ? `start it with ${variable} ${program.startTask}, or pass ${flag} to deno run`
-        : `pass ${flag} to deno run`;
+        : `pass ${flag} to deno run; its binary takes it at build time: ${variable} ${build}`;
     case "binary":
       return `this binary was built without that permission; rebuild it with ${variable} ${build}`;
     case "unknown":

@@ -131,6 +131,18 @@ Deno.test("a bad flag exits 2; a binary without a read grant names the operator'
     'edgesite-operator may not read "/home/me/edge.yaml": this binary was built without that ' +
       "permission; rebuild it with EDGESITE_OPERATOR_ALLOW_READ=/home/me/edge.yaml deno task build",
   );
+  const run = failure(
+    { name: "edgesite-operator", buildTask: "deno task build" },
+    new Deno.errors.NotCapable(
+      'Requires read access to "/home/me/edge.yaml", run again with the --allow-read flag',
+    ),
+  );
+  assert.equal(
+    run.message,
+    'edgesite-operator may not read "/home/me/edge.yaml": pass --allow-read=/home/me/edge.yaml ' +
+      "to deno run; its binary takes it at build time: " +
+      "EDGESITE_OPERATOR_ALLOW_READ=/home/me/edge.yaml deno task build",
+  );
 });
 
 Deno.test("operatorFlags exits 2 on a bad variable, saying which, and prints its flags on --help", async () => {
