@@ -19,14 +19,15 @@ import {
   parseFlags,
   UsageError,
 } from "./lib/cli/flags.ts";
-import { explainPermissionError } from "./lib/cli/permissions.ts";
+import { failure } from "./lib/cli/operator_flags.ts";
+import { KINGLET } from "./lib/cli/permissions.ts";
 import { runOperator } from "./lib/cli/run.ts";
 import { CONNECTION_FLAGS, RUN_FLAGS, runOptions } from "./lib/cli/run_flags.ts";
 import { suggest } from "./lib/cli/suggest.ts";
 import { VERSION } from "./lib/cli/version.ts";
 import { KubeClient } from "./lib/kube/client.ts";
 import { loadConfig, readEnv } from "./lib/kube/config.ts";
-import { ConfigError, isForbidden } from "./lib/kube/errors.ts";
+import { isForbidden } from "./lib/kube/errors.ts";
 import { type LogFormat, logger, type LogLevel, setupLogging } from "./lib/log.ts";
 
 const USAGE =
@@ -257,24 +258,7 @@ if (import.meta.main) {
 }
 
 function report(error: unknown): number {
-  if (error instanceof UsageError) {
-    console.error(`kinglet: ${error.message}\nRun 'kinglet --help' for usage.`);
-    return 2;
-  }
-  // An error that knows its exit code: a configuration error of its own (2), say.
-  if (error instanceof Error && "exitCode" in error && typeof error.exitCode === "number") {
-    console.error(`kinglet: ${error.message}`);
-    return error.exitCode;
-  }
-  const permission = explainPermissionError(error);
-  if (permission) {
-    console.error(permission);
-    return 1;
-  }
-  if (error instanceof ConfigError) {
-    console.error(`kinglet: ${error.message}`);
-    return 1;
-  }
-  console.error(`kinglet: ${error instanceof Error ? error.message : String(error)}`);
-  return 1;
+  const { code, message } = failure(KINGLET, error);
+  console.error(message);
+  return code;
 }

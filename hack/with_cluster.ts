@@ -3,6 +3,7 @@
  *
  * ```sh
  * deno run -A hack/with_cluster.ts -- deno test -A tests/integration/
+ * deno run -A hack/with_cluster.ts --help
  * ```
  *
  * The command sees `KINGLET_TEST_KUBECONFIG` (which the test kit's
@@ -29,13 +30,39 @@ function say(message: string): void {
   Deno.stderr.writeSync(encoder.encode(`[with_cluster] ${message}\n`));
 }
 
+const USAGE = `usage: deno run -A hack/with_cluster.ts [--] <command> [args...]
+
+Starts a local control plane (etcd or kine, kube-apiserver, kube-controller-manager,
+kube-scheduler, kwok nodes), runs <command> against it with KINGLET_TEST_KUBECONFIG set,
+then stops it; exits with the command's exit code.
+
+  KINGLET_K8S_VERSION=oldest   the oldest Kubernetes kinglet supports (hack/versions.env)
+  KINGLET_DATASTORE=kine       kine on SQLite instead of etcd, as a single-server k3s
+  KUBEBUILDER_ASSETS=<dir>     prebuilt etcd and kube-apiserver instead of ~/.cache/kinglet`;
+
+/** What the arguments ask for: usage, or a command to run against the cluster. */
+export function parseArgs(
+  args: readonly string[],
+): { help: true } | { refused: string } | { command: string[] } {
+  if (args[0] === "--") {
+    return args.length > 1 ? { command: args.slice(1) } : { refused: "no command after --" };
+  }
+  if (args[0] === "--help" || args[0] === "-h") return { help: true };
+  if (args[0]?.startsWith("-")) return { refused: `unknown option ${args[0]}` };
+  return args.length > 0 ? { command: [...args] } : { refused: "no command" };
+}
+
 async function main(args: string[]): Promise<number> {
-  const command = args[0] === "--" ? args.slice(1) : args;
-  const [program, ...programArgs] = command;
-  if (program === undefined) {
-    say("usage: deno run -A hack/with_cluster.ts -- <command> [args...]");
+  const parsed = parseArgs(args);
+  if ("help" in parsed) {
+    Deno.stdout.writeSync(encoder.encode(`${USAGE}\n`));
+    return 0;
+  }
+  if ("refused" in parsed) {
+    say(`${parsed.refused}\n${USAGE}`);
     return 2;
   }
+  const [program, ...programArgs] = parsed.command as [string, ...string[]];
   const repo = fileURLToPath(new URL("..", import.meta.url));
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const dir = join(repo, ".cache", "clusters", `${stamp}-${Deno.pid}`);

@@ -23,50 +23,22 @@
  *
  * @module
  */
-import { allowVariable, PERMISSION_KINDS, type PermissionKind } from "../cli/permissions.ts";
+import {
+  allowVariable,
+  checkOperatorName,
+  envPrefix,
+  PERMISSION_KINDS,
+  type PermissionKind,
+} from "../cli/permissions.ts";
 import { CODE_CACHE_FLAG, V8_FLAGS } from "./tuning.ts";
 
-export { allowVariable, PERMISSION_KINDS, type PermissionKind };
+export { allowVariable, checkOperatorName, envPrefix, PERMISSION_KINDS, type PermissionKind };
 
 /** A grant of one permission kind: all of it, or exactly the listed entries (none when empty). */
 export type Grant = "all" | readonly string[];
 
 /** A grant for each permission kind. */
 export type Grants = Readonly<Record<PermissionKind, Grant>>;
-
-/** Operator names: a DNS label, as a binary, a systemd unit and a Kubernetes object take it. */
-const OPERATOR_NAME = /^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$/;
-
-/**
- * The prefix of an operator's variables: its name in upper case, `-` as `_`.
- *
- * @example
- * ```ts
- * import { envPrefix } from "./grants.ts";
- * envPrefix("kinglet"); // "KINGLET"
- * envPrefix("mirror-operator"); // "MIRROR_OPERATOR"
- * ```
- *
- * @throws {TypeError} when `name` is not a DNS label (lower-case letters, digits, `-`).
- */
-export function envPrefix(name: string): string {
-  checkOperatorName(name);
-  return name.toUpperCase().replaceAll("-", "_");
-}
-
-/**
- * Refuses a name that cannot name a binary, a systemd unit and a variable prefix.
- *
- * @throws {TypeError} when `name` is not a DNS label (lower-case letters, digits, `-`).
- */
-export function checkOperatorName(name: string): void {
-  if (!OPERATOR_NAME.test(name)) {
-    throw new TypeError(
-      `Cannot use the operator name ${JSON.stringify(name)}: expected a DNS label of at most ` +
-        `63 lower-case letters, digits and '-', starting with a letter (e.g. "mirror-operator")`,
-    );
-  }
-}
 
 /**
  * What an operator named `name` needs and nothing more, for the usual places

@@ -10,6 +10,9 @@
  * runtime `deno compile` appends the program to: set `DENORT_BIN` to one of
  * exactly this Deno version where dl.deno.land is unreachable. An operator's
  * `<PREFIX>_ALLOW_<KIND>` variables widen its grants (see {@link grantsFromEnv}).
+ * {@link shippedCommand} runs the bundle as the binary runs, for a launcher
+ * such as the benchmark. {@link vendorKinglet} copies kinglet into a project, with the record of
+ * which kinglet it is, and {@link kingletDigest} checks the copy.
  *
  * This module runs Deno's tooling as subprocesses: import it from build
  * scripts, never from an operator's run path.
@@ -55,4 +58,6 @@ export {
   PERMISSION_KINDS,
   type PermissionKind,
 } from "./grants.ts";
+export { type ShippedCommand, shippedCommand, type ShippedCommandOptions } from "./shipped.ts";
 export { CODE_CACHE_FLAG, RUNTIME_ENV, runtimeEnv, V8_FLAGS } from "./tuning.ts";
+export { kingletDigest, type KingletRecord, vendorKinglet } from "./vendor.ts";

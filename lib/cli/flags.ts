@@ -2,13 +2,14 @@
  * Command-line flags in the style of controller-runtime operators:
  * `--name=value` or `--name value`, booleans as `--flag` or `--flag=false`,
  * and each flag also read from an environment variable `KINGLET_<NAME>`
- * (upper case, dashes as underscores). A flag on the command line wins over
- * its variable.
+ * (upper case, dashes as underscores; an author's operator reads its own
+ * prefix, see {@link ParseOptions}). A flag on the command line wins over its
+ * variable.
  *
  * A variable set but empty (a line `KINGLET_X=` of node mode's environment
  * file) reads as unset, with a warning, where unset means the default; it is
- * refused where a value is needed (an address, or a flag with `whenEmpty`).
- * An error about a value set by a variable names the variable and the file.
+ * refused where a value is needed (an address, a memory limit). An error
+ * about a value set by a variable names the variable and the file.
  *
  * @example
  * ```ts
@@ -24,6 +25,7 @@
  * @module
  */
 import { parseAddress } from "../runtime/manager/http.ts";
+import { parseMemoryLimit } from "../runtime/memory/limit.ts";
 import { suggest } from "./suggest.ts";
 
 /**
@@ -31,21 +33,21 @@ import { suggest } from "./suggest.ts";
  * is where a listener binds: `host:port`, `:port`, `[v6]:port`, or `0` to turn
  * the listener off; an empty one is refused, since it would turn the listener
  * off unnoticed (an environment file line such as `KINGLET_X=` sets it empty).
+ * A `memory` limit is what `parseMemoryLimit` of the runtime takes (`64Mi`,
+ * `500M`, bytes, `none`); an empty one is refused too, since a unit's own
+ * limit, which an environment file's line overrides, would be dropped.
  */
 export interface FlagSpec {
+  /** The flag without its dashes, e.g. `leader-elect`. */
   name: string;
-  type: "string" | "boolean" | "integer" | "duration" | "address";
+  /** What its value must be. */
+  type: "string" | "boolean" | "integer" | "duration" | "address" | "memory";
   /** Shown in help; used when neither the flag nor its variable is set. */
   default?: string;
   /** Allowed values, checked on parse. */
   choices?: readonly string[];
+  /** One paragraph of `--help`. */
   help: string;
-  /**
-   * What to set instead, when an empty variable must be refused rather than
-   * read as unset: where unset is not what an empty line means (a unit's own
-   * memory limit, which the environment file's line overrides).
-   */
-  whenEmpty?: string;
 }
 
 /** Where node mode's units read the `KINGLET_*` variables from. */
@@ -54,8 +56,12 @@ export const ENV_FILE = "/etc/kinglet/kinglet.env";
 /** Where a flag's value came from: its flag or its variable (a default has no source). */
 export type FlagSource = "flag" | "env";
 
-/** Options of {@link parseFlags}. */
+/** Options of {@link parseFlags}: whose variables set the flags, and what to forgive. */
 export interface ParseOptions {
+  /** The prefix of the variables, e.g. `MIRROR_OPERATOR_`. @default "KINGLET_" */
+  prefix?: string;
+  /** The node's environment file, named when a variable is refused. @default "/etc/kinglet/kinglet.env" */
+  envFile?: string;
   /**
    * Flags whose variable, when it holds a value the flag refuses, is
    * ignored with a warning instead: settings this command shares with
@@ -67,7 +73,9 @@ export interface ParseOptions {
 
 /** A flag error: exit code 2, with the message and a pointer to `--help`. */
 export class UsageError extends Error {
+  /** The status a process ends with for it. */
   readonly exitCode = 2;
+  /** A usage error saying `message`: what is wrong, where it was set, what to write. */
   constructor(message: string) {
     super(message);
     this.name = "UsageError";
@@ -86,8 +94,8 @@ export interface ParsedFlags {
 }
 
 /**
- * How a message names a setting: `--flag`, or the variable and the file
- * node mode reads it from.
+ * How a message names a setting: `--flag`, or the variable (under
+ * `options.prefix`) and the file node mode reads it from (`options.envFile`).
  *
  * @example
  * ```ts
@@ -96,21 +104,30 @@ export interface ParsedFlags {
  * // "KINGLET_MEMORY_LIMIT (from the environment; in node mode, /etc/kinglet/kinglet.env)"
  * ```
  */
-export function settingName(flag: string, source?: FlagSource): string {
-  return source === "env" ? `${envName(flag)}${FROM_ENV}` : `--${flag}`;
+export function settingName(
+  flag: string,
+  source?: FlagSource,
+  options: Pick<ParseOptions, "prefix" | "envFile"> = {},
+): string {
+  return source === "env" ? `${envName(flag, options.prefix)}${envOrigin(options)}` : `--${flag}`;
 }
 
-const FROM_ENV = ` (from the environment; in node mode, ${ENV_FILE})`;
+/** What follows a variable's name in a message: where a node sets it. */
+function envOrigin(options: Pick<ParseOptions, "envFile">): string {
+  return ` (from the environment; in node mode, ${options.envFile ?? ENV_FILE})`;
+}
 
-/** The environment variable that can set `flag`. */
-export function envName(flag: string): string {
-  return `KINGLET_${flag.toUpperCase().replaceAll("-", "_")}`;
+/** The environment variable that can set `flag`: `KINGLET_<FLAG>`, or under `prefix`. */
+export function envName(flag: string, prefix = "KINGLET_"): string {
+  return `${prefix}${flag.toUpperCase().replaceAll("-", "_")}`;
 }
 
 /**
- * Parses `args` against `specs`, then fills gaps from `env` and defaults.
+ * Parses `args` against `specs`, then fills gaps from `env` (the variables
+ * under `options.prefix`) and defaults.
  *
- * @throws {UsageError} on an unknown flag, a missing value or a value of the wrong form.
+ * @throws {UsageError} on an unknown flag, a missing value or a value of the
+ * wrong form, naming the flag or the variable (and its file) that set it.
  */
 export function parseFlags(
   specs: readonly FlagSpec[],
@@ -169,14 +186,11 @@ export function parseFlags(
       continue;
     }
     values[spec.name] = spec.default;
-    const fromEnv = env[envName(spec.name)];
+    const name = envName(spec.name, options.prefix);
+    const fromEnv = env[name];
     if (fromEnv === undefined) continue;
-    const variable = {
-      name: envName(spec.name),
-      origin: FROM_ENV,
-      unset: "remove the variable",
-    };
-    if (fromEnv === "" && spec.default !== "" && spec.type !== "address" && !spec.whenEmpty) {
+    const variable = { name, origin: envOrigin(options), unset: "remove the variable" };
+    if (fromEnv === "" && spec.default !== "" && !REFUSES_EMPTY.includes(spec.type)) {
       warnings.push(
         `${variable.name}${variable.origin} is set but empty, read as unset${
           spec.default === undefined ? "" : ` (its default, ${spec.default})`
@@ -196,6 +210,9 @@ export function parseFlags(
   }
   return { values, sources, warnings, positionals, help };
 }
+
+/** Types an empty variable is refused for, never read as unset: it would turn a listener or a limit off unnoticed. */
+const REFUSES_EMPTY: readonly FlagSpec["type"][] = ["address", "memory"];
 
 /** Where a value was set: the flag or its variable (and its file), and how to unset it there. */
 interface Source {
@@ -220,14 +237,6 @@ function check(spec: FlagSpec, value: string, where: Source): void {
     case "duration":
       if (parseDuration(value) === undefined) fail("a duration such as 30s, 2m or 500ms");
       break;
-    case "string":
-      if (value === "" && spec.whenEmpty) {
-        throw new UsageError(
-          `${where.name}${where.origin} is set but empty: set it to ${spec.whenEmpty}, or ` +
-            where.unset,
-        );
-      }
-      break;
     case "address":
       if (value === "") {
         throw new UsageError(
@@ -239,6 +248,19 @@ function check(spec: FlagSpec, value: string, where: Source): void {
       if (value !== "0" && !isAddress(value)) {
         fail("host:port, :port or [ipv6]:port, such as 127.0.0.1:9090, or 0 to turn it off");
       }
+      break;
+    case "memory":
+      try {
+        parseMemoryLimit(value);
+      } catch (error) {
+        if (!(error instanceof RangeError)) throw error;
+        const unset = value.trim() === "" ? `, or ${where.unset} to keep the default` : "";
+        throw new UsageError(
+          `${where.name}=${JSON.stringify(value)}${where.origin}: ${error.message}${unset}`,
+        );
+      }
+      break;
+    case "string":
       break;
   }
   if (spec.choices && !spec.choices.includes(value)) fail(`one of ${spec.choices.join(", ")}`);
@@ -263,19 +285,21 @@ export function parseDuration(text: string): number | undefined {
 
 /**
  * Help text: `usage`, then `heading` over `specs`, one flag a paragraph, with
- * variable (unless `env` is false, for a command that reads none) and default.
+ * variable (unless `env` is false, for a command that reads none; a string
+ * is the variables' prefix) and default.
  */
 export function formatHelp(
   usage: string,
   specs: readonly FlagSpec[],
   heading = "Flags:",
-  env = true,
+  env: boolean | string = true,
 ): string {
+  const prefix = typeof env === "string" ? env : undefined;
   const lines = [usage, "", heading];
   for (const s of specs) {
     const value = s.type === "boolean" ? "" : ` ${s.choices ? s.choices.join("|") : s.type}`;
     lines.push(`  --${s.name}${value}`);
-    const extra = env ? [`env ${envName(s.name)}`] : [];
+    const extra = env ? [`env ${envName(s.name, prefix)}`] : [];
     if (s.default !== undefined && s.default !== "") extra.push(`default ${s.default}`);
     lines.push(`      ${s.help}${extra.length ? ` (${extra.join("; ")})` : ""}`);
   }

@@ -14,7 +14,7 @@
  */
 import { DEFAULT_BURST, DEFAULT_QPS } from "../kube/client.ts";
 import { LOG_LEVELS, type LogFormat, type LogLevel } from "../log.ts";
-import { parseQuantity } from "../operators/quantity.ts";
+import { MEMORY_LIMIT_FORMS, parseMemoryLimit } from "../runtime/memory/limit.ts";
 import {
   type FlagSpec,
   type ParsedFlags,
@@ -57,6 +57,22 @@ export const CONNECTION_FLAGS: readonly FlagSpec[] = [
   },
 ];
 
+/** `--leader-elect`, of `kinglet run` and of an author's operator. */
+export const LEADER_ELECT_FLAG: FlagSpec = {
+  name: "leader-elect",
+  type: "boolean",
+  default: "false",
+  help: "Take a Lease so one instance reconciles.",
+};
+
+/** `--memory-limit`, of `kinglet run` and of an author's operator, read by `parseMemoryLimit`. */
+export const MEMORY_LIMIT_FLAG: FlagSpec = {
+  name: "memory-limit",
+  type: "memory",
+  help:
+    `Resident memory to stay under: ${MEMORY_LIMIT_FORMS} (0 also means none). It sizes the primary caches, list pages and concurrency from it, and as RSS nears it evicts cached objects, then runs fewer reconciles. Unset: the container's cgroup limit, if it has one.`,
+};
+
 /** Flags of `kinglet run`. */
 export const RUN_FLAGS: readonly FlagSpec[] = [
   ...CONNECTION_FLAGS,
@@ -72,12 +88,7 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
     default: CONTROLLER_NAMES.join(","),
     help: `Comma-separated controllers to run, of ${CONTROLLER_NAMES.join(", ")}.`,
   },
-  {
-    name: "leader-elect",
-    type: "boolean",
-    default: "false",
-    help: "Take a Lease so one instance reconciles.",
-  },
+  LEADER_ELECT_FLAG,
   {
     name: "leader-election-namespace",
     type: "string",
@@ -153,13 +164,7 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
     default: "0",
     help: "Estimated bytes each primary cache keeps in full objects. 0: no cap.",
   },
-  {
-    name: "memory-limit",
-    type: "string",
-    help:
-      "Resident memory to stay under, as a quantity (64Mi, 1Gi, 500M or bytes): sizes the primary caches, list pages and concurrency from it, and as RSS nears it evicts cached objects, then runs fewer reconciles. 0 or none: no limit. Unset: the container's cgroup limit, if it has one.",
-    whenEmpty: "a quantity such as 256Mi, or none for no limit",
-  },
+  MEMORY_LIMIT_FLAG,
   {
     name: "shutdown-timeout",
     type: "duration",
@@ -296,7 +301,9 @@ export function runOptions(
   if (qps > 0 && !(burst >= 1)) {
     throw new UsageError(`${name("kube-api-burst")}: must be at least 1, got ${burst}`);
   }
-  const memoryLimit = parseMemoryLimit(values["memory-limit"], name("memory-limit"));
+  const memoryText = values["memory-limit"];
+  // parseFlags has checked it, naming the flag or the variable that set it.
+  const memoryLimit = memoryText === undefined ? undefined : parseMemoryLimit(memoryText);
   const positive = (name: string) => {
     const n = Number(values[name] ?? 0);
     return n > 0 ? n : undefined;
@@ -363,38 +370,4 @@ function parseConcurrency(
     limits[name as ControllerName] = n;
   }
   return limits;
-}
-
-/** Below this no limit can be kept: an idle kinglet alone takes about 50 MiB. */
-const MIN_MEMORY_LIMIT = 32 * 2 ** 20;
-
-/**
- * `--memory-limit`: bytes, 0 for `0` and `none`, undefined when unset.
- *
- * @throws {UsageError} when the text is not a memory quantity, not a whole
- *   number of bytes, or below 32Mi.
- */
-function parseMemoryLimit(text: string | undefined, setting: string): number | undefined {
-  if (text === undefined || text.trim() === "") return undefined;
-  const value = text.trim();
-  if (value === "none" || value === "0") return 0;
-  const hint = "use bytes or a number with a suffix, such as 64Mi, 1Gi or 500M; none disables it";
-  let bytes: number;
-  try {
-    bytes = parseQuantity(value);
-  } catch {
-    throw new UsageError(`${setting}: ${JSON.stringify(value)} is not a quantity; ${hint}`);
-  }
-  if (!Number.isSafeInteger(bytes)) {
-    throw new UsageError(
-      `${setting}: ${JSON.stringify(value)} is not a whole number of bytes; ${hint}`,
-    );
-  }
-  if (bytes < MIN_MEMORY_LIMIT) {
-    throw new UsageError(
-      `${setting}: ${value} is below 32Mi, less than kinglet takes idle (about 50 MiB); ` +
-        "give it at least 64Mi, or none to run without a limit",
-    );
-  }
-  return bytes;
 }

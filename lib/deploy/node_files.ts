@@ -33,6 +33,7 @@ import { comment } from "./_comment.ts";
 import { memoryLimitVariable } from "./cluster_files.ts";
 import { type EnvGroup, type Operator, systemdMemory } from "./operator.ts";
 import { RUNTIME_ENV } from "../build/mod.ts";
+import { MEMORY_LIMIT_FORMS } from "../runtime/memory/mod.ts";
 
 /** The hardening both services share, after their `UMask=`-free head. */
 function sandbox(): string {
@@ -189,7 +190,7 @@ export function envFile(operator: Operator): string {
     ).split("\n").filter(Boolean).map((line) => line.slice(2));
   const memory: EnvGroup = {
     comment: [
-      `Resident memory to stay under (64Mi, 1Gi, 500M or bytes; none: no limit).`,
+      `Resident memory to stay under (${MEMORY_LIMIT_FORMS}).`,
       `${units.service} sets ${operator.memoryLimit}, beside its MemoryMax=${
         systemdMemory(operator.memoryLimit)
       }; change both together.`,

@@ -155,8 +155,10 @@ export {
   type CgroupMemoryLimit,
   cgroupMemoryLimit,
   type CgroupReadOptions,
+  MEMORY_LIMIT_FORMS,
   type MemoryLevel,
   type MemoryStats,
+  parseMemoryLimit,
 } from "./memory/mod.ts";
 export {
   type ControllerMetrics,

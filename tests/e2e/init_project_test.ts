@@ -1,11 +1,17 @@
 /**
- * A project from `kinglet init` passes its own e2e test (`deno task e2e`:
- * its `main.ts` as a process against a real API server) on the local
- * control plane, as generated. The project finds the cluster as its README
- * says, through `KINGLET_TEST_KUBECONFIG`, which `hack/with_cluster.ts` sets.
- * Then its node-mode credentials step (`main.ts install`, what the generated
- * credentials unit runs) writes a kubeconfig of the operator's own
- * ServiceAccount, which may list what the operator caches and nothing else.
+ * Projects from `kinglet init` pass their own check, unit tests and e2e test
+ * (`deno task e2e`: their `main.ts` as a process against a real API server)
+ * on the local control plane, as generated, for a short name and a long one:
+ * `mirror-operator` (namespaced, kinglet found in this checkout; its check
+ * and unit tests run in tests/unit/cli_init_project_test.ts, on the same
+ * project) and `edgesite-operator` (cluster-scoped, kinglet vendored as by
+ * default). The two run side by side on one cluster. A project finds the cluster as its
+ * README says, through `KINGLET_TEST_KUBECONFIG`, which `hack/with_cluster.ts`
+ * sets; their e2e tests start `main.ts --kubeconfig <its ServiceAccount's>`.
+ * Then the short one's node-mode credentials step (`main.ts install`, what
+ * the generated credentials unit runs) writes a kubeconfig of the operator's
+ * own ServiceAccount, which may list what the operator caches and nothing
+ * else, and says to run the operator with it through `--kubeconfig`.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -22,8 +28,34 @@ import { testKubeconfig } from "../_support/cluster.ts";
 import { adminClient } from "../_support/kube.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-/** A group of its own, so that its CRD meets no other test's. */
-const GROUP = "init.e2e.kinglet.dev";
+
+/** A project to generate: its folder, what init is told, and the CRD it installs. */
+interface Project {
+  dir: string;
+  args: string[];
+  crd: string;
+  /**
+   * Whether its check and unit tests run here too; the short one's run in
+   * tests/unit/cli_init_project_test.ts, generated the same way.
+   */
+  checked: boolean;
+}
+
+/** The projects, each in a group of its own, so that its CRD meets no other test's. */
+const PROJECTS: readonly Project[] = [
+  {
+    dir: "mirror-operator",
+    args: ["--group=init.e2e.kinglet.dev", "--kind=Mirror", `--kinglet=${ROOT}`],
+    crd: "mirrors.init.e2e.kinglet.dev",
+    checked: false,
+  },
+  {
+    dir: "edgesite-operator",
+    args: ["--group=edge.sites.init.e2e.kinglet.dev", "--kind=EdgeSite", "--scope=Cluster"],
+    crd: "edgesites.edge.sites.init.e2e.kinglet.dev",
+    checked: true,
+  },
+];
 
 async function deno(args: string[], cwd: string): Promise<{ code: number; output: string }> {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -36,29 +68,42 @@ async function deno(args: string[], cwd: string): Promise<{ code: number; output
   return { code: out.code, output: decode(out.stdout) + decode(out.stderr) };
 }
 
-Deno.test("a project from kinglet init passes its e2e test against the control plane", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "kinglet-init-e2e-" });
-  const project = join(dir, "mirror-operator");
+/** Runs `deno <args>` in `cwd`, failing with its output and `what` unless it exits 0. */
+async function passes(what: string, args: string[], cwd: string): Promise<string> {
+  const { code, output } = await deno(args, cwd);
+  assert.equal(code, 0, `${what}: deno ${args.join(" ")} exited ${code}:\n${output}`);
+  return output;
+}
+
+/** Generates `project` into `parent`, then runs its check and unit tests if asked, and its e2e test. */
+async function generateAndTest(parent: string, project: Project): Promise<string> {
+  const dir = join(parent, project.dir);
+  await passes(project.dir, [
+    "run",
+    "--allow-all",
+    join(ROOT, "main.ts"),
+    "init",
+    dir,
+    ...project.args,
+  ], parent);
+  if (project.checked) {
+    await passes(project.dir, ["task", "check"], dir);
+    assert.match(await passes(project.dir, ["task", "test"], dir), /ok \| \d+ passed \| 0 failed/);
+  }
+  const e2e = await passes(project.dir, ["task", "e2e"], dir);
+  assert.match(e2e, /ok \| 1 passed \| 0 failed/);
+  return dir;
+}
+
+Deno.test("projects from kinglet init, short and long named, pass their check, unit and e2e tests", async () => {
+  const parent = await Deno.makeTempDir({ prefix: "kinglet-init-e2e-" });
   const client = await adminClient();
   try {
-    const init = await deno([
-      "run",
-      "--allow-all",
-      join(ROOT, "main.ts"),
-      "init",
-      project,
-      `--group=${GROUP}`,
-      "--kind=Mirror",
-      `--kinglet=${ROOT}`,
-    ], dir);
-    assert.equal(init.code, 0, init.output);
-    const e2e = await deno(["task", "e2e"], project);
-    assert.equal(e2e.code, 0, e2e.output);
-    assert.match(e2e.output, /ok \| 1 passed \| 0 failed/);
+    const [mirror] = await Promise.all(PROJECTS.map((project) => generateAndTest(parent, project)));
 
-    const nodeKubeconfig = join(dir, "node", "kubeconfig");
-    await Deno.mkdir(join(dir, "node"));
-    const install = await deno([
+    const nodeKubeconfig = join(parent, "node", "kubeconfig");
+    await Deno.mkdir(join(parent, "node"));
+    const install = await passes("install", [
       "run",
       "--allow-all",
       "main.ts",
@@ -67,8 +112,8 @@ Deno.test("a project from kinglet init passes its e2e test against the control p
       testKubeconfig(),
       "--node-kubeconfig",
       nodeKubeconfig,
-    ], project);
-    assert.equal(install.code, 0, install.output);
+    ], mirror!);
+    assert.match(install, new RegExp(`run mirror-operator with --kubeconfig ${nodeKubeconfig}`));
     const node = new KubeClient(await loadConfig({ kubeconfig: nodeKubeconfig }));
     try {
       // The controller owns ConfigMaps: its account lists them everywhere, and no Secret.
@@ -78,8 +123,10 @@ Deno.test("a project from kinglet init passes its e2e test against the control p
       node.close();
     }
   } finally {
-    await client.delete(CUSTOM_RESOURCE_DEFINITIONS, `mirrors.${GROUP}`, { ignoreNotFound: true });
+    for (const { crd } of PROJECTS) {
+      await client.delete(CUSTOM_RESOURCE_DEFINITIONS, crd, { ignoreNotFound: true });
+    }
     client.close();
-    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(parent, { recursive: true });
   }
 });

@@ -161,26 +161,38 @@ Deno.test("--memory-limit takes Kubernetes quantities, 0 or none, and is left to
   assert.equal(limit(["--memory-limit", "none"]), 0);
 });
 
-Deno.test("a bad --memory-limit is a usage error that says what was wrong and what to write", () => {
-  const message = (value: string) => {
+Deno.test("a bad --memory-limit is a usage error that says what was wrong, where, and what to write", () => {
+  const message = (args: string[], env: Record<string, string> = {}) => {
     try {
-      runOptions(parseFlags(RUN_FLAGS, ["--memory-limit", value], {}).values);
+      runOptions(parseFlags(RUN_FLAGS, args, env).values);
     } catch (e) {
       assert.ok(e instanceof UsageError);
       return e.message;
     }
-    assert.fail(`--memory-limit ${value} was accepted`);
+    assert.fail(`--memory-limit ${args.join(" ")} ${JSON.stringify(env)} was accepted`);
   };
+  const flag = (value: string) => message(["--memory-limit", value]);
   assert.equal(
-    message("64MB"),
-    '--memory-limit: "64MB" is not a quantity; use bytes or a number with a suffix, such as 64Mi, 1Gi or 500M; none disables it',
+    flag("64MB"),
+    '--memory-limit="64MB": "64MB" is not a memory limit: write 64Mi, 1Gi, 500M or bytes, or none for no limit',
   );
-  assert.match(message("-64Mi"), /"-64Mi" is not a quantity/);
-  assert.match(message("67108864.5"), /"67108864.5" is not a whole number of bytes/);
-  assert.match(message("500m"), /"500m" is not a whole number of bytes/);
+  assert.match(flag("-64Mi"), /"-64Mi" is not a memory limit/);
+  assert.match(flag("67108864.5"), /"67108864.5" is not a whole number of bytes/);
+  assert.match(flag("500m"), /"500m" is not a memory limit/);
   assert.equal(
-    message("16Mi"),
-    "--memory-limit: 16Mi is below 32Mi, less than kinglet takes idle (about 50 MiB); give it at least 64Mi, or none to run without a limit",
+    flag("16Mi"),
+    '--memory-limit="16Mi": 16Mi is below 32Mi, less than an operator on Deno takes idle (40 to 50 MiB): give it at least 64Mi, or none to run without a limit',
+  );
+  // Set by the variable, the message names the variable and the node's file, not the flag.
+  assert.equal(
+    message([], { KINGLET_MEMORY_LIMIT: "" }),
+    'KINGLET_MEMORY_LIMIT="" (from the environment; in node mode, /etc/kinglet/kinglet.env): ' +
+      "an empty memory limit names no limit: write 64Mi, 1Gi, 500M or bytes, or none for no " +
+      "limit, or remove the variable to keep the default",
+  );
+  assert.match(
+    message([], { KINGLET_MEMORY_LIMIT: "1 GiB" }),
+    /^KINGLET_MEMORY_LIMIT="1 GiB" \(from the environment; in node mode, \/etc\/kinglet\/kinglet\.env\): /,
   );
 });
 

@@ -1,12 +1,16 @@
 /**
  * A project from `kinglet init` is green as generated: with `--kinglet`
  * pointing at this checkout, its `deno task check` (format, lint, types) and
- * its unit tests pass, `deno task crds` writes its CRD, and `deno task build
- * --bundle-only` writes the bundle.
+ * its unit tests pass, `deno task crds` writes its CRD, `deno task build
+ * --bundle-only` writes the bundle, and `deno task bench` measures that
+ * bundle as the binary runs it. (tests/e2e/init_project_test.ts runs a long
+ * named, cluster-scoped, vendored one too, and both e2e tests.)
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { expandCommand, loadTarget } from "../../bench/target.ts";
+import { RUNTIME_ENV, V8_FLAGS } from "../../lib/build/tuning.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -55,6 +59,30 @@ Deno.test("a project from kinglet init checks, tests, writes its CRD and bundles
     assert.match(build, /build: built dist\/bundle\/main\.js/);
     // Running it would connect to a cluster: resolving every import it loads shows it whole.
     await deno(["info", "dist/bundle/main.js"], project);
+
+    // The bench runs that bundle as the binary runs it: the build's grants, flags and environment.
+    assert.match(await deno(["task", "bench", "--help"], project), /--target/);
+    const target = await loadTarget(join(project, "bench", "results", "target.json"));
+    assert.deepEqual(target.env, RUNTIME_ENV);
+    assert.deepEqual(target.defaultV8Flags, V8_FLAGS);
+    const values = { kubeconfig: "/k", metricsPort: 1, probePort: 2, namespace: "n" };
+    const command = expandCommand(target, { ...values, v8Flags: target.defaultV8Flags! });
+    assert.ok(command.includes("--no-code-cache"), command.join(" "));
+    assert.ok(command.includes(`--v8-flags=${V8_FLAGS.join(",")}`), command.join(" "));
+    assert.equal(command.at(-1), "dist/bundle/main.js");
+    assert.ok(command.some((arg) => /^--allow-read=.*,\/k$/.test(arg)), command.join(" "));
+    // Under those grants the bundle starts: its flags are read, and --help answers.
+    const [env, ...argv] = command;
+    assert.equal(env, "env");
+    const help = await new Deno.Command(env!, {
+      args: [...argv, "--help"],
+      cwd: project,
+      env: { ...target.env, NO_COLOR: "1" },
+      stdin: "null",
+    }).output();
+    const text = new TextDecoder().decode(help.stdout) + new TextDecoder().decode(help.stderr);
+    assert.equal(help.code, 0, text);
+    assert.match(text, /--kubeconfig string\n.*env MIRROR_OPERATOR_KUBECONFIG/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "../../lib/cli/flags.ts";
 import { initCommand } from "../../lib/cli/init/command.ts";
+import { kingletDigest } from "../../lib/build/vendor.ts";
 import { importMap, locateKinglet, VENDORED } from "../../lib/cli/init/dependency.ts";
 import { projectNames } from "../../lib/cli/init/names.ts";
 import { projectFiles } from "../../lib/cli/init/project.ts";
@@ -12,6 +13,13 @@ import { z } from "zod";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const MIRROR = { group: "example.dev", kind: "Mirror" };
+/** A kinglet vendored into the project, as init records it. */
+const VENDORED_KINGLET = {
+  version: "0.1.0",
+  commit: "0123456789abcdef0123456789abcdef01234567",
+  source: VENDORED,
+  sha256: "sha256-00",
+};
 
 /** The UsageError `run` throws, or a failure when it throws none. */
 function usageError(run: () => unknown): UsageError {
@@ -120,7 +128,7 @@ Deno.test("a reserved word or a template's own name never becomes an identifier"
 });
 
 Deno.test("init writes the project's files, and nothing else", () => {
-  const files = projectFiles(projectNames(MIRROR), VENDORED);
+  const files = projectFiles(projectNames(MIRROR), VENDORED_KINGLET);
   assert.deepEqual([...files.keys()].sort(), [
     ".gitignore",
     "README.md",
@@ -142,7 +150,9 @@ Deno.test("init writes the project's files, and nothing else", () => {
     "deploy/systemd/mirror-operator-credentials.timer",
     "deploy/systemd/mirror-operator.env",
     "deploy/systemd/mirror-operator.service",
+    "kinglet.json",
     "main.ts",
+    "scripts/bench.ts",
     "scripts/crds.ts",
     "scripts/deploy.ts",
     "src/controller.ts",
@@ -152,6 +162,7 @@ Deno.test("init writes the project's files, and nothing else", () => {
     "tests/e2e/operator_test.ts",
     "tests/unit/controller_test.ts",
     "tests/unit/deploy_test.ts",
+    "tests/unit/kinglet_test.ts",
   ]);
   const schema = files.get("src/schema.ts")!;
   assert.match(
@@ -184,7 +195,7 @@ Deno.test("init writes the project's files, and nothing else", () => {
 });
 
 Deno.test("the project's deno.json maps kinglet's package names and has the front-door tasks", () => {
-  const files = projectFiles(projectNames(MIRROR), VENDORED);
+  const files = projectFiles(projectNames(MIRROR), VENDORED_KINGLET);
   const config = JSON.parse(files.get("deno.json")!);
   assert.equal(config.imports["@kinglet/kinglet/runtime"], "./vendor/kinglet/lib/runtime/mod.ts");
   assert.deepEqual(Object.keys(config.tasks).sort(), [
@@ -202,11 +213,64 @@ Deno.test("the project's deno.json maps kinglet's package names and has the fron
     "deno run --allow-all ./vendor/kinglet/lib/build/cli.ts --name mirror-operator --entry main.ts " +
       "--allow-env=METRICS_ADDRESS,HEALTH_ADDRESS",
   );
-  assert.match(
-    config.tasks.bench,
-    /vendor\/kinglet\/bench\/main\.ts --target bench\/target\.json,\.\/vendor\/kinglet\/bench\/targets\/deno-floor\.json$/,
-  );
+  assert.equal(config.tasks.bench, "deno task crds && deno run --allow-all scripts/bench.ts");
   assert.equal(config.compilerOptions.noUncheckedIndexedAccess, true);
+});
+
+Deno.test("kinglet.json records the vendored kinglet, and the README says how to reproduce it", () => {
+  const files = projectFiles(projectNames(MIRROR), VENDORED_KINGLET);
+  assert.deepEqual(JSON.parse(files.get("kinglet.json")!), VENDORED_KINGLET);
+  const readme = files.get("README.md")!;
+  assert.match(readme, /vendored by `kinglet init` from kinglet 0\.1\.0 at commit `0123456789ab/);
+  assert.match(
+    readme,
+    /`git -C <kinglet checkout> archive 0123456789abcdef0123456789abcdef01234567 LICENSE README\.md deno\.json main\.ts lib crds\/schema_hashes\.ts \| tar -x -C vendor\/kinglet`/,
+  );
+  assert.match(readme, /<kinglet checkout>\/lib\/build\/vendor\.ts \.`/);
+  assert.doesNotMatch(readme, /--branch <tag>/);
+  assert.match(
+    files.get("tests/unit/kinglet_test.ts")!,
+    /kingletDigest\(vendored\), record\.sha256/,
+  );
+  const checkout = projectFiles(projectNames(MIRROR), { version: "0.1.0", source: "../kinglet" });
+  assert.ok(!checkout.has("tests/unit/kinglet_test.ts"), "nothing vendored, nothing to check");
+});
+
+Deno.test("--scope Cluster makes the kind cluster-scoped in its Resource, CRD, RBAC, tests and bench target", () => {
+  const names = projectNames({ ...MIRROR, scope: "Cluster" });
+  assert.equal(names.namespaced, false);
+  assert.equal(projectNames(MIRROR).namespaced, true);
+  const files = projectFiles(names, VENDORED_KINGLET);
+  assert.match(files.get("src/kind.ts")!, /^ {2}namespaced: false,$/m);
+  assert.match(files.get("src/schema.ts")!, /^ {2}scope: "Cluster",/m);
+  // Its spec names where the ConfigMap goes; a namespaced kind's is its own namespace.
+  assert.match(files.get("src/schema.ts")!, /^ {4}namespace: z\.string\(\)/m);
+  assert.match(files.get("src/controller.ts")!, /spec: \{ namespace \} \} = mirror;/);
+  assert.match(
+    files.get("tests/unit/controller_test.ts")!,
+    /cluster\.object<Mirror>\(MIRRORS, "sample"\)/,
+  );
+  assert.match(files.get("tests/e2e/operator_test.ts")!, /await client\.delete\(MIRRORS, "sample"/);
+  const target = JSON.parse(files.get("bench/target.json")!);
+  assert.deepEqual(target.object.metadata, { name: "{name}" });
+  assert.equal(target.object.spec.namespace, "{namespace}");
+  assert.match(files.get("deploy/clusterrole.yaml")!, /resources: \["mirrors"\]/);
+  assert.match(
+    usageError(() => projectNames({ ...MIRROR, scope: "cluster" })).message,
+    /--scope "cluster" is not a scope: write Namespaced \(the default/,
+  );
+});
+
+Deno.test("init refuses a kind too long to name its operator and namespace", () => {
+  const kind = `M${"x".repeat(47)}`;
+  assert.match(
+    usageError(() => projectNames({ ...MIRROR, kind })).message,
+    /is too long: it names the operator mx+-operator and its namespace mx+-operator-system/,
+  );
+  assert.equal(
+    projectNames({ ...MIRROR, kind: kind.slice(1).replace("x", "M") }).operator.length,
+    56,
+  );
 });
 
 Deno.test("the project's npm packages are the versions kinglet pins", async () => {
@@ -218,15 +282,30 @@ Deno.test("the project's npm packages are the versions kinglet pins", async () =
   assert.equal(map["@kinglet/kinglet/crd"], "https://example.com/kinglet/v0.1.0/lib/crd/mod.ts");
 });
 
-Deno.test("a project that imports kinglet by URL says its bench needs a copy on disk", () => {
-  const files = projectFiles(projectNames(MIRROR), "https://example.com/kinglet/v0.1.0");
-  const { tasks } = JSON.parse(files.get("deno.json")!);
-  assert.match(tasks.bench, /^echo 'not yet available: deno task bench runs the benchmark of a/);
+Deno.test("a project that imports kinglet by URL says its bench needs a checkout", () => {
+  const url = "https://example.com/kinglet/v0.1.0";
+  const files = projectFiles(projectNames(MIRROR), { source: url });
+  assert.match(
+    files.get("scripts/bench.ts")!,
+    /console\.error\("deno task bench runs the benchmark harness of a kinglet checkout/,
+  );
   assert.match(files.get("README.md")!, /kinglet's sources at `https:\/\/example\.com\/kinglet/);
 });
 
+Deno.test("the bench runs the operator as the build ships it, from the build, with no copy of its flags", () => {
+  const files = projectFiles(projectNames(MIRROR), VENDORED_KINGLET);
+  const target = JSON.parse(files.get("bench/target.json")!);
+  for (const field of ["command", "build", "env", "defaultV8Flags"]) {
+    assert.equal(target[field], undefined, field);
+  }
+  const script = files.get("scripts/bench.ts")!;
+  assert.match(script, /import \{ shippedCommand \} from "@kinglet\/kinglet\/build";/);
+  assert.match(script, /build: \["\{deno\}", "task", "build", "--bundle-only"\]/);
+  assert.doesNotMatch(script, /"--no-code-cache"|max-semi-space|MALLOC_/);
+});
+
 Deno.test("the bench target names the kind, its CRD file and its Ready condition", () => {
-  const files = projectFiles(projectNames({ ...MIRROR, version: "v1" }), VENDORED);
+  const files = projectFiles(projectNames({ ...MIRROR, version: "v1" }), VENDORED_KINGLET);
   const target = JSON.parse(files.get("bench/target.json")!);
   assert.equal(target.object.apiVersion, "example.dev/v1");
   assert.deepEqual(target.crds, ["crds/mirrors.example.dev.yaml"]);
@@ -240,9 +319,15 @@ Deno.test("--kinglet takes a checkout (written relative to the project) or a URL
     const local = await locateKinglet(ROOT, join(dir, "project"));
     assert.equal(local.path, ROOT.replace(/\/$/, ""));
     assert.match(local.spec, /^\.\.\//);
+    assert.equal(local.record.source, local.spec);
     const url = await locateKinglet("https://example.com/kinglet/v1/", dir);
-    assert.deepEqual(url, { spec: "https://example.com/kinglet/v1" });
-    assert.deepEqual(await locateKinglet(undefined, dir), { spec: VENDORED });
+    const spec = "https://example.com/kinglet/v1";
+    assert.deepEqual(url, { spec, record: { source: spec } });
+    // Unset: the kinglet init runs from, to be vendored, pinned by the digest of its files.
+    const vendored = await locateKinglet(undefined, dir);
+    assert.equal(vendored.spec, VENDORED);
+    assert.equal(vendored.record.sha256, await kingletDigest(ROOT));
+    assert.equal(vendored.record.version, "0.1.0");
     await assert.rejects(locateKinglet(dir, dir), /--kinglet .* holds no kinglet sources/);
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -254,12 +339,40 @@ Deno.test("init writes into a new or an empty folder", async () => {
   try {
     assert.equal(await init([join(dir, "a", "new"), "--group=example.dev", "--kind=Mirror"]), 0);
     assert.ok((await Deno.stat(join(dir, "a", "new", "src", "schema.ts"))).isFile);
+    // kinglet is vendored, and kinglet.json pins the copy.
+    const record = JSON.parse(await Deno.readTextFile(join(dir, "a", "new", "kinglet.json")));
+    assert.equal(record.sha256, await kingletDigest(join(dir, "a", "new", "vendor", "kinglet")));
+    assert.equal(record.sha256, await kingletDigest(ROOT));
     await Deno.mkdir(join(dir, "empty"));
     assert.equal(await init([join(dir, "empty"), "--group=example.dev", "--kind=Mirror"]), 0);
     assert.ok((await Deno.stat(join(dir, "empty", "deno.json"))).isFile);
     const left = [];
     for await (const entry of Deno.readDir(dir)) left.push(entry.name);
     assert.deepEqual(left.sort(), ["a", "empty"]); // no staging folder left behind
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a project formats clean as generated, whatever the length of its names", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const long = `a${"b".repeat(45)}`;
+    const cases = [
+      ["--group=example.dev", "--kind=EdgeSite"],
+      ["--group=init.e2e.kinglet.dev", "--kind=EdgeSite", "--scope=Cluster"],
+      [`--group=${long}.${long}.example.com`, `--kind=Q${long}`, "--version=v1beta22"],
+    ];
+    for (const [i, args] of cases.entries()) {
+      assert.equal(await init([join(dir, String(i)), ...args, `--kinglet=${ROOT}`]), 0);
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["fmt", "--check"],
+        cwd: join(dir, String(i)),
+        env: { NO_COLOR: "1" },
+      }).output();
+      const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, 0, `${args.join(" ")}:\n${text}`);
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

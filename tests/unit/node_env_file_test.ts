@@ -102,9 +102,9 @@ Deno.test("a variable left empty reads as unset with a warning naming it and its
   // The line would override the unit's own 256Mi: read as unset, no limit would be kept.
   assert.throws(() => serviceOptions({ KINGLET_MEMORY_LIMIT: "" }), {
     name: "UsageError",
-    message: "KINGLET_MEMORY_LIMIT (from the environment; in node mode, " +
-      "/etc/kinglet/kinglet.env) is set but empty: set it to a quantity such as 256Mi, or none " +
-      "for no limit, or remove the variable",
+    message: 'KINGLET_MEMORY_LIMIT="" (from the environment; in node mode, ' +
+      "/etc/kinglet/kinglet.env): an empty memory limit names no limit: write 64Mi, 1Gi, 500M " +
+      "or bytes, or none for no limit, or remove the variable to keep the default",
   });
 });
 
@@ -125,7 +125,7 @@ Deno.test("a wrong value from the environment file is named by its variable and 
   );
   assert.match(
     refused({ KINGLET_MEMORY_LIMIT: "256MB" }),
-    new RegExp(`^KINGLET_MEMORY_LIMIT ${file}: "256MB" is not a quantity`),
+    new RegExp(`^KINGLET_MEMORY_LIMIT="256MB" ${file}: "256MB" is not a memory limit`),
   );
   assert.match(
     refused({ KINGLET_CONTROLLERS: "webapp,cronjob" }),
@@ -147,7 +147,7 @@ Deno.test("a configuration error stops kinglet.service with exit 2, which the un
   for (const env of wrong) {
     const service = await runUnit("kinglet.service", env);
     assert.equal(service.code, 2, `${JSON.stringify(env)}: ${service.stderr}`);
-    assert.match(service.stderr, /^kinglet: KINGLET_\w+(="xml")? \(from .*kinglet\.env\)/m);
+    assert.match(service.stderr, /^kinglet: KINGLET_\w+="(xml)?" \(from .*kinglet\.env\)/m);
     const credentials = await runUnit("kinglet-credentials.service", env);
     assert.equal(credentials.code, 0, `${JSON.stringify(env)}: ${credentials.stderr}`);
     assert.match(credentials.stdout, /^wrote .*kubeconfig\.token/m);

@@ -2,12 +2,15 @@
 /**
  * `kinglet init <dir> --group example.dev --kind Mirror`: writes an operator
  * project that depends on kinglet by its package names, green as generated
- * (`deno task check`, `deno task test`, `deno task e2e`).
+ * (`deno task check`, `deno task test`, `deno task e2e`) whatever the length
+ * of its names: `deno fmt` breaks its lines.
  *
  * Everything is checked before anything is written: the names, the folder
  * (new or empty) and `--kinglet`. The files are then written into a temporary
- * folder beside `<dir>` and renamed into place in one step, so that a failure
- * leaves no half-written project behind.
+ * folder beside `<dir>` (with, by default, a copy of the kinglet init runs
+ * from in `vendor/kinglet`, recorded in `kinglet.json`), formatted, and
+ * renamed into place in one step, so that a failure leaves no half-written
+ * project behind.
  *
  * @example
  * ```ts ignore
@@ -19,7 +22,8 @@
  */
 import { basename, dirname, join, resolve } from "node:path";
 import { type FlagSpec, formatHelp, parseFlags, UsageError } from "../flags.ts";
-import { locateKinglet, VENDORED } from "./dependency.ts";
+import { copyKinglet, kingletDigest, VENDOR_DIR } from "../../build/vendor.ts";
+import { type KingletLocation, locateKinglet, VENDORED } from "./dependency.ts";
 import { projectNames } from "./names.ts";
 import { projectFiles } from "./project.ts";
 
@@ -47,10 +51,18 @@ export const INIT_FLAGS: readonly FlagSpec[] = [
     help: "API version of the kind: v1, v1alpha1, v2beta3 and the like.",
   },
   {
+    name: "scope",
+    type: "string",
+    default: "Namespaced",
+    choices: ["Namespaced", "Cluster"],
+    help:
+      "Namespaced: each object lives in a namespace; Cluster: cluster-scoped, as Namespaces and Nodes are (its spec then names the namespace of its ConfigMap).",
+  },
+  {
     name: "kinglet",
     type: "string",
     help:
-      `Where the project finds kinglet's sources: a local checkout (written relative to the project) or an https:// URL of a tag; defaults to ${VENDORED}, to be cloned there.`,
+      `Where the project finds kinglet's sources: a local checkout (written relative to the project) or an https:// URL of a commit; defaults to ${VENDORED}, a copy of the kinglet init runs from (kinglet.json records which).`,
   },
 ];
 
@@ -75,7 +87,7 @@ export async function initCommand(args: readonly string[]): Promise<number> {
     throw new UsageError("kinglet init needs a folder: kinglet init <dir> --group ... --kind ...");
   }
   if (extra.length) throw new UsageError(`unexpected argument ${extra[0]}`);
-  const { group, kind, plural, version } = flags.values;
+  const { group, kind, plural, version, scope } = flags.values;
   if (!group) throw new UsageError("kinglet init needs --group, e.g. --group example.dev");
   if (!kind) throw new UsageError("kinglet init needs --kind, e.g. --kind Mirror");
   const names = projectNames({
@@ -83,21 +95,23 @@ export async function initCommand(args: readonly string[]): Promise<number> {
     kind,
     ...(plural !== undefined && { plural }),
     ...(version !== undefined && { version }),
+    ...(scope !== undefined && { scope }),
   });
   const target = resolve(dir);
   await refuseNonEmpty(dir, target);
   const kinglet = await locateKinglet(flags.values.kinglet, target);
-  const files = projectFiles(names, kinglet.spec);
-  await writeProject(target, files);
+  const files = projectFiles(names, kinglet.record);
+  await writeProject(target, files, kinglet);
   console.log(`Wrote the ${names.kind} operator (${names.crdName}) into ${dir}:`);
-  for (const path of [...files.keys()].sort()) console.log(`  ${path}`);
+  const vendored = kinglet.spec === VENDORED ? [`${VENDOR_DIR}/`] : [];
+  for (const path of [...files.keys(), ...vendored].sort()) console.log(`  ${path}`);
+  if (vendored.length) {
+    const { record } = kinglet;
+    const commit = record.commit ? ` (${record.commit})` : "";
+    console.log(`kinglet ${record.version}${commit} is vendored; kinglet.json records which.`);
+  }
   console.log("\nNext:");
   console.log(`  cd ${dir}`);
-  if (!kinglet.path && kinglet.spec === VENDORED) {
-    console.log(
-      `  git clone --depth 1 --branch <tag> <kinglet's repository> ${VENDORED.slice(2)}`,
-    );
-  }
   console.log("  deno task test    # the unit tests, on the in-memory API server");
   console.log("  deno task e2e     # with KINGLET_TEST_KUBECONFIG or KUBEBUILDER_ASSETS set");
   console.log("  deno task start   # against the cluster your kubeconfig reaches");
@@ -131,11 +145,59 @@ async function refuseNonEmpty(dir: string, target: string): Promise<void> {
 }
 
 /**
- * Writes `files` into a temporary folder beside `target`, then renames it
+ * Copies the kinglet init runs from into the project, as its `kinglet.json`
+ * records it.
+ *
+ * @throws {Error} when the copy is not what was recorded (kinglet's files changed meanwhile).
+ */
+async function vendor(kinglet: KingletLocation, project: string): Promise<void> {
+  const copy = join(project, VENDOR_DIR);
+  await copyKinglet(kinglet.path!, copy);
+  const sha256 = await kingletDigest(copy);
+  if (sha256 !== kinglet.record.sha256) {
+    throw new Error(
+      `Cannot vendor kinglet from ${kinglet.path}: its files changed while they were copied ` +
+        `(${kinglet.record.sha256}, then ${sha256}); run kinglet init again`,
+    );
+  }
+}
+
+/**
+ * Formats the project as its `deno task check` checks it, with the Deno
+ * running init and the project's own `deno.json`: the templates leave line
+ * breaking to the formatter, so that no name, however long, leaves a line
+ * it would break.
+ *
+ * @throws {Error} with the formatter's output when it fails.
+ */
+async function format(dir: string): Promise<void> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["fmt", "--quiet"],
+    cwd: dir,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    const output = new TextDecoder().decode(out.stderr) + new TextDecoder().decode(out.stdout);
+    throw new Error(
+      `Cannot format the new project with deno fmt (run kinglet init with deno: deno run -A ` +
+        `main.ts init ...): ${output.trim()}`,
+    );
+  }
+}
+
+/**
+ * Writes `files` into a temporary folder beside `target`, formats them, then renames it
  * into place (onto `target` when that is an empty folder). On failure the
  * temporary folder is removed and `target` is as it was.
  */
-async function writeProject(target: string, files: Map<string, string>): Promise<void> {
+async function writeProject(
+  target: string,
+  files: Map<string, string>,
+  kinglet: KingletLocation,
+): Promise<void> {
   const parent = dirname(target);
   await Deno.mkdir(parent, { recursive: true });
   const staging = await Deno.makeTempDir({ dir: parent, prefix: `.${basename(target)}.init-` });
@@ -145,6 +207,8 @@ async function writeProject(target: string, files: Map<string, string>): Promise
       await Deno.mkdir(dirname(file), { recursive: true });
       await Deno.writeTextFile(file, content);
     }
+    if (kinglet.spec === VENDORED) await vendor(kinglet, staging);
+    await format(staging);
     // makeTempDir makes the folder private (0700); a project is as readable as any other.
     if (Deno.build.os !== "windows") await Deno.chmod(staging, 0o755);
     await Deno.rename(staging, target);

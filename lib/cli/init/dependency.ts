@@ -1,9 +1,11 @@
 /**
  * Where a generated project finds kinglet: the import map of "Depend on
- * kinglet" in docs/writing-operators.md, the `@kinglet/kinglet/*` names pointed at a copy of
- * kinglet's sources, vendored into the project (the default,
- * `./vendor/kinglet`), anywhere on disk (`--kinglet ../kinglet`), or at a URL
- * (`--kinglet https://raw.githubusercontent.com/<owner>/kinglet/<tag>`).
+ * kinglet" in docs/writing-operators.md, the `@kinglet/kinglet/*` names
+ * pointed at a copy of the files kinglet publishes, vendored into the project
+ * from the kinglet `init` runs from (the default, `./vendor/kinglet`),
+ * anywhere on disk (`--kinglet ../kinglet`), or at a URL (`--kinglet
+ * https://raw.githubusercontent.com/<owner>/kinglet/<commit>`); and the
+ * record of which kinglet that is, the project's `kinglet.json`.
  *
  * The npm packages beside them are the versions kinglet's own `deno.json`
  * pins, so that the project's schemas and `./crd` share one copy of zod.
@@ -18,26 +20,33 @@
  */
 import { isAbsolute, join, relative, resolve } from "node:path";
 import meta from "../../../deno.json" with { type: "json" };
+import {
+  KINGLET_ROOT,
+  kingletDigest,
+  type KingletRecord,
+  kingletRevision,
+} from "../../build/vendor.ts";
 import { UsageError } from "../flags.ts";
 
 /** Where kinglet goes when `--kinglet` is not given: the vendored copy of "Depend on kinglet". */
 export const VENDORED = "./vendor/kinglet";
 
-/** The public modules of kinglet, by the name a project imports them under. */
-const MODULES = {
-  "@kinglet/kinglet/kube": "lib/kube/mod.ts",
-  "@kinglet/kinglet/runtime": "lib/runtime/mod.ts",
-  "@kinglet/kinglet/async": "lib/async/mod.ts",
-  "@kinglet/kinglet/crd": "lib/crd/mod.ts",
-  "@kinglet/kinglet/testing": "lib/testing/mod.ts",
-  "@kinglet/kinglet/deploy": "lib/deploy/mod.ts",
-} as const;
+/**
+ * The public modules of kinglet, by the name a project imports them under:
+ * every export of kinglet's `deno.json` but its command line (`.`), so that
+ * a project maps exactly what kinglet publishes.
+ */
+export const MODULES: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(meta.exports)
+    .filter(([name]) => name !== ".")
+    .map(([name, path]) => [`@kinglet/kinglet/${name.slice(2)}`, path.slice(2)]),
+);
 
 /** The npm packages a project names: zod for its schemas, yaml for `deno task crds`. */
 const PACKAGES = ["zod", "@kubernetes/client-node", "yaml"] as const;
 
 /**
- * The project's import map: kinglet's five modules under `location` (a path
+ * The project's import map: kinglet's modules under `location` (a path
  * starting with `./` or `../`, relative to the project, or a URL), and the
  * npm packages at kinglet's versions.
  */
@@ -53,32 +62,55 @@ export function importMap(location: string): Record<string, string> {
 export interface KingletLocation {
   /** How `deno.json` and the tasks name it: `./vendor/kinglet`, `../kinglet`, or a URL. */
   spec: string;
-  /** The absolute path of a local copy, when `--kinglet` named one. */
+  /** The absolute path of the kinglet on this disk: the one `--kinglet` named, or the one vendored. */
   path?: string;
+  /** Which kinglet it is, as the project's `kinglet.json` records it. */
+  record: KingletRecord;
 }
 
 /**
- * Resolves `--kinglet` for a project at `projectDir`: a URL is kept, a path
- * must hold kinglet's sources and is written relative to the project.
+ * Resolves `--kinglet` for a project at `projectDir`: unset, the kinglet
+ * init runs from, to be vendored; a URL is kept; a path must hold kinglet's
+ * sources and is written relative to the project.
  *
- * @throws {UsageError} when the path holds no `lib/kube/mod.ts`.
+ * @throws {UsageError} when the path holds no `lib/kube/mod.ts`, or, unset,
+ * when init runs from no sources on this disk.
  */
 export async function locateKinglet(
   given: string | undefined,
   projectDir: string,
 ): Promise<KingletLocation> {
-  if (!given) return { spec: VENDORED };
-  if (/^https?:\/\//.test(given)) return { spec: given.replace(/\/+$/, "") };
+  if (!given) {
+    let sha256: string;
+    try {
+      sha256 = await kingletDigest(KINGLET_ROOT);
+    } catch (error) {
+      const absent = error instanceof Deno.errors.NotFound ||
+        error instanceof Deno.errors.NotCapable;
+      if (!absent) throw error;
+      throw new UsageError(
+        `kinglet init vendors the kinglet it runs from, whose sources are not on this disk ` +
+          `(${KINGLET_ROOT}): run it from a checkout (deno run -A <checkout>/main.ts init ...), ` +
+          "or name one with --kinglet <path or https:// URL>",
+      );
+    }
+    const record = { ...await kingletRevision(KINGLET_ROOT), source: VENDORED, sha256 };
+    return { spec: VENDORED, path: KINGLET_ROOT, record };
+  }
+  if (/^https?:\/\//.test(given)) {
+    const spec = given.replace(/\/+$/, "");
+    return { spec, record: { source: spec } };
+  }
   const path = resolve(given);
-  const probe = join(path, MODULES["@kinglet/kinglet/kube"]);
+  const probe = join(path, MODULES["@kinglet/kinglet/kube"]!);
   const found = await Deno.stat(probe).then((s) => s.isFile, () => false);
   if (!found) {
     throw new UsageError(
-      `--kinglet ${given} holds no kinglet sources (no ${probe}): name a checkout or a ` +
-        `tag of kinglet's repository, a folder with lib/kube/mod.ts, or an https:// URL of one`,
+      `--kinglet ${given} holds no kinglet sources (no ${probe}): name a checkout of ` +
+        `kinglet's repository, a folder with lib/kube/mod.ts, or an https:// URL of one`,
     );
   }
   const rel = relative(resolve(projectDir), path) || ".";
   const spec = isAbsolute(rel) || rel.startsWith("../") || rel === ".." ? rel : `./${rel}`;
-  return { spec, path };
+  return { spec, path, record: { ...await kingletRevision(path), source: spec } };
 }

@@ -25,6 +25,8 @@ export interface InitInput {
   plural?: string;
   /** @default "v1alpha1" */
   version?: string;
+  /** Whether the kind's objects live in a namespace. @default "Namespaced" */
+  scope?: string;
 }
 
 /** The names every template is written from. */
@@ -47,7 +49,19 @@ export interface ProjectNames {
   operator: string;
   /** The suffix of a child ConfigMap's name, e.g. `mirror`. */
   childSuffix: string;
+  /**
+   * Whether the kind is namespaced (`--scope Namespaced`, the default) or
+   * cluster-scoped (`--scope Cluster`): then its spec names the namespace of
+   * its ConfigMap.
+   */
+  namespaced: boolean;
 }
+
+/**
+ * The longest kind whose operator's namespace, `<kind>-operator-system`, is a
+ * DNS label, as its name (its units, its binary) must be too.
+ */
+const MAX_KIND = 63 - "-operator-system".length;
 
 /** `v1`, `v1alpha1`, `v2beta3`: the versions Kubernetes orders by stability. */
 const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
@@ -113,6 +127,13 @@ export function projectNames(input: InitInput): ProjectNames {
         `digits starting with a capital, such as ${suggestKind(kind)}`,
     );
   }
+  if (kind.length > MAX_KIND) {
+    throw new UsageError(
+      `--kind ${kind} is too long: it names the operator ${kind.toLowerCase()}-operator and its ` +
+        `namespace ${kind.toLowerCase()}-operator-system, DNS labels of at most 63 characters; ` +
+        `write a kind of at most ${MAX_KIND} characters`,
+    );
+  }
   if (TAKEN.has(kind)) {
     throw new UsageError(
       `--kind ${kind} is a name the generated code imports from kinglet: choose another, ` +
@@ -132,6 +153,13 @@ export function projectNames(input: InitInput): ProjectNames {
     throw new UsageError(
       `--version ${JSON.stringify(version)} is not a Kubernetes API version: write v1, v2, ` +
         `v1alpha1, v1beta2 or the like (v, a number, optionally alpha or beta and a number)`,
+    );
+  }
+  const scope = input.scope ?? "Namespaced";
+  if (scope !== "Namespaced" && scope !== "Cluster") {
+    throw new UsageError(
+      `--scope ${JSON.stringify(scope)} is not a scope: write Namespaced (the default: each ` +
+        `${kind} lives in a namespace) or Cluster (cluster-scoped, as Namespaces and Nodes are)`,
     );
   }
   const camel = plural.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
@@ -154,6 +182,7 @@ export function projectNames(input: InitInput): ProjectNames {
     objectVar,
     operator: `${singular}-operator`,
     childSuffix: singular,
+    namespaced: scope === "Namespaced",
   };
 }
 

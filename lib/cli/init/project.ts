@@ -7,26 +7,31 @@
  * ```ts
  * import { projectFiles } from "./project.ts";
  * import { projectNames } from "./names.ts";
- * const files = projectFiles(projectNames({ group: "example.dev", kind: "Mirror" }), "./vendor/kinglet");
+ * const files = projectFiles(projectNames({ group: "example.dev", kind: "Mirror" }), {
+ *   source: "../kinglet",
+ * });
  * files.has("src/schema.ts"); // true
  * ```
  *
  * @module
  */
-import { benchTarget, denoJson, gitignore } from "./config_files.ts";
+import { type KingletRecord, kingletRecordJson } from "../../build/vendor.ts";
+import { benchScriptTs, benchTarget, denoJson, gitignore } from "./config_files.ts";
 import type { ProjectNames } from "./names.ts";
 import { shippingFiles } from "./deploy_files.ts";
 import { readmeMd } from "./readme.ts";
 import { controllerTs, crdsScriptTs, kindTs, mainTs, schemaTs } from "./source_files.ts";
-import { e2eTestTs, unitTestTs } from "./test_files.ts";
+import { e2eTestTs, kingletTestTs, unitTestTs } from "./test_files.ts";
 
 /**
  * Every file of the project, by its path relative to the project's folder,
- * for an import map that finds kinglet at `kinglet` (see `dependency.ts`).
+ * for an import map that finds the kinglet of `kinglet` at its `source` (see
+ * `dependency.ts`); the copy of a vendored kinglet is not among them.
  */
-export function projectFiles(names: ProjectNames, kinglet: string): Map<string, string> {
+export function projectFiles(names: ProjectNames, kinglet: KingletRecord): Map<string, string> {
   return new Map([
-    ["deno.json", denoJson(kinglet, names)],
+    ["deno.json", denoJson(kinglet.source, names)],
+    ["kinglet.json", kingletRecordJson(kinglet)],
     ["README.md", readmeMd(names, kinglet)],
     [".gitignore", gitignore()],
     ["main.ts", mainTs(names)],
@@ -37,6 +42,8 @@ export function projectFiles(names: ProjectNames, kinglet: string): Map<string, 
     ["tests/unit/controller_test.ts", unitTestTs(names)],
     ["tests/e2e/operator_test.ts", e2eTestTs(names)],
     ["bench/target.json", benchTarget(names)],
+    ["scripts/bench.ts", benchScriptTs()],
     ...shippingFiles(names),
+    ...(kinglet.sha256 ? [["tests/unit/kinglet_test.ts", kingletTestTs()] as const] : []),
   ]);
 }

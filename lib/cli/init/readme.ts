@@ -6,17 +6,23 @@
  */
 import { envPrefix } from "../../build/grants.ts";
 import { RUN_PERMISSIONS } from "./config_files.ts";
-import { VENDORED } from "./dependency.ts";
+import { KINGLET_FILES, type KingletRecord, VENDOR_DIR } from "../../build/vendor.ts";
+import { MODULES } from "./dependency.ts";
 import type { ProjectNames } from "./names.ts";
 
-/** `README.md` of a project whose import map points kinglet at `kinglet`. */
-export function readmeMd(n: ProjectNames, kinglet: string): string {
-  const source = kinglet === VENDORED
-    ? `a copy of kinglet's sources vendored into \`vendor/kinglet\`: clone a tag of kinglet's repository there (\`git clone --depth 1 --branch <tag> <kinglet's repository> vendor/kinglet\`, or \`git submodule add\`) and commit it.`
-    : `kinglet's sources at \`${kinglet}\`, as \`kinglet init --kinglet\` was told.`;
+/** `README.md` of a project whose import map points at the kinglet of `kinglet`. */
+export function readmeMd(n: ProjectNames, kinglet: KingletRecord): string {
+  const names = Object.keys(MODULES).map((name, i) =>
+    i === 0 ? `\`${name}\`` : `\`${name.slice("@kinglet/kinglet".length)}\``
+  );
+  const modules = `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
   return `# ${n.operator}
 
-A Kubernetes operator on kinglet, made by \`kinglet init\`. A \`${n.kind}\` (\`${n.crdName}\`) holds a message; its controller writes it into a ConfigMap it owns, named \`<name>-${n.childSuffix}\`, puts it back when it is changed or deleted, and reports a \`Ready\` condition with \`observedGeneration\`.
+A Kubernetes operator on kinglet, made by \`kinglet init\`. A \`${n.kind}\` (\`${n.crdName}\`) ${
+    n.namespaced
+      ? "holds a message; its controller writes it into a ConfigMap it owns"
+      : "is cluster-scoped and holds a message and a namespace; its controller writes the message into a ConfigMap it owns in that namespace"
+  }, named \`<name>-${n.childSuffix}\`, puts it back when it is changed or deleted, and reports a \`Ready\` condition with \`observedGeneration\`.
 
 ## Layout
 
@@ -28,11 +34,13 @@ A Kubernetes operator on kinglet, made by \`kinglet init\`. A \`${n.kind}\` (\`$
 - \`tests/e2e/\`: \`main.ts\` as a process against a real API server from \`testCluster()\`, after the CRD is applied from \`crds/\`
 - \`scripts/crds.ts\`: writes \`crds/${n.crdName}.yaml\` from the schema
 - \`src/operator.ts\`: the operator as its deploy files describe it (name, image, namespace, Lease, memory limit); \`scripts/deploy.ts\` writes \`deploy/\` from it
-- \`bench/target.json\`: how kinglet's benchmark starts and measures this operator
+- \`bench/target.json\`: what kinglet's benchmark creates of this kind and when it counts as ready; \`scripts/bench.ts\` runs the operator for it as \`deno task build\` ships it
 
 ## kinglet
 
-\`deno.json\` maps the names \`@kinglet/kinglet/kube\`, \`/runtime\`, \`/async\`, \`/crd\` and \`/testing\` to ${source} Once kinglet is on JSR, the five entries become one and no code changes. \`zod\` is mapped to the version kinglet's \`./crd\` loads, so that the schemas and \`defineKind\` share one copy.
+\`deno.json\` maps kinglet's modules, ${modules}, to ${
+    kingletSource(kinglet)
+  } Once kinglet is on JSR, these entries become one and no code changes. \`zod\` is mapped to the version kinglet's \`./crd\` loads, so that the schemas and \`defineKind\` share one copy.
 
 ## Tasks
 
@@ -42,7 +50,7 @@ A Kubernetes operator on kinglet, made by \`kinglet init\`. A \`${n.kind}\` (\`$
 - \`deno task crds\`: write the CRD to \`crds/\`
 - \`deno task start\`: run the operator against the cluster your kubeconfig reaches
 - \`deno task deploy\`: write \`deploy/\` from \`src/operator.ts\`: the RBAC derived from the controller, the Namespace, the Deployment and the kustomization (\`deno task crds\`, then \`kubectl apply -k deploy/\`), the systemd units of node mode in \`deploy/systemd/\`, and the FROM scratch image's \`deploy/Dockerfile.scratch\`; \`--check\` says what drifted, as \`tests/unit/deploy_test.ts\` does
-- \`deno task bench\`: kinglet's benchmark against this operator, from \`bench/target.json\`, beside the Deno floor
+- \`deno task bench\`: kinglet's benchmark against this operator as \`deno task build\` ships it (the bundle, with the grants, V8 flags, \`--no-code-cache\` and environment of its binary, from \`@kinglet/kinglet/build\`), by \`bench/target.json\`, beside the Deno floor; it needs the harness of a kinglet checkout (\`kinglet init --kinglet <checkout>\`)
 - \`deno task build\`: kinglet's own build: the minified bundle \`dist/bundle/main.js\`, then one binary per Linux target, \`dist/${n.operator}-x86_64-unknown-linux-gnu\` and \`dist/${n.operator}-aarch64-unknown-linux-gnu\`, with kinglet's V8 flags, \`--no-code-cache\` and the Deno permissions the operator needs baked in (\`${
     envPrefix(n.operator)
   }_ALLOW_<KIND>\` widens them, e.g. \`${
@@ -58,12 +66,34 @@ kubectl apply -f - <<'YAML'
 apiVersion: ${n.apiVersion}
 kind: ${n.kind}
 metadata: { name: sample }
-spec: { message: Hello }
+spec: { message: Hello${n.namespaced ? "" : ", namespace: default"} }
 YAML
 kubectl get ${n.plural}                  # READY True
-kubectl get configmap sample-${n.childSuffix} -o yaml
+kubectl get configmap sample-${n.childSuffix} -o yaml${n.namespaced ? "" : " --namespace default"}
 \`\`\`
 
 \`deno task start\` runs \`main.ts\` with \`${RUN_PERMISSIONS}\`. See kinglet's docs/writing-operators.md, "Write your own operator", for finalizers, error policies, leader election and Events.
 `;
+}
+
+/** Where the project's kinglet is and how it is pinned, a paragraph of "kinglet". */
+function kingletSource(kinglet: KingletRecord): string {
+  const { version, commit, source } = kinglet;
+  if (!kinglet.sha256) {
+    const which = version
+      ? `, kinglet ${version}${
+        commit ? ` at commit \`${commit}\`` : ""
+      } when \`kinglet init\` wrote this project`
+      : "";
+    return `kinglet's sources at \`${source}\`${which}, as \`kinglet init --kinglet\` was told; \`kinglet.json\` records it.`;
+  }
+  const files = KINGLET_FILES.map((path) => path.replace(/\/$/, "")).join(" ");
+  const from = commit
+    ? `kinglet ${version} at commit \`${commit}\`${
+      kinglet.uncommitted ? " with changes not committed (its SHA-256 alone pins it)" : ""
+    }`
+    : `kinglet ${version} (not from a git checkout: its SHA-256 alone pins it)`;
+  return `\`${VENDOR_DIR}\`, a copy of the files kinglet publishes, vendored by \`kinglet init\` from ${from}. Commit it with the project. \`kinglet.json\` records which kinglet it is (version, commit, and the SHA-256 of the copy's paths and contents), and \`tests/unit/kinglet_test.ts\` fails when the copy differs from it. The same copy comes back from the commit alone: \`git -C <kinglet checkout> archive ${
+    commit ?? "<commit>"
+  } ${files} | tar -x -C ${VENDOR_DIR}\`. To move to another kinglet, run that kinglet's vendoring here, which replaces the copy and rewrites \`kinglet.json\`: \`deno run --allow-read --allow-write=vendor,kinglet.json --allow-run=git <kinglet checkout>/lib/build/vendor.ts .\``;
 }

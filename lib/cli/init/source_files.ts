@@ -9,7 +9,6 @@
  *
  * @module
  */
-import { fit, importLine } from "./_format.ts";
 import type { ProjectNames } from "./names.ts";
 
 /** The identifier of the controller constant, e.g. `mirrorController`. */
@@ -29,12 +28,7 @@ export function kindTs(n: ProjectNames): string {
  */
 import type { Resource } from "@kinglet/kinglet/kube";
 
-${
-    fit(
-      `export type { ${n.kind} } from "./schema.ts";`,
-      `export type {\n  ${n.kind},\n} from "./schema.ts";`,
-    )
-  }
+export type { ${n.kind} } from "./schema.ts";
 
 /** The \`${n.crdName}\` resource; \`schema.ts\` defines the kind by its names. */
 export const ${n.resourceConst}: Resource = {
@@ -42,10 +36,15 @@ export const ${n.resourceConst}: Resource = {
   version: "${n.version}",
   plural: "${n.plural}",
   kind: "${n.kind}",
-  namespaced: true,
+  namespaced: ${n.namespaced},
 };
 `;
 }
+
+/** The spec field of a cluster-scoped kind that names where its ConfigMap goes. */
+const NAMESPACE_FIELD = `    namespace: z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/).max(63)
+      .describe("The namespace the ConfigMap goes into."),
+`;
 
 /** `src/schema.ts`: the kind's CRD and type from one `defineKind`, named by `src/kind.ts`. */
 export function schemaTs(n: ProjectNames): string {
@@ -63,7 +62,7 @@ export function schemaTs(n: ProjectNames): string {
  */
 import { z } from "zod";
 import { conditionsSchema, type CustomObject, defineKind } from "@kinglet/kinglet/crd";
-${importLine([resource], "./kind.ts")}
+import { ${resource} } from "./kind.ts";
 
 /** The ${n.kind} kind: its CRD and its schemas. */
 export const ${n.kindConst} = defineKind({
@@ -72,14 +71,13 @@ export const ${n.kindConst} = defineKind({
   kind: ${resource}.kind,
   plural: ${resource}.plural,
 ${
-    fit(
-      `  description: "${n.kind} writes its message into a ConfigMap.",`,
-      `  description:\n    "${n.kind} writes its message into a ConfigMap.",`,
-    )
-  }
+    n.namespaced
+      ? ""
+      : '  scope: "Cluster", // as kind.ts says: namespaced: false\n'
+  }  description: "${n.kind} writes its message into a ConfigMap.",
   spec: z.object({
     message: z.string().min(1).describe("What the ConfigMap says."),
-  }),
+${n.namespaced ? "" : NAMESPACE_FIELD}  }),
   status: z.object({
     observedGeneration: z.int().optional().describe("The generation the status is for."),
     configMap: z.string().optional().describe("The ConfigMap's name."),
@@ -93,12 +91,7 @@ ${
 });
 
 /** A ${n.kind} as the API server returns it. */
-${
-    fit(
-      `export type ${n.kind} = CustomObject<typeof ${n.kindConst}>;`,
-      `export type ${n.kind} = CustomObject<\n  typeof ${n.kindConst}\n>;`,
-    )
-  }
+export type ${n.kind} = CustomObject<typeof ${n.kindConst}>;
 `;
 }
 
@@ -115,7 +108,7 @@ export function controllerTs(n: ProjectNames): string {
  */
 import { CONFIG_MAPS, type KubeObject } from "@kinglet/kinglet/kube";
 import { controllerReference, type ControllerSpec, setCondition } from "@kinglet/kinglet/runtime";
-${importLine([`type ${n.kind}`, n.resourceConst], "./kind.ts")}
+import { type ${n.kind}, ${n.resourceConst} } from "./kind.ts";
 
 /** The controller's name: in logs and metrics, its field manager, and its children's label. */
 export const OPERATOR = "${n.operator}";
@@ -127,13 +120,12 @@ export const MANAGED_BY = "app.kubernetes.io/managed-by";
 export type ConfigMap = KubeObject & { metadata: { name: string }; data: Record<string, string> };
 
 /** The ConfigMap a ${n.kind} renders: a pure function of the ${n.kind}. */
+export function renderConfigMap(${object}: ${n.kind}): ConfigMap {
 ${
-    fit(
-      `export function renderConfigMap(${object}: ${n.kind}): ConfigMap {`,
-      `export function renderConfigMap(\n  ${object}: ${n.kind},\n): ConfigMap {`,
-    )
+    n.namespaced
+      ? `  const { name, namespace } = ${object}.metadata;`
+      : `  const { metadata: { name }, spec: { namespace } } = ${object};`
   }
-  const { name, namespace } = ${object}.metadata;
   return {
     apiVersion: "v1",
     kind: "ConfigMap",
@@ -149,33 +141,18 @@ ${
 }
 
 /** The controller of ${n.kind} objects. */
-${
-    fit(
-      `export const ${controller}: ControllerSpec<${n.kind}> = {`,
-      `export const ${controller}: ControllerSpec<\n  ${n.kind}\n> = {`,
-    )
-  }
+export const ${controller}: ControllerSpec<${n.kind}> = {
   name: OPERATOR,
   resource: ${n.resourceConst},
   // Only the ConfigMaps it labelled are cached, not every one in the cluster.
   owns: [{ resource: CONFIG_MAPS, labelSelector: \`\${MANAGED_BY}=\${OPERATOR}\` }],
-${
-    fit(
-      `  async reconcile(${object}, { children, clock, signal, status }) {`,
-      `  async reconcile(\n    ${object},\n    { children, clock, signal, status },\n  ) {`,
-    )
-  }
+  async reconcile(${object}, { children, clock, signal, status }) {
     const desired = renderConfigMap(${object});
     // Skips the write when the cached ConfigMap is as this controller last applied it.
     const { metadata: { name } } = await children.apply(CONFIG_MAPS, desired, signal);
     const ready = { type: "Ready", status: "True", reason: "Rendered" } as const;
     const message = \`ConfigMap \${name} holds the message\`;
-${
-    fit(
-      `    const { metadata: { generation }, status: observed } = ${object};`,
-      `    const { metadata: { generation }, status: observed } =\n      ${object};`,
-    )
-  }
+    const { metadata: { generation }, status: observed } = ${object};
     // lastTransitionTime moves only when the status does, read from the controller's clock.
     const conditions = setCondition(observed?.conditions, { ...ready, message }, clock);
     // Written only when it differs from the ${n.kind}'s status, whatever the key order.
@@ -194,53 +171,50 @@ export function mainTs(n: ProjectNames): string {
  * Apply its CRD first (\`deno task crds\`, then \`kubectl apply -f crds/\`;
  * deployed, deploy/kustomization.yaml applies it): the operator never installs
  * it, so that its run path loads no zod, and its least-privilege RBAC holds no
- * right to. It connects as kubectl would (\`KUBECONFIG\`, in-cluster,
- * \`~/.kube/config\`) and serves \`/healthz\` and \`/readyz\` on
+ * right to. It takes the flags \`kinglet run\` takes to connect, log and keep a
+ * memory limit (\`--help\` lists them): \`--kubeconfig\` and \`--context\`,
+ * else it connects as kubectl would (\`KUBECONFIG\`, in-cluster,
+ * \`~/.kube/config\`); each flag is also set by its variable under the prefix
+ * of src/operator.ts. It serves \`/healthz\` and \`/readyz\` on
  * \`HEALTH_ADDRESS\` (default \`127.0.0.1:8081\`) and \`/metrics\` on
  * \`METRICS_ADDRESS\` (default \`127.0.0.1:8080\`).
  *
  * Deployed (deploy/'s Deployment and systemd unit pass \`--leader-elect\`), it
  * campaigns for the Lease of src/operator.ts and keeps under the memory limit
- * in \`<envPrefix>MEMORY_LIMIT\`. \`install --kubeconfig <admin>
- * --node-kubeconfig <path>\` applies its RBAC and writes a kubeconfig of the
- * operator's own ServiceAccount (deploy/systemd/'s credentials service runs it).
+ * of \`--memory-limit\`. \`install --kubeconfig <admin> --node-kubeconfig <path>\`
+ * applies its RBAC and writes a kubeconfig of the operator's own
+ * ServiceAccount (deploy/systemd/'s credentials service runs it). A bad flag
+ * or variable exits 2, which the units do not restart on; a failure, 1.
  *
  * @module
  */
+import { exitOnError, operatorFlags } from "@kinglet/kinglet/cli";
 import { Manager, setupLogging } from "@kinglet/kinglet/runtime";
 import { ${controllerConst(n)} } from "./src/controller.ts";
 import { operator } from "./src/operator.ts";
 
-/** Bytes in the unit of a quantity the Deployment (bytes) or the unit (\`128Mi\`) sets. */
-const UNITS: Record<string, number> = { "": 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
-
-/** The memory limit in \`variable\`, in bytes; none when it is unset. */
-function memoryLimit(variable: string): number | undefined {
-  const value = Deno.env.get(variable)?.trim();
-  if (!value) return undefined;
-  const match = /^([1-9][0-9]*)(Ki|Mi|Gi)?$/.exec(value);
-  if (!match) throw new RangeError(\`\${variable} must be bytes or 128Mi, 1Gi, got \${value}\`);
-  return Number(match[1]) * UNITS[match[2] ?? ""]!;
-}
-
 if (Deno.args[0] === "install") {
   // deploy/systemd/'s credentials service: this operator's own kubeconfig, from the admin's.
   const { runNodeInstall } = await import("@kinglet/kinglet/deploy");
-  Deno.exit(await runNodeInstall(operator, Deno.args.slice(1)));
+  const args = Deno.args.slice(1);
+  Deno.exit(await runNodeInstall(operator, args).catch((error) => exitOnError(operator, error)));
 }
-const deployed = Deno.args.includes("--leader-elect");
-setupLogging({ level: "info" }); // a failing reconcile is logged, not only counted
+const flags = operatorFlags(operator); // --help prints the flags; a bad one is said, exit 2
+setupLogging(flags.logging); // a failing reconcile is logged, not only counted
 const manager = new Manager({
   reportingController: "${n.group}/${n.operator}",
+  connection: flags.connection,
   metricsAddress: Deno.env.get("METRICS_ADDRESS"),
   healthAddress: Deno.env.get("HEALTH_ADDRESS"),
-  memoryLimit: memoryLimit(\`\${operator.envPrefix}MEMORY_LIMIT\`),
-  ...(deployed && {
+  memoryLimit: flags.memoryLimit,
+  ...(flags.leaderElect && {
     leaderElection: { namespace: operator.namespace, name: operator.leaseName },
   }),
 });
 manager.add(${controllerConst(n)});
-await manager.run(); // until SIGINT or SIGTERM; drains, then flushes the Events
+// Until SIGINT or SIGTERM: drains, flushes the Events. A lost Lease exits 1, to campaign again.
+const outcome = await manager.run().catch((error) => exitOnError(operator, error));
+Deno.exit(outcome === "stopped" ? 0 : 1);
 `;
 }
 

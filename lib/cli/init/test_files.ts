@@ -6,13 +6,16 @@
  *
  * @module
  */
-import { fit, importLine } from "./_format.ts";
 import type { ProjectNames } from "./names.ts";
 import { controllerConst } from "./source_files.ts";
 
 /** `tests/unit/controller_test.ts`: the render function, then the controller in a Manager. */
 export function unitTestTs(n: ProjectNames): string {
   const controller = controllerConst(n);
+  // A cluster-scoped kind's spec names the ConfigMap's namespace; a namespaced kind's is its own.
+  const where = n.namespaced ? ', namespace: "demo"' : "";
+  const spec = n.namespaced ? '{ message: "Hello" }' : '{ message: "Hello", namespace: "demo" }';
+  const key = n.namespaced ? "demo/sample" : "sample";
   return `/**
  * The ${n.kind} controller with kinglet's test kit: its render function alone,
  * then the controller in a Manager over the in-memory API server on a fake clock.
@@ -21,17 +24,17 @@ import assert from "node:assert/strict";
 import { CONFIG_MAPS } from "@kinglet/kinglet/kube";
 import { Manager } from "@kinglet/kinglet/runtime";
 import { FakeClock, MemoryCluster, waitFor } from "@kinglet/kinglet/testing";
-${importLine(["type ConfigMap", controller, "renderConfigMap"], "../../src/controller.ts")}
-${importLine([`type ${n.kind}`, n.resourceConst], "../../src/kind.ts")}
-${importLine([n.kindConst], "../../src/schema.ts")}
+import { type ConfigMap, ${controller}, renderConfigMap } from "../../src/controller.ts";
+import { type ${n.kind}, ${n.resourceConst} } from "../../src/kind.ts";
+import { ${n.kindConst} } from "../../src/schema.ts";
 
 const CHILD_KEY = "demo/sample-${n.childSuffix}";
 
 const sample: ${n.kind} = {
   apiVersion: "${n.apiVersion}",
   kind: "${n.kind}",
-  metadata: { name: "sample", namespace: "demo", uid: "u-1" },
-  spec: { message: "Hello" },
+  metadata: { name: "sample"${where}, uid: "u-1" },
+  spec: ${spec},
 };
 
 /** Runs the controller over \`cluster\` until the returned function stops it. */
@@ -62,12 +65,7 @@ Deno.test("a ${n.kind} renders a ConfigMap it controls, holding its message", ()
 });
 
 Deno.test("the ${n.kind} CRD serves the resource of src/kind.ts, named after its plural and group", () => {
-${
-    fit(
-      `  assert.deepEqual(${n.kindConst}.resource, ${n.resourceConst});`,
-      `  assert.deepEqual(\n    ${n.kindConst}.resource,\n    ${n.resourceConst},\n  );`,
-    )
-  }
+  assert.deepEqual(${n.kindConst}.resource, ${n.resourceConst});
   const { name } = ${n.kindConst}.crd().metadata;
   assert.equal(name, "${n.crdName}");
 });
@@ -77,7 +75,7 @@ Deno.test("the controller writes the ConfigMap, reports Ready and repairs", asyn
   const cluster = new MemoryCluster({ clock, namespaces: ["demo"] });
   const stop = run(cluster, clock);
   try {
-    const created = { ...sample, metadata: { name: "sample", namespace: "demo" } };
+    const created = { ...sample, metadata: { name: "sample"${where} } };
     cluster.put(${n.resourceConst}, created); // as a user would create it
     const cm = await waitFor(
       "the ConfigMap",
@@ -85,12 +83,7 @@ Deno.test("the controller writes the ConfigMap, reports Ready and repairs", asyn
     );
     assert.deepEqual(cm.data, { message: "Hello" });
     const ready = await waitFor("the Ready condition", () => {
-${
-    fit(
-      `      const stored = cluster.object<${n.kind}>(${n.resourceConst}, "demo/sample");`,
-      `      const stored = cluster.object<${n.kind}>(\n        ${n.resourceConst},\n        "demo/sample",\n      );`,
-    )
-  }
+      const stored = cluster.object<${n.kind}>(${n.resourceConst}, "${key}");
       const condition = stored?.status?.conditions?.find((c) => c.type === "Ready");
       return condition?.status === "True" && stored;
     });
@@ -100,12 +93,7 @@ ${
     cluster.remove(CONFIG_MAPS, CHILD_KEY);
     await waitFor("the ConfigMap back", () => cluster.object(CONFIG_MAPS, CHILD_KEY));
 
-${
-    fit(
-      `    cluster.put(${n.resourceConst}, { ...ready, spec: { message: "Hello again" } });`,
-      `    cluster.put(${n.resourceConst}, {\n      ...ready,\n      spec: { message: "Hello again" },\n    });`,
-    )
-  }
+    cluster.put(${n.resourceConst}, { ...ready, spec: { ...ready.spec, message: "Hello again" } });
     await waitFor("the new message", () => {
       const current = cluster.object<ConfigMap>(CONFIG_MAPS, CHILD_KEY);
       return current?.data.message === "Hello again";
@@ -142,15 +130,10 @@ import { controllerRules, installCrds } from "@kinglet/kinglet/runtime";
 import { assertNoDenials, denialsInLog, testCluster, waitFor } from "@kinglet/kinglet/testing";
 import type { ConfigMap } from "../../src/controller.ts";
 import { operator } from "../../src/operator.ts";
-${importLine([`type ${n.kind}`, n.resourceConst], "../../src/kind.ts")}
+import { type ${n.kind}, ${n.resourceConst} } from "../../src/kind.ts";
 
 /** The CRD \`deno task crds\` writes from src/schema.ts. */
-${
-    fit(
-      `const CRD_FILE = new URL("../../crds/${n.crdName}.yaml", import.meta.url);`,
-      `const CRD_FILE = new URL(\n  "../../crds/${n.crdName}.yaml",\n  import.meta.url,\n);`,
-    )
-  }
+const CRD_FILE = new URL("../../crds/${n.crdName}.yaml", import.meta.url);
 const CHILD = "sample-${n.childSuffix}";
 const PROJECT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -162,15 +145,17 @@ function freePort(): number {
 }
 
 /**
- * Starts \`main.ts\` as \`deno task start\` does, authenticated by \`kubeconfig\`;
+ * Starts \`main.ts\` as \`deno task start\` does, with \`--kubeconfig\`;
  * its output is kept for failures.
  */
 function startOperator(kubeconfig: string) {
   const health = \`127.0.0.1:\${freePort()}\`;
+  const permissions = ["--allow-net", "--allow-read", "--allow-env", "--allow-sys=hostname"];
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "--allow-read", "--allow-env", "--allow-sys=hostname", "main.ts"],
+    // --kubeconfig, as install's "run it with --kubeconfig <path>" says; it wins over KUBECONFIG.
+    args: ["run", ...permissions, "main.ts", "--kubeconfig", kubeconfig],
     cwd: PROJECT,
-    env: { KUBECONFIG: kubeconfig, HEALTH_ADDRESS: health, METRICS_ADDRESS: "0" },
+    env: { HEALTH_ADDRESS: health, METRICS_ADDRESS: "0" },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -247,8 +232,8 @@ Deno.test("the operator writes the ConfigMap and reports Ready under its derived
     await client.create(${n.resourceConst}, {
       apiVersion: "${n.apiVersion}",
       kind: "${n.kind}",
-      metadata: { name: "sample", namespace },
-      spec: { message: "Hello" },
+      metadata: { name: "sample"${n.namespaced ? ", namespace" : ""} },
+      spec: { message: "Hello"${n.namespaced ? "" : ", namespace"} },
     });
     const cm = await waitFor(
       "the ConfigMap",
@@ -256,12 +241,7 @@ Deno.test("the operator writes the ConfigMap and reports Ready under its derived
     );
     assert.deepEqual(cm.data, { message: "Hello" });
     const ready = await waitFor("the Ready condition", async () => {
-${
-    fit(
-      `      const stored = await client.get<${n.kind}>(${n.resourceConst}, "sample");`,
-      `      const stored = await client.get<${n.kind}>(\n        ${n.resourceConst},\n        "sample",\n      );`,
-    )
-  }
+      const stored = await client.get<${n.kind}>(${n.resourceConst}, "sample");
       const condition = stored.status?.conditions?.find((c) => c.type === "Ready");
       return condition?.status === "True" && stored;
     });
@@ -270,8 +250,30 @@ ${
     running.assertNoDenials();
     assert.equal(code, 0, running.output());
   } finally {
-    await running.stop();
+    await running.stop();${
+    n.namespaced ? "" : `
+    // Cluster-scoped, it outlives the test's namespace.
+    await client.delete(${n.resourceConst}, "sample", { ignoreNotFound: true });`
   }
+  }
+});
+`;
+}
+
+/** `tests/unit/kinglet_test.ts`: the vendored kinglet is the one `kinglet.json` records. */
+export function kingletTestTs(): string {
+  return `/**
+ * vendor/kinglet is the kinglet that kinglet.json records: the files kinglet
+ * publishes, unchanged since they were vendored (see README.md, "kinglet").
+ */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { kingletDigest } from "@kinglet/kinglet/build";
+import record from "../../kinglet.json" with { type: "json" };
+
+Deno.test("vendor/kinglet is the kinglet that kinglet.json records", async () => {
+  const vendored = fileURLToPath(new URL("../../vendor/kinglet/", import.meta.url));
+  assert.equal(await kingletDigest(vendored), record.sha256);
 });
 `;
 }

@@ -98,7 +98,9 @@ export function controllerOwnerKeys(primary: Resource): (object: KubeObject) => 
     const owner = object.metadata?.ownerReferences?.find((o) =>
       o.controller && o.kind === kind && apiGroup(o.apiVersion) === group
     );
-    if (owner) return [keyOf(object.metadata?.namespace, owner.name)];
+    // A cluster-scoped owner's key has no namespace, whatever its child's.
+    const namespace = primary.namespaced ? object.metadata?.namespace : undefined;
+    if (owner) return [keyOf(namespace, owner.name)];
     const labelled = labelledOwnerKey(primary, object);
     return labelled === undefined ? [] : [labelled];
   };

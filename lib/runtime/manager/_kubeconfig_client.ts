@@ -1,8 +1,8 @@
 /**
  * The client of a manager given none: a `KubeClient` for the cluster that
  * `loadConfig` finds, as controller-runtime's `GetConfigOrDie` (the
- * `--kubeconfig`-less order: `KUBECONFIG`, the in-cluster service account,
- * `~/.kube/config`).
+ * kubeconfig and context of `--kubeconfig` and `--context` when given, else
+ * `KUBECONFIG`, the in-cluster service account, `~/.kube/config`).
  *
  * It exists before the configuration is read, because the manager hands its
  * client to caches and controllers when they are created; `Manager.run`
@@ -14,16 +14,24 @@
  * @module
  */
 import { type ClientOptions, KubeClient } from "../../kube/client.ts";
-import { loadConfig } from "../../kube/config.ts";
+import { loadConfig, type LoadConfigOptions } from "../../kube/config.ts";
 import type { ManagerClient } from "./manager.ts";
 
 /** A `KubeClient` created by {@link KubeconfigClient.connect}; every call before it throws. */
 export class KubeconfigClient implements ManagerClient {
   #client: KubeClient | undefined;
+  readonly #connection: Pick<LoadConfigOptions, "kubeconfig" | "context">;
   readonly #observers: Pick<ClientOptions, "onRequest" | "onRateLimited">;
 
-  /** `observers` see every request of the client, once connected. */
-  constructor(observers: Pick<ClientOptions, "onRequest" | "onRateLimited"> = {}) {
+  /**
+   * A client of the cluster that `connection` (a kubeconfig path, a context)
+   * names; `observers` see every request of the client, once connected.
+   */
+  constructor(
+    connection: Pick<LoadConfigOptions, "kubeconfig" | "context"> = {},
+    observers: Pick<ClientOptions, "onRequest" | "onRateLimited"> = {},
+  ) {
+    this.#connection = connection;
     this.#observers = observers;
   }
 
@@ -38,7 +46,7 @@ export class KubeconfigClient implements ManagerClient {
    * @throws {ConfigError} when no usable configuration is found.
    */
   async connect(): Promise<void> {
-    this.#client ??= new KubeClient(await loadConfig(), this.#observers);
+    this.#client ??= new KubeClient(await loadConfig(this.#connection), this.#observers);
   }
 
   /** Closes the client's connections; a later {@link KubeconfigClient.connect} opens new ones. */

@@ -131,7 +131,7 @@ export class Manager {
     }
     this.#options = options;
     this.metrics = options.metrics ?? new RuntimeMetrics();
-    this.#ownClient = options.client ? undefined : new KubeconfigClient({
+    this.#ownClient = options.client ? undefined : new KubeconfigClient(options.connection, {
       onRequest: this.metrics.observeRequest,
       onRateLimited: this.metrics.observeRateLimit,
     });

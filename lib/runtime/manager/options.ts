@@ -48,6 +48,13 @@ export interface ManagerOptions {
    */
   client?: ManagerClient;
   /**
+   * Where the default client finds the cluster: a kubeconfig path and a
+   * context, as `--kubeconfig` and `--context` name them (`operatorFlags`
+   * of `./cli` reads both). Ignored with {@link ManagerOptions.client}.
+   * Defaults to `loadConfig`'s order.
+   */
+  connection?: { kubeconfig?: string; context?: string };
+  /**
    * CRDs to install before anything starts, e.g. `[backups.crd()]` from
    * `defineKind` of `./crd`: {@link Manager.run} applies them (server-side
    * apply, field manager {@link ManagerOptions.reportingController}) and

@@ -6,7 +6,8 @@
  * {@link memoryPlan} sizes what grows from the limit; {@link cacheShares}
  * divides the caches' bytes among them (each store keeps its budget with
  * cache/budget.ts: limits, eviction, read-back); and
- * {@link cgroupMemoryLimit} reads the container's limit, the usual default.
+ * {@link cgroupMemoryLimit} reads the container's limit, the usual default;
+ * {@link parseMemoryLimit} reads one as a person writes it (`64Mi`, `none`).
  * A manager given `memoryLimit` wires all of it.
  *
  * No key is lost on the way: evicted objects stay indexed and are read back
@@ -31,4 +32,5 @@
 export { type Budgeted, type CacheShares, cacheShares, limitCaches } from "./cache_shares.ts";
 export { type CgroupMemoryLimit, cgroupMemoryLimit, type CgroupReadOptions } from "./cgroup.ts";
 export * from "./governor.ts";
+export { MEMORY_LIMIT_FORMS, MIN_MEMORY_LIMIT, parseMemoryLimit } from "./limit.ts";
 export { type MemoryLevel, type MemoryPlan, memoryPlan } from "./plan.ts";
