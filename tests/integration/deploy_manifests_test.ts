@@ -111,16 +111,28 @@ Deno.test("the systemd unit and its environment file use kinglet's flags and def
   const env = await Deno.readTextFile(join(DEPLOY_DIR, "systemd", "kinglet.env"));
   const settings = [...env.matchAll(/^#?(KINGLET_[A-Z_]+)=(.*)$/gm)];
   assert.ok(settings.length >= 10, "kinglet.env shows too few settings");
-  // The addresses have no default of their own: unset, kinglet chooses loopback on a node. Shown
-  // empty, a line uncommented as it stands would be refused at start-up.
+  // Where the default depends on where kinglet runs, a line shows what kinglet.service runs with:
+  // the addresses kinglet chooses on a node (loopback), json for a standard error that is the
+  // journal, and the unit's own memory limit.
   const node = endpointPlan({}, { inCluster: false });
+  const unitMemory = /^Environment=KINGLET_MEMORY_LIMIT=(\S+)$/m.exec(unit)?.[1];
+  assert.ok(unitMemory, "kinglet.service sets no KINGLET_MEMORY_LIMIT beside its MemoryMax=");
   const nodeDefaults: Record<string, string> = {
     "metrics-bind-address": node.metricsAddress,
     "health-probe-bind-address": node.healthAddress,
+    "log-format": "json",
+    "memory-limit": unitMemory,
   };
   for (const [, variable, value] of settings) {
     const spec = RUN_FLAGS.find((s) => envName(s.name) === variable);
     assert.ok(spec, `${variable} sets no flag of kinglet run`);
+    // Every line, uncommented as shown, is accepted.
+    parseFlags(RUN_FLAGS, [], { [variable!]: value });
+    if (spec.name === "metrics-auth") {
+      // Its default follows the address (none on loopback): the line shows the other choice.
+      assert.ok(spec.choices?.includes(value!), `${variable} shows ${value}`);
+      continue;
+    }
     assert.equal(
       value,
       spec.default ?? nodeDefaults[spec.name] ?? "",
