@@ -334,6 +334,11 @@ Deno.test("databasecluster lifecycle: create, scale, credentials, invalid spec, 
         assert.equal(secretAfter.metadata?.uid, secretBefore.metadata?.uid, "the Secret is kept");
         assert.deepEqual(secretAfter.data, secretBefore.data, "with the password the volumes hold");
         assert.equal(secretAfter.metadata?.ownerReferences, undefined, "released by the cluster");
+        assert.equal(
+          secretAfter.metadata?.labels?.["kinglet.dev/owner-name"],
+          name,
+          "still kinglet's, as its ownership policy requires",
+        );
         const claimsAfter = await dataClaims(client, ns, name, 2);
         for (const [i, claim] of claimsAfter.entries()) {
           assert.equal(claim?.metadata?.uid, claimsBefore[i]?.metadata?.uid, `claim ${i} kept`);
