@@ -4,6 +4,7 @@
  * Ready and the pre-created volumes bind the StatefulSet's claims.
  */
 import assert from "node:assert/strict";
+import { assertNoDenials, denialsInLog } from "../../lib/testing/denials.ts";
 import type { V1Secret, V1Service } from "@kubernetes/client-node";
 import { EVENTS, PODS, SECRETS, SERVICES, STATEFUL_SETS } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
@@ -353,6 +354,8 @@ Deno.test("databasecluster lifecycle: create, scale, credentials, invalid spec, 
       "the operator exits cleanly, and neither its log nor any Event holds the password",
       async () => {
         assert.equal(await operator.stop(), 0, "SIGTERM exits 0");
+        // Under deploy/'s RBAC and ownership policy: not one request refused.
+        assertNoDenials(denialsInLog(await operator.log()), "kinglet");
         const log = await operator.log();
         assert(log.includes(`${ns}/${name}`), "the log mentions the cluster, so it was written");
         assert(!log.includes(password), "the password is not in the operator log");
@@ -437,6 +440,8 @@ Deno.test("a DatabaseCluster with deletionPolicy Delete takes every volume with 
         (await getOrUndefined(client, SERVICES, `${name}-headless`, ns)) === undefined,
     );
     assert.equal(await operator.stop(), 0, "SIGTERM exits 0");
+    // Under deploy/'s RBAC and ownership policy: not one request refused.
+    assertNoDenials(denialsInLog(await operator.log()), "kinglet");
   } finally {
     await deleteNamespace(client, ns);
     client.close();

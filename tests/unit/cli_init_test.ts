@@ -142,6 +142,8 @@ Deno.test("init writes the project's files, and nothing else", () => {
     "deploy/systemd/mirror-operator-credentials.timer",
     "deploy/systemd/mirror-operator.env",
     "deploy/systemd/mirror-operator.service",
+    "deploy/validatingadmissionpolicy.yaml",
+    "deploy/validatingadmissionpolicybinding.yaml",
     "main.ts",
     "scripts/crds.ts",
     "scripts/deploy.ts",
