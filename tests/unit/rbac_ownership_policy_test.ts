@@ -205,3 +205,32 @@ Deno.test("a policy that cannot be derived is refused, naming what is missing", 
     /'specs\[0\]\.resource' has no 'kind'/,
   );
 });
+
+Deno.test("objects a rule names stay RBAC's where the kind is confined besides", () => {
+  const specs = [spec({
+    owns: [{ resource: CONFIG_MAPS }],
+    rbac: [{
+      apiGroups: [""],
+      resources: ["configmaps"],
+      resourceNames: ["sites-settings"],
+      verbs: ["patch"],
+      reason: "keeps its settings",
+    }],
+  })];
+  const { matchConstraints } = specOf(policyOf(specs)) as unknown as {
+    matchConstraints: { excludeResourceRules?: unknown[] };
+  };
+  assert.deepEqual(matchConstraints.excludeResourceRules, [{
+    apiGroups: [""],
+    apiVersions: ["*"],
+    operations: ["UPDATE"],
+    resources: ["configmaps"],
+    resourceNames: ["sites-settings"],
+  }]);
+  assert.equal(
+    (specOf(policyOf([SITE_SPEC])) as unknown as {
+      matchConstraints: { excludeResourceRules?: unknown[] };
+    }).matchConstraints.excludeResourceRules,
+    undefined,
+  );
+});

@@ -26,7 +26,7 @@
  * What it leaves to RBAC, and says so in `unconfined`: the primaries (what
  * the operator reconciles: their status, their finalizer), its Events (an
  * Event carries no owner), objects its rules already name
- * (`resourceNames`), reviews (TokenReview, SubjectAccessReview: asked,
+ * (`resourceNames`, excluded by name where the kind is confined besides), reviews (TokenReview, SubjectAccessReview: asked,
  * never stored), and subresources other than `status` (their requests carry
  * no metadata of the object to check). Reads are never confined.
  *
@@ -179,7 +179,9 @@ export function ownershipPolicy(
     ),
   ).filter((kind) => !primaries.some((p) => sameKind(p, kind)));
   const rules = options.rules ?? controllerRules(specs as readonly unknown[] as RbacSpec[]);
-  const { confined, unconfined } = partition(rules, primaries);
+  const { confined, unconfined, named } = partition(rules, primaries);
+  // Objects a rule names are RBAC's even where another rule lets the kind be written at large.
+  const excluded = named.filter((n) => confined.some((c) => `${c.group}/${c.resource}` === n.key));
   const labels = options.labels ? { labels: { ...options.labels } } : {};
   const deletes = confined.some((c) => c.operations.includes("DELETE")) && children.length > 0;
   // A ServiceAccount's name, as messages say it: system:serviceaccount:<namespace>:<name>.
@@ -190,7 +192,10 @@ export function ownershipPolicy(
     metadata: { name, ...labels },
     spec: {
       failurePolicy: "Fail",
-      matchConstraints: { resourceRules: resourceRules(confined) },
+      matchConstraints: {
+        resourceRules: resourceRules(confined),
+        ...(excluded.length > 0 && { excludeResourceRules: excluded.map((n) => n.rule) }),
+      },
       matchConditions: [{
         name: "operator",
         expression: `request.userInfo.username == ${cel(username)}`,
@@ -218,12 +223,25 @@ export function ownershipPolicy(
 function partition(rules: readonly PolicyRule[], primaries: readonly Kind[]) {
   const confined = new Map<string, ConfinedResource>();
   const unconfined = new Map<string, UnconfinedResource>();
+  const named: { key: string; rule: Record<string, string[]> }[] = [];
   for (const rule of rules) {
     const operations = sortOperations(rule.verbs.flatMap((verb) => OPERATION_OF[verb] ?? []));
     if (operations.length === 0) continue;
     for (const group of rule.apiGroups) {
       for (const resource of rule.resources) {
         const key = `${group}/${resource}`;
+        if (rule.resourceNames) {
+          named.push({
+            key,
+            rule: {
+              apiGroups: [group],
+              apiVersions: ["*"],
+              operations,
+              resources: [resource],
+              resourceNames: [...rule.resourceNames],
+            },
+          });
+        }
         const [plural, subresource] = resource.split("/", 2) as [string, string?];
         const why = primaries.some((p) => p.group === group && p.plural === plural)
           ? "the primary resource, which the operator reconciles"
@@ -246,7 +264,7 @@ function partition(rules: readonly PolicyRule[], primaries: readonly Kind[]) {
       }
     }
   }
-  return { confined: [...confined.values()], unconfined: [...unconfined.values()] };
+  return { confined: [...confined.values()], unconfined: [...unconfined.values()], named };
 }
 
 /** The policy's `resourceRules`: one per API group and set of operations. */
