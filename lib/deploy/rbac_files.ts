@@ -88,6 +88,7 @@ export function rbacObjects(operator: Operator): RbacManifest[] {
   const cluster = clusterRules(operator);
   const leader = leaderElectionRules(operator.leaseName);
   const leaderRole = leaderElectionRoleName(operator);
+  const policy = ownershipManifests(operator);
   const proof = notes.rbacProof ? `Nothing else is granted: ${notes.rbacProof}` : "Nothing else " +
     "is granted.";
   return [
@@ -117,6 +118,12 @@ export function rbacObjects(operator: Operator): RbacManifest[] {
         "reconcile, own and watch and what their reconciles do by client; each rule says why. " +
         proof,
         ...(notes.clusterRole ?? []),
+        ...(policy.length > 0
+          ? [
+            "RBAC cannot narrow a verb to the objects the operator owns: what these rules let it " +
+            "write beyond its own kinds, validatingadmissionpolicy.yaml confines to its own objects.",
+          ]
+          : []),
       ],
       reasons: cluster.map((rule) => rule.reasons),
     },
@@ -159,7 +166,7 @@ export function rbacObjects(operator: Operator): RbacManifest[] {
       header: [`Grants role.yaml to ${name}'s ServiceAccount, in ${namespace} only.`],
       reasons: [],
     },
-    ...ownershipManifests(operator),
+    ...policy,
   ];
 }
 
