@@ -89,7 +89,9 @@ Deno.test("install applies the grant, then writes the token and a kubeconfig nam
       "applied Namespace mirror-operator-system, ServiceAccount " +
         "mirror-operator-system/mirror-operator, ClusterRole mirror-operator, ClusterRoleBinding " +
         "mirror-operator, Role mirror-operator-system/mirror-operator-leader-election, " +
-        "RoleBinding mirror-operator-system/mirror-operator-leader-election",
+        "RoleBinding mirror-operator-system/mirror-operator-leader-election, " +
+        "ValidatingAdmissionPolicy mirror-operator-owned-only, ValidatingAdmissionPolicyBinding " +
+        "mirror-operator-owned-only",
     );
   } finally {
     await Deno.remove(dir, { recursive: true });
