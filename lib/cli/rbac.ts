@@ -1,7 +1,9 @@
 /**
  * kinglet's own identity and rights, as objects: the ServiceAccount, the
  * ClusterRole derived from the specs of its three controllers (plus what the
- * CLI itself needs), the Role of the leader Lease, and their bindings.
+ * CLI itself needs), the Role of the leader Lease, their bindings, and the
+ * ValidatingAdmissionPolicy (and its binding) that admits kinglet's writes
+ * only to objects it owns.
  * `deno task deploy` writes them to deploy/ with the reasons of every rule
  * (a unit test fails when the two drift apart); `kinglet install
  * --node-kubeconfig` applies them, so that a node runs kinglet with them
@@ -11,7 +13,8 @@
  * ```ts
  * import { kingletRbac } from "./rbac.ts";
  * kingletRbac().map((o) => o.kind);
- * // ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]
+ * // ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+ * //  "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
  * ```
  *
  * @module
@@ -26,12 +29,15 @@ import {
   SERVICE_ACCOUNTS,
   SUBJECT_ACCESS_REVIEWS,
   TOKEN_REVIEWS,
+  VALIDATING_ADMISSION_POLICIES,
+  VALIDATING_ADMISSION_POLICY_BINDINGS,
 } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
 import {
   controllerRules,
   type ExplainedRule,
   leaderElectionRules,
+  ownershipPolicy,
   type PolicyRule,
   type RbacRule,
 } from "../runtime/rbac/mod.ts";
@@ -44,6 +50,8 @@ export const KINGLET_NAMESPACE = "kinglet-system";
 export const KINGLET_ACCOUNT = "kinglet";
 /** The name of the Role and the RoleBinding of kinglet's leader Lease. */
 export const LEADER_ELECTION_ROLE = "kinglet-leader-election";
+/** The name of the ValidatingAdmissionPolicy that confines kinglet to what it owns, and of its binding. */
+export const OWNERSHIP_POLICY = "kinglet-owned-only";
 
 const RBAC = "rbac.authorization.k8s.io";
 const LABELS = { "app.kubernetes.io/name": "kinglet" };
@@ -89,8 +97,12 @@ export function cliRules(primaries: readonly Resource[]): RbacRule[] {
  * ```
  */
 export function kingletClusterRules(): ExplainedRule[] {
-  const specs = CONTROLLER_NAMES.map((name) => CONTROLLERS[name]());
+  const specs = kingletSpecs();
   return controllerRules(specs, { extra: cliRules(specs.map((spec) => spec.resource)) });
+}
+
+function kingletSpecs() {
+  return CONTROLLER_NAMES.map((name) => CONTROLLERS[name]());
 }
 
 /**
@@ -153,6 +165,12 @@ export function kingletRbac(
   }
   const rules = kingletClusterRules();
   const clusterRules = confined.length ? rules.filter((rule) => rule.clusterScoped) : rules;
+  const { policy, binding } = ownershipPolicy(kingletSpecs(), {
+    name: OWNERSHIP_POLICY,
+    username: `system:serviceaccount:${namespace}:${KINGLET_ACCOUNT}`,
+    rules,
+    labels: LABELS,
+  });
   const namespaced = confined.flatMap((ns) => [
     {
       resource: ROLES,
@@ -209,5 +227,7 @@ export function kingletRbac(
       roleRef: { apiGroup: RBAC, kind: "Role", name: LEADER_ELECTION_ROLE },
       subjects,
     },
+    { resource: VALIDATING_ADMISSION_POLICIES, ...policy },
+    { resource: VALIDATING_ADMISSION_POLICY_BINDINGS, ...binding },
   ];
 }

@@ -24,6 +24,7 @@
 import { relative } from "node:path";
 import { comment } from "./_comment.ts";
 import { type Operator } from "./operator.ts";
+import { ownershipManifests } from "./rbac_files.ts";
 import { RUNTIME_ENV } from "../build/mod.ts";
 
 /** `namespace.yaml`: where the operator runs and keeps its Lease. */
@@ -66,7 +67,10 @@ resources:
 ${files.map((file) => `  - ${file}\n`).join("")}`;
 }
 
-/** `kustomization.yaml`: the CRDs, the Namespace, the RBAC and the Deployment, in order. */
+/**
+ * `kustomization.yaml`: the CRDs, the Namespace, the RBAC, the ownership
+ * policy and the Deployment, in order.
+ */
 export function kustomizationYaml(operator: Operator): string {
   const folder = crdFolder(operator);
   const resources = [
@@ -78,6 +82,7 @@ export function kustomizationYaml(operator: Operator): string {
     ...operator.manifests,
     "role.yaml",
     "rolebinding.yaml",
+    ...ownershipManifests(operator).map((manifest) => manifest.file),
     "deployment.yaml",
   ];
   return `# kubectl apply -k ${operator.layout.deploy}/  installs the CRDs and runs ${operator.name} in ${operator.namespace}.

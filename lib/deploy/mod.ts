@@ -4,7 +4,9 @@
  * controller specs, leader Lease and memory limit), {@link deployFiles}
  * writes its ServiceAccount and least-privilege RBAC (derived from the
  * specs by `controllerRules` and `leaderElectionRules`, a reason above every
- * rule), a hardened Deployment of its FROM scratch image with the memory
+ * rule), the ValidatingAdmissionPolicy that takes back what RBAC cannot
+ * narrow (`ownershipPolicy`: its writes go only to objects it owns), a
+ * hardened Deployment of its FROM scratch image with the memory
  * limit handed over by the Downward API, the Dockerfile with its
  * dockerignore and file list, and for node mode a systemd unit, its
  * environment file and the credentials service and timer.
@@ -14,7 +16,7 @@
  * `scripts/deploy.ts` hands its description to {@link runDeploy}, which
  * writes the files, checks them (`--check`) or assembles the image's root
  * file system (`--rootfs`). In node mode the operator's own `install`
- * command, {@link runNodeInstall}, applies that RBAC with the k3s admin
+ * command, {@link runNodeInstall}, applies that RBAC and policy with the k3s admin
  * kubeconfig and writes a kubeconfig of the operator's ServiceAccount, which
  * its credentials service renews every 8 hours.
  *

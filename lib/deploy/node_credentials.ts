@@ -1,8 +1,9 @@
 /**
  * Node-mode credentials with an operator's own rights instead of the
  * cluster-admin `k3s.yaml`: run with an admin kubeconfig,
- * {@link installNodeCredentials} applies the operator's ServiceAccount and
- * RBAC, asks the TokenRequest API for a token of that ServiceAccount, and
+ * {@link installNodeCredentials} applies the operator's ServiceAccount, its
+ * RBAC and its ownership policy (the token is of that ServiceAccount, so the
+ * policy confines the node's operator as it does the pod's), asks the TokenRequest API for a token of that ServiceAccount, and
  * writes two files, mode 0600: the token at `<path>.token`, and at `<path>` a
  * kubeconfig naming the API server, its CA and that token file.
  * `kinglet install --node-kubeconfig` does this for kinglet; an author's
@@ -48,6 +49,8 @@ import {
   ROLE_BINDINGS,
   ROLES,
   SERVICE_ACCOUNTS,
+  VALIDATING_ADMISSION_POLICIES,
+  VALIDATING_ADMISSION_POLICY_BINDINGS,
 } from "../kube/mod.ts";
 import { describeOperator, type OperatorDescription } from "./operator.ts";
 import { rbacObjects } from "./rbac_files.ts";
@@ -91,6 +94,8 @@ const KINDS: Readonly<Record<string, Resource>> = {
   ClusterRoleBinding: CLUSTER_ROLE_BINDINGS,
   Role: ROLES,
   RoleBinding: ROLE_BINDINGS,
+  ValidatingAdmissionPolicy: VALIDATING_ADMISSION_POLICIES,
+  ValidatingAdmissionPolicyBinding: VALIDATING_ADMISSION_POLICY_BINDINGS,
 };
 
 /**

@@ -29,6 +29,8 @@ export interface DeployedResource {
   group: string;
   /** The lower-case plural RBAC names it by, e.g. `deployments`. */
   plural: string;
+  /** The kind owner references name it by, e.g. `Deployment`. */
+  kind: string;
   /** Whether its objects live in a namespace. */
   namespaced?: boolean;
 }
@@ -280,6 +282,9 @@ export function describeOperator(description: OperatorDescription): Operator {
     }
     if (typeof spec.resource.plural !== "string" || spec.resource.plural === "") {
       refuse(`the spec '${spec.name}' (controllers[${i}]) has no 'resource.plural'`);
+    }
+    if (typeof spec.resource.kind !== "string" || spec.resource.kind === "") {
+      refuse(`the spec '${spec.name}' (controllers[${i}]) has no 'resource.kind'`);
     }
   });
   for (const field of ["memoryLimit", "memoryRequest"] as const) {

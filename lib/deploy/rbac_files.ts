@@ -3,7 +3,10 @@
  * ServiceAccount, a ClusterRole of the rules `controllerRules` derives from
  * its controller specs (plus the rules it declares), the Role of its leader
  * Lease (`leaderElectionRules`), and their bindings, each rule with the
- * reasons that put it there in a comment above it.
+ * reasons that put it there in a comment above it; then, where RBAC cannot
+ * narrow what the ClusterRole grants to the operator's own objects, the
+ * ValidatingAdmissionPolicy of `ownershipPolicy` and its binding, their
+ * header saying what they confine and what they leave to RBAC.
  *
  * @example
  * ```ts
@@ -28,6 +31,7 @@ import {
   type ControllerSpec,
   type ExplainedRule,
   leaderElectionRules,
+  ownershipPolicy,
 } from "../runtime/mod.ts";
 import { commentedYaml } from "./_commented_yaml.ts";
 import type { Operator } from "./operator.ts";
@@ -84,6 +88,7 @@ export function rbacObjects(operator: Operator): RbacManifest[] {
   const cluster = clusterRules(operator);
   const leader = leaderElectionRules(operator.leaseName);
   const leaderRole = leaderElectionRoleName(operator);
+  const policy = ownershipManifests(operator);
   const proof = notes.rbacProof ? `Nothing else is granted: ${notes.rbacProof}` : "Nothing else " +
     "is granted.";
   return [
@@ -113,6 +118,12 @@ export function rbacObjects(operator: Operator): RbacManifest[] {
         "reconcile, own and watch and what their reconciles do by client; each rule says why. " +
         proof,
         ...(notes.clusterRole ?? []),
+        ...(policy.length > 0
+          ? [
+            "RBAC cannot narrow a verb to the objects the operator owns: what these rules let it " +
+            "write beyond its own kinds, validatingadmissionpolicy.yaml confines to its own objects.",
+          ]
+          : []),
       ],
       reasons: cluster.map((rule) => rule.reasons),
     },
@@ -153,6 +164,65 @@ export function rbacObjects(operator: Operator): RbacManifest[] {
         subjects,
       },
       header: [`Grants role.yaml to ${name}'s ServiceAccount, in ${namespace} only.`],
+      reasons: [],
+    },
+    ...policy,
+  ];
+}
+
+/** The name of the ValidatingAdmissionPolicy of the operator and of its binding. */
+export function ownershipPolicyName(operator: Pick<Operator, "name">): string {
+  return `${operator.name}-owned-only`;
+}
+
+/**
+ * The ValidatingAdmissionPolicy that admits the writes of the operator's
+ * ServiceAccount only to objects it owns, and its binding; none when it
+ * writes nothing but its primaries and Events.
+ *
+ * @throws {TypeError} from `controllerRules`, naming the spec and the field it cannot derive.
+ */
+export function ownershipManifests(operator: Operator): RbacManifest[] {
+  const { name, namespace, serviceAccount } = operator;
+  const { policy, binding, confined, unconfined } = ownershipPolicy(operator.controllers, {
+    name: ownershipPolicyName(operator),
+    username: `system:serviceaccount:${namespace}:${serviceAccount}`,
+    rules: clusterRules(operator),
+    labels: { "app.kubernetes.io/name": name },
+  });
+  if (confined.length === 0) return [];
+  const writes = confined.map(({ resource, operations }) =>
+    `${resource} (${operations.map((op) => op.toLowerCase()).join(", ")})`
+  );
+  const left = [...new Set(unconfined.map(({ why }) => why))].map((why) =>
+    `${unconfined.filter((u) => u.why === why).map((u) => u.resource).join(", ")}: ${why}`
+  );
+  return [
+    {
+      file: "validatingadmissionpolicy.yaml",
+      object: policy,
+      header: [
+        `Least privilege past RBAC. clusterrole.yaml lets ${name} write these kinds in every ` +
+        "namespace (or cluster-wide), which RBAC cannot narrow to the objects it owns; this " +
+        `policy admits the writes of ${name}'s ServiceAccount (in a pod or on a node, the same ` +
+        "user) only to objects that are its own: labelled kinglet.dev/owner-kind with one of " +
+        "its kinds, or with a controller reference to one. A create must make one of its own, " +
+        "an update must find one and leave one (adding the label to another's object is " +
+        "refused), a delete must find one, or an object owned by a kind it owns (what its " +
+        `children's controllers make for them). Confined: ${writes.join("; ")}.`,
+        `Left to RBAC: ${left.join("; ")}. Reads are never confined.`,
+        "Needs Kubernetes 1.30 or later (admissionregistration.k8s.io/v1). A refusal names " +
+        "the policy and says what was refused and why.",
+      ],
+      reasons: [],
+    },
+    {
+      file: "validatingadmissionpolicybinding.yaml",
+      object: binding,
+      header: [
+        `Applies validatingadmissionpolicy.yaml to every request of ${name}'s ServiceAccount: ` +
+        "a refused write is denied (Deny), never only warned or audited.",
+      ],
       reasons: [],
     },
   ];

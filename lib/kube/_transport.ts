@@ -75,6 +75,9 @@ export interface TransportOptions {
 }
 
 /** Sends requests to one API server over one pooled HTTP/1.1 `Deno.HttpClient`. */
+/** How the API server's authorizer words a denial (`User "u" cannot patch resource ...`). */
+const RBAC_DENIAL = /User \\?"[^"\\]*\\?" cannot /;
+
 export class Transport {
   readonly #config: ClusterConfig;
   readonly #options: TransportOptions;
@@ -254,7 +257,10 @@ export class Transport {
         verb: spec.verb,
         path: spec.path,
         ...(response.status === 401 ? { hint: this.#unauthorizedHint(Boolean(token)) } : {}),
-        ...(response.status === 403 ? { hint: this.#forbiddenHint() } : {}),
+        // An admission policy's or webhook's 403 says itself who refused and why.
+        ...(response.status === 403 && RBAC_DENIAL.test(text)
+          ? { hint: this.#forbiddenHint() }
+          : {}),
       });
     }
   }

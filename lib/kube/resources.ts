@@ -128,6 +128,22 @@ export const CLUSTER_ROLE_BINDINGS: Resource = grouped(
   "ClusterRoleBinding",
   false,
 );
+/** `admissionregistration.k8s.io/v1` ValidatingAdmissionPolicy (cluster-scoped). */
+export const VALIDATING_ADMISSION_POLICIES: Resource = grouped(
+  "admissionregistration.k8s.io",
+  "v1",
+  "validatingadmissionpolicies",
+  "ValidatingAdmissionPolicy",
+  false,
+);
+/** `admissionregistration.k8s.io/v1` ValidatingAdmissionPolicyBinding (cluster-scoped). */
+export const VALIDATING_ADMISSION_POLICY_BINDINGS: Resource = grouped(
+  "admissionregistration.k8s.io",
+  "v1",
+  "validatingadmissionpolicybindings",
+  "ValidatingAdmissionPolicyBinding",
+  false,
+);
 /** `rbac.authorization.k8s.io/v1` Role. */
 export const ROLES: Resource = grouped("rbac.authorization.k8s.io", "v1", "roles", "Role", true);
 /** `rbac.authorization.k8s.io/v1` RoleBinding. */

@@ -118,6 +118,7 @@ export {
   fixedErrorPolicy,
   type Owned,
   OWNER_LABELS,
+  ownerKind,
   type PacingOptions,
   type PrimaryView,
   type ReconcileClient,
@@ -186,14 +187,21 @@ export {
 } from "./objects/mod.ts";
 export type { AddOptions, QueueMetrics, QueueSnapshot, WorkQueue } from "./queue/mod.ts";
 export {
+  type AdmissionObject,
+  type ConfinedResource,
   controllerRules,
   type ControllerRulesOptions,
   crdInstallRule,
   type ExplainedRule,
   leaderElectionRules,
+  type OwnershipPolicy,
+  ownershipPolicy,
+  type OwnershipPolicyOptions,
+  type OwnershipSpec,
   type PolicyRule,
   type RbacRule,
   type RbacSpec,
+  type UnconfinedResource,
 } from "./rbac/mod.ts";
 export type {
   ListWatchClient,

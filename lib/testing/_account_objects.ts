@@ -1,8 +1,10 @@
 /**
  * The objects of a test ServiceAccount, as plain data: the account, a
- * ClusterRole and a ClusterRoleBinding holding its cluster-wide rules, and a
- * Role and a RoleBinding per namespace of its namespaced rules. Pure, so the
- * shapes are tested without a cluster; service_account.ts creates them.
+ * ClusterRole and a ClusterRoleBinding holding its cluster-wide rules, a
+ * Role and a RoleBinding per namespace of its namespaced rules, and the
+ * ownership policy of its controller specs with its binding, when asked.
+ * Pure, so the shapes are tested without a cluster; service_account.ts
+ * creates them.
  *
  * @module
  */
@@ -12,9 +14,12 @@ import {
   ROLE_BINDINGS,
   ROLES,
   SERVICE_ACCOUNTS,
+  VALIDATING_ADMISSION_POLICIES,
+  VALIDATING_ADMISSION_POLICY_BINDINGS,
 } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
 import type { PolicyRule } from "../runtime/rbac/policy_rule.ts";
+import { ownershipPolicy, type OwnershipSpec } from "../runtime/rbac/ownership_policy.ts";
 
 const RBAC_GROUP = "rbac.authorization.k8s.io";
 
@@ -37,6 +42,12 @@ export interface AccountSpec {
   rules: readonly PolicyRule[];
   /** Granted in each namespace: a Role and a RoleBinding there, when not empty. */
   namespaced: Readonly<Record<string, readonly PolicyRule[]>>;
+  /**
+   * The specs whose ownership policy confines the account's writes under
+   * `rules` to what they own: a ValidatingAdmissionPolicy and its binding,
+   * when given and the rules write anything but the primaries.
+   */
+  policy?: readonly OwnershipSpec[];
 }
 
 /** `system:serviceaccount:<namespace>:<name>`, the user RBAC sees for the account. */
@@ -75,6 +86,19 @@ export function accountObjects(spec: AccountSpec): RbacObject[] {
   if (spec.rules.length > 0) role("ClusterRole", spec.rules);
   for (const [at, rules] of Object.entries(spec.namespaced)) {
     if (rules.length > 0) role("Role", rules, at);
+  }
+  if (spec.policy) {
+    const { policy, binding, confined } = ownershipPolicy(spec.policy, {
+      name: `${roleName}-owned-only`,
+      username: accountUser(namespace, name),
+      rules: spec.rules,
+    });
+    if (confined.length > 0) {
+      objects.push(
+        { resource: VALIDATING_ADMISSION_POLICIES, body: policy },
+        { resource: VALIDATING_ADMISSION_POLICY_BINDINGS, body: binding },
+      );
+    }
   }
   return objects;
 }

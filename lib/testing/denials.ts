@@ -50,6 +50,8 @@ export interface Denial {
   namespace?: string;
   /** The object's name, when the request named one (a recorded denial only). */
   name?: string;
+  /** The ValidatingAdmissionPolicy that refused it, when RBAC allowed it (a logged denial only). */
+  policy?: string;
 }
 
 /**
@@ -101,11 +103,17 @@ const SERVER_DENIAL = new RegExp(
   "g",
 );
 
+/** A policy's refusal as kinglet's `ApiError` quotes it: `<verb> <path>: ... ValidatingAdmissionPolicy 'p'`. */
+const POLICY_DENIAL =
+  /\b([a-z]+) (\/apis?\/[^\s:?]+)[^:\s]*: [^\n]*?ValidatingAdmissionPolicy '([^']+)'/g;
+
 /**
  * The denials the API server's messages in `text` describe, in order: the
  * output of an operator run as a process, as text or JSON lines (quotes
  * escaped once or more are read too). A line that tells one denial twice
- * (a JSON line's message and its `error` property) counts it once.
+ * (a JSON line's message and its `error` property) counts it once. A write
+ * RBAC allowed and a ValidatingAdmissionPolicy refused counts too, with the
+ * policy's name.
  */
 export function denialsInLog(text: string): Denial[] {
   return text.split("\n").flatMap((line) => {
@@ -119,8 +127,30 @@ export function denialsInLog(text: string): Denial[] {
       };
       seen.set(JSON.stringify(denial), denial);
     }
+    for (const [, verb, path, policy] of line.matchAll(POLICY_DENIAL)) {
+      const denial = { verb: verb!, ...pathTarget(path!), policy: policy! };
+      seen.set(JSON.stringify(denial), denial);
+    }
     return [...seen.values()];
   });
+}
+
+/** The group, resource and namespace a request path names. */
+function pathTarget(path: string): Pick<Denial, "group" | "resource" | "namespace"> {
+  const parts = path.split("/").filter(Boolean);
+  const core = parts[0] === "api";
+  let rest = parts.slice(core ? 2 : 3);
+  let namespace: string | undefined;
+  if (rest[0] === "namespaces" && rest.length > 2) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  }
+  const [plural = "", , subresource] = rest;
+  return {
+    group: core ? "" : parts[1] ?? "",
+    resource: subresource === undefined ? plural : `${plural}/${subresource}`,
+    ...(namespace !== undefined && { namespace }),
+  };
 }
 
 /**
@@ -132,7 +162,10 @@ export function describeDenial(denial: Denial): string {
   const resource = (denial.group ? `${plural}.${denial.group}` : plural) +
     (subresource === undefined ? "" : `/${subresource}`);
   const scope = denial.namespace === undefined ? "cluster scope" : `namespace ${denial.namespace}`;
-  return `${denial.verb} ${resource} (${scope})`;
+  const by = denial.policy === undefined
+    ? ""
+    : `, refused by ValidatingAdmissionPolicy ${denial.policy}`;
+  return `${denial.verb} ${resource} (${scope}${by})`;
 }
 
 /**
@@ -162,6 +195,8 @@ export function assertNoDenials(denials: readonly Denial[], who = "the operator"
       denials.length === 1 ? "" : "s"
     } (403 Forbidden) under the RBAC it was given:\n${lines.join("\n")}\n` +
       "Grant each in the operator's rules (a controller spec's `rbac` for what its reconcile " +
-      "does by client), or stop the operator from asking for it.",
+      "does by client), or stop the operator from asking for it; a write its ownership " +
+      "policy refused was to an object it does not own (no owner label, no controller " +
+      "reference to its kind).",
   );
 }

@@ -14,9 +14,11 @@
  *   both clusters, for an operator that selects or counts Nodes;
  * - {@link testCluster}: a real API server (a shared cluster, or etcd and
  *   kube-apiserver started from `KUBEBUILDER_ASSETS`) and a namespace;
- * - {@link testServiceAccount} (`cluster.serviceAccount({ rules })`): the
- *   operator under exactly the RBAC its specs derive, and
- *   {@link assertNoDenials} to fail naming each verb and resource it lacked.
+ * - {@link testServiceAccount} (`cluster.serviceAccount({ rules, policy })`):
+ *   the operator under exactly the RBAC its specs derive and, with
+ *   `policy: specs`, the ownership policy deployed beside it, and
+ *   {@link assertNoDenials} to fail naming each verb and resource it lacked
+ *   or each write the policy refused.
  *
  * A unit test of a `ControllerSpec`: run it in a `Manager` over the
  * in-memory API server on a fake clock, change objects as a user would, and

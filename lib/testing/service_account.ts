@@ -16,6 +16,12 @@
  *   every namespace, as an operator watching all namespaces needs;
  *   `namespaced` rules go into a Role and a RoleBinding in their namespace.
  *   Extra fields of a derived rule (`reasons`, `clusterScoped`) are dropped.
+ * - With `policy: specs`, the account is confined as deployed, past RBAC:
+ *   the ValidatingAdmissionPolicy `ownershipPolicy` derives admits its
+ *   writes only to objects the specs own, so the test also proves the
+ *   policy refuses none of the operator's own work. The API server applies
+ *   it a moment after its binding is written, with nothing to wait on: a
+ *   test that must see a refusal retries until it comes.
  * - RBAC takes effect a moment after a binding is written; the account is
  *   returned once the API server allows the first rule of each role, so the
  *   operator's first requests are not denied by that delay.
@@ -61,6 +67,7 @@ import { isNotFound } from "../kube/errors.ts";
 import { CLUSTER_ROLES, ROLES, SUBJECT_ACCESS_REVIEWS } from "../kube/resources.ts";
 import type { KubeObject } from "../kube/types.ts";
 import type { PolicyRule } from "../runtime/rbac/policy_rule.ts";
+import type { OwnershipSpec } from "../runtime/rbac/ownership_policy.ts";
 import type { TestCluster } from "./cluster.ts";
 import { type Denial, DenialRecorder } from "./denials.ts";
 import { accountObjects, accountUser, type RbacObject } from "./_account_objects.ts";
@@ -84,6 +91,16 @@ export interface ServiceAccountOptions {
    * @default {{}}
    */
   namespaced?: Readonly<Record<string, readonly PolicyRule[]>>;
+  /**
+   * The controller specs of the operator: the account is confined, as
+   * deployed, by the ValidatingAdmissionPolicy `ownershipPolicy(specs)`
+   * derives for it, which admits its writes under `rules` only to objects
+   * they own (named `<test namespace>-<name>-owned-only`, with its binding).
+   * A write it refuses is a 403 that names the policy, and a denial.
+   *
+   * @default {undefined} no policy: RBAC alone
+   */
+  policy?: readonly OwnershipSpec[];
   /**
    * The ServiceAccount's name, a DNS label; the roles and bindings are
    * named `<test namespace>-<name>`.
@@ -170,6 +187,7 @@ export async function testServiceAccount(
     name,
     rules: options.rules,
     namespaced: options.namespaced ?? {},
+    ...(options.policy && { policy: options.policy }),
   });
   const created: RbacObject[] = [];
   const files: string[] = [];

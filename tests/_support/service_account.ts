@@ -22,7 +22,10 @@ export const DEPLOY_DIR: string = fileURLToPath(new URL("../../deploy/", import.
 /** The service account deploy/ creates, which its bindings name. */
 export const KINGLET_SERVICE_ACCOUNT = { namespace: "kinglet-system", name: "kinglet" } as const;
 
-/** The RBAC manifests of deploy/, in the order they can be applied. */
+/**
+ * The RBAC manifests of deploy/, in the order they can be applied, with the
+ * ownership policy that confines deploy/'s own service account past them.
+ */
 export const RBAC_MANIFESTS: readonly string[] = [
   "namespace.yaml",
   "serviceaccount.yaml",
@@ -30,6 +33,8 @@ export const RBAC_MANIFESTS: readonly string[] = [
   "clusterrolebinding.yaml",
   "role.yaml",
   "rolebinding.yaml",
+  "validatingadmissionpolicy.yaml",
+  "validatingadmissionpolicybinding.yaml",
 ];
 
 /** Options of {@link serviceAccountKubeconfig}. */

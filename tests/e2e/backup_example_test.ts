@@ -30,6 +30,8 @@ Deno.test("the Backup example plans, reports Ready, follows its spec and says it
   await using account = await cluster.serviceAccount({
     name: "backup-operator",
     rules: controllerRules([backupController]),
+    // Its writes confined to what it owns, as the ownership policy deploy generates does.
+    policy: [backupController],
     // main.ts campaigns for the Lease default/backup-operator.
     namespaced: { default: leaderElectionRules("backup-operator") },
   });

@@ -4,6 +4,7 @@
  * Ready and the pre-created volumes bind the StatefulSet's claims.
  */
 import assert from "node:assert/strict";
+import { assertNoDenials, denialsInLog } from "../../lib/testing/denials.ts";
 import type { V1Secret, V1Service } from "@kubernetes/client-node";
 import { EVENTS, PODS, SECRETS, SERVICES, STATEFUL_SETS } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
@@ -334,6 +335,11 @@ Deno.test("databasecluster lifecycle: create, scale, credentials, invalid spec, 
         assert.equal(secretAfter.metadata?.uid, secretBefore.metadata?.uid, "the Secret is kept");
         assert.deepEqual(secretAfter.data, secretBefore.data, "with the password the volumes hold");
         assert.equal(secretAfter.metadata?.ownerReferences, undefined, "released by the cluster");
+        assert.equal(
+          secretAfter.metadata?.labels?.["kinglet.dev/owner-name"],
+          name,
+          "still kinglet's, as its ownership policy requires",
+        );
         const claimsAfter = await dataClaims(client, ns, name, 2);
         for (const [i, claim] of claimsAfter.entries()) {
           assert.equal(claim?.metadata?.uid, claimsBefore[i]?.metadata?.uid, `claim ${i} kept`);
@@ -348,6 +354,8 @@ Deno.test("databasecluster lifecycle: create, scale, credentials, invalid spec, 
       "the operator exits cleanly, and neither its log nor any Event holds the password",
       async () => {
         assert.equal(await operator.stop(), 0, "SIGTERM exits 0");
+        // Under deploy/'s RBAC and ownership policy: not one request refused.
+        assertNoDenials(denialsInLog(await operator.log()), "kinglet");
         const log = await operator.log();
         assert(log.includes(`${ns}/${name}`), "the log mentions the cluster, so it was written");
         assert(!log.includes(password), "the password is not in the operator log");
@@ -432,6 +440,8 @@ Deno.test("a DatabaseCluster with deletionPolicy Delete takes every volume with 
         (await getOrUndefined(client, SERVICES, `${name}-headless`, ns)) === undefined,
     );
     assert.equal(await operator.stop(), 0, "SIGTERM exits 0");
+    // Under deploy/'s RBAC and ownership policy: not one request refused.
+    assertNoDenials(denialsInLog(await operator.log()), "kinglet");
   } finally {
     await deleteNamespace(client, ns);
     client.close();

@@ -31,6 +31,8 @@ Deno.test("the Greeting example renders, repairs, updates and says goodbye", asy
   await using account = await cluster.serviceAccount({
     name: "greeting-operator",
     rules: controllerRules([greetingController]),
+    // Its writes confined to what it owns, as the ownership policy deploy generates does.
+    policy: [greetingController],
   });
   const { client, namespace } = cluster;
   const example = startExample("greeting", account.kubeconfig);

@@ -5,6 +5,7 @@
  * `nvidia.com/gpu`) take the GPU pods and whose CPU nodes take the rest.
  */
 import assert from "node:assert/strict";
+import { assertNoDenials, denialsInLog } from "../../lib/testing/denials.ts";
 import type { V1Deployment, V1Pod, V1Service } from "@kubernetes/client-node";
 import { crdDocuments, install } from "../../lib/cli/install.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
@@ -309,6 +310,8 @@ Deno.test("inferenceservice lifecycle: GPU and CPU placement, model change, scal
     });
 
     assert.equal(await operator.stop(), 0, "SIGTERM exits 0");
+    // Under deploy/'s RBAC and ownership policy: not one request refused.
+    assertNoDenials(denialsInLog(await operator.log()), "kinglet");
   } finally {
     await deleteNamespace(client, ns);
     client.close();

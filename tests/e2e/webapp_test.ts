@@ -3,6 +3,7 @@
  * deploy/ RBAC, against the real control plane where kwok makes pods Ready.
  */
 import assert from "node:assert/strict";
+import { assertNoDenials, denialsInLog } from "../../lib/testing/denials.ts";
 import { DEPLOYMENTS, SERVICES } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
 import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
@@ -165,6 +166,8 @@ Deno.test("webapp lifecycle: create, scale, update, invalid spec, drift repair, 
     });
 
     assert.equal(await operator.stop(), 0, "SIGTERM exits 0");
+    // Under deploy/'s RBAC and ownership policy: not one request refused.
+    assertNoDenials(denialsInLog(await operator.log()), "kinglet");
   } finally {
     await deleteNamespace(client, ns);
     client.close();

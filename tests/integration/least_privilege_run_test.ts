@@ -6,14 +6,37 @@
  * kwok GPU node) to Ready, run a DatabaseCluster's whole lifecycle (Secret,
  * StatefulSet, finalizer, volume cleanup), write Events, and release the
  * Lease on SIGTERM, without a single denial: all three of kinglet's
- * operators, under the RBAC generated from their ControllerSpecs.
+ * operators, under the RBAC generated from their ControllerSpecs and the
+ * ownership policy deploy/ ships beside it (which lets it delete the
+ * volume claims its StatefulSet made, and nothing it does not own).
+ *
+ * Then an author's kind of operator, one that RBAC alone cannot confine:
+ * a site per Gadget, a Namespace and a NetworkPolicy in it, owned
+ * `anywhere`. Under the rules derived from its spec and the
+ * ValidatingAdmissionPolicy derived beside them, it makes, restores and
+ * deletes its own, and is refused (a 403 naming the policy) relabelling
+ * `kube-system`, patching, taking over by server-side apply, creating
+ * beside or deleting another team's NetworkPolicy. Both run on the oldest
+ * supported Kubernetes (`deno task test:oldest`) and the newest.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { grantsFromEnv } from "../../hack/_permissions.ts";
+import { Semaphore } from "../../lib/async/semaphore.ts";
+import { isForbidden } from "../../lib/kube/errors.ts";
+import { NAMESPACES } from "../../lib/kube/resources.ts";
+import type { KubeObject, Resource } from "../../lib/kube/types.ts";
+import { Caches } from "../../lib/runtime/cache/caches.ts";
+import { Controller } from "../../lib/runtime/controller/controller.ts";
+import { OWNER_LABELS, ownerKind } from "../../lib/runtime/controller/owner_labels.ts";
+import type { ControllerSpec } from "../../lib/runtime/controller/spec.ts";
+import { controllerRules } from "../../lib/runtime/rbac/mod.ts";
+import { testServiceAccount } from "../../lib/testing/service_account.ts";
 import { kubectl, type KubectlResult, testKubeconfig } from "../_support/cluster.ts";
 import { kingletArgs } from "../_support/kinglet_bundle.ts";
+import { createNamespace, deleteNamespace, getOrUndefined, waitFor } from "../_support/kube.ts";
 import { KINGLET_SERVICE_ACCOUNT, serviceAccountKubeconfig } from "../_support/service_account.ts";
+import { type Gadget, gadget, GADGETS, gadgetScope } from "./_gadgets.ts";
 
 const CRDS_DIR = fileURLToPath(new URL("../../crds/", import.meta.url));
 const SA = KINGLET_SERVICE_ACCOUNT;
@@ -217,3 +240,177 @@ function databaseCluster(): string {
     },
   });
 }
+
+/** `networking.k8s.io/v1` NetworkPolicy, which kinglet's own operators never write. */
+const NETWORK_POLICIES: Resource = {
+  group: "networking.k8s.io",
+  version: "v1",
+  plural: "networkpolicies",
+  kind: "NetworkPolicy",
+  namespaced: true,
+};
+
+type Policy = KubeObject & { spec?: { policyTypes?: string[] } };
+
+/**
+ * A site per Gadget, as an author's operator makes one: a Namespace of its
+ * own (labelled with its Pod Security level) and a NetworkPolicy in it, both
+ * owned `anywhere` (by owner labels), its status, its Events.
+ */
+function siteController(): ControllerSpec<Gadget> {
+  const labelSelector = `${OWNER_LABELS.kind}=${ownerKind(GADGETS)}`;
+  return {
+    name: "sites",
+    resource: GADGETS,
+    owns: [
+      { resource: NAMESPACES, anywhere: true, labelSelector },
+      { resource: NETWORK_POLICIES, anywhere: true, labelSelector },
+    ],
+    async reconcile(gadget, { children, status, events, signal }) {
+      const site = `${gadget.metadata!.namespace}-site`;
+      await children.apply(NAMESPACES, {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: site, labels: { "pod-security.kubernetes.io/enforce": "baseline" } },
+      }, signal);
+      await children.apply(NETWORK_POLICIES, {
+        apiVersion: "networking.k8s.io/v1",
+        kind: "NetworkPolicy",
+        metadata: { name: "deny-ingress", namespace: site },
+        spec: { podSelector: {}, policyTypes: ["Ingress"] },
+      }, signal);
+      await status({ site }, signal);
+      events.publish({ type: "Normal", reason: "SiteReady", action: "Reconcile", note: site });
+      return {};
+    },
+  };
+}
+
+/** What `write` was refused with: a 403 naming the policy, retried until the policy answers. */
+async function refused(what: string, policy: string, write: () => Promise<unknown>) {
+  return await waitFor(`${what} refused by ${policy}`, async () => {
+    try {
+      await write();
+    } catch (error) {
+      if (isForbidden(error) && String(error).includes(policy)) return (error as Error).message;
+      throw error;
+    }
+    throw new Error(`${what} was allowed`);
+  }, 30_000);
+}
+
+Deno.test("an operator under its RBAC and ownership policy does its own work and is refused another's", async () => {
+  await using scope = await gadgetScope("least-policy");
+  const { client: admin, namespace } = scope;
+  const spec = siteController();
+  await using account = await testServiceAccount(
+    { client: admin, kubeconfig: testKubeconfig(), namespace },
+    { name: "sites", rules: controllerRules([spec]), policy: [spec] },
+  );
+  const policy = `${namespace}-sites-owned-only`;
+  const site = `${namespace}-site`;
+  const team = await createNamespace(admin, "team");
+  const caches = new Caches({ client: account.client, backoff: { initialMs: 100, maxMs: 1_000 } });
+  const controller = new Controller<Gadget>(spec, {
+    client: account.client,
+    semaphore: new Semaphore(4),
+    caches,
+  });
+  const stop = new AbortController();
+  const running = Promise.all([caches.run(stop.signal), controller.run(stop.signal)]);
+  try {
+    await admin.create(GADGETS, gadget("g"), { namespace });
+    const made = await waitFor("the site's namespace and policy", async () => {
+      const g = await admin.get<Gadget>(GADGETS, "g", { namespace });
+      const ns = await getOrUndefined(admin, NAMESPACES, site);
+      const np = await getOrUndefined<Policy>(admin, NETWORK_POLICIES, "deny-ingress", site);
+      return g.status?.site === site && ns && np && { ns, np };
+    });
+    assert.equal(made.ns.metadata?.labels?.[OWNER_LABELS.kind], ownerKind(GADGETS));
+    await admin.patch(NETWORK_POLICIES, "deny-ingress", {
+      spec: { policyTypes: ["Ingress", "Egress"] },
+    }, { type: "merge", namespace: site });
+    await waitFor("the edited policy restored", async () => {
+      const np = await getOrUndefined<Policy>(admin, NETWORK_POLICIES, "deny-ingress", site);
+      return np?.spec?.policyTypes?.join() === "Ingress";
+    });
+    account.assertNoDenials();
+
+    // Dry runs: admission answers them as it would the write, and nothing changes if it did not.
+    const dryRun = true;
+    const relabel = await refused(
+      "relabelling kube-system",
+      policy,
+      () =>
+        account.client.patch(NAMESPACES, "kube-system", {
+          metadata: { labels: { "pod-security.kubernetes.io/enforce": "privileged" } },
+        }, { type: "merge", dryRun }),
+    );
+    assert.match(relabel, /may not change namespaces kube-system: it is not owned by sites/);
+    await admin.create(NETWORK_POLICIES, {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name: "allow-web", namespace: team },
+      spec: { podSelector: {}, policyTypes: ["Ingress"], ingress: [{}] },
+    });
+    const theirs = await refused(
+      "patching another team's NetworkPolicy",
+      policy,
+      () =>
+        account.client.patch(NETWORK_POLICIES, "allow-web", {
+          spec: { ingress: [] },
+        }, { type: "merge", namespace: team, dryRun }),
+    );
+    assert.match(theirs, new RegExp(`may not change networkpolicies ${team}/allow-web`));
+    const labels = { ...made.ns.metadata?.labels };
+    delete labels["pod-security.kubernetes.io/enforce"];
+    delete labels["kubernetes.io/metadata.name"];
+    await refused(
+      "taking another team's NetworkPolicy by applying the owner labels",
+      policy,
+      () =>
+        account.client.apply(NETWORK_POLICIES, {
+          apiVersion: "networking.k8s.io/v1",
+          kind: "NetworkPolicy",
+          metadata: { name: "allow-web", namespace: team, labels },
+        }, { fieldManager: "sites", force: true, dryRun }),
+    );
+    await refused(
+      "creating a NetworkPolicy it would not own",
+      policy,
+      () =>
+        account.client.create(NETWORK_POLICIES, {
+          apiVersion: "networking.k8s.io/v1",
+          kind: "NetworkPolicy",
+          metadata: { name: "open", namespace: team },
+          spec: { podSelector: {} },
+        }, { dryRun }),
+    );
+    await refused(
+      "deleting another team's NetworkPolicy",
+      policy,
+      () => account.client.delete(NETWORK_POLICIES, "allow-web", { namespace: team }),
+    );
+    await account.client.create(NETWORK_POLICIES, {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name: "deny-ingress", namespace: team, labels },
+      spec: { podSelector: {} },
+    }, { dryRun });
+    const probes = account.denials.length;
+
+    await admin.delete(GADGETS, "g", { namespace });
+    await waitFor(
+      "the gadget gone with its site",
+      async () => (await getOrUndefined(admin, GADGETS, "g", namespace)) === undefined,
+    );
+    const ns = await getOrUndefined(admin, NAMESPACES, site);
+    assert.ok(!ns || ns.metadata?.deletionTimestamp, "the site's namespace was left");
+    assert.equal(account.denials.length, probes, "the operator was refused its own cleanup");
+  } finally {
+    stop.abort();
+    await running;
+    await deleteNamespace(admin, team);
+    await deleteNamespace(admin, site).catch(() => {});
+  }
+});

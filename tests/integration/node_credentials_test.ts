@@ -57,11 +57,15 @@ async function install(dir: string, args: readonly string[] = [], lifetime = "1h
   return { kubeconfig, token: `${kubeconfig}.token`, result };
 }
 
-/** "allowed", or the status of the API server's refusal. */
-async function outcome(request: Promise<unknown>): Promise<"allowed" | number> {
+/** The refusal of a write RBAC allowed and kinglet's ownership policy did not. */
+const POLICY = "refused by kinglet-owned-only";
+
+/** "allowed", {@link POLICY}, or the status of the API server's refusal. */
+async function outcome(request: Promise<unknown>): Promise<"allowed" | typeof POLICY | number> {
   const error = await request.then(() => undefined, (e) => e);
   if (error === undefined) return "allowed";
   assert.ok(error instanceof ApiError, `expected the API server to answer, got ${error}`);
+  if (error.status === 403 && error.message.includes("'kinglet-owned-only'")) return POLICY;
   return error.status;
 }
 
@@ -72,9 +76,22 @@ async function watchSecrets(client: KubeClient, namespace?: string): Promise<voi
   throw new Error(`the watch of Secrets${namespace ? ` in ${namespace}` : ""} delivered nothing`);
 }
 
-/** A Secret and a Deployment named `probe` in `namespace`, for server-side apply. */
-function probes(namespace: string) {
-  const metadata = { name: "probe", namespace };
+/**
+ * A Secret and a Deployment named `probe` in `namespace`, for server-side
+ * apply; `owner` makes them a WebApp's (a controller reference), named
+ * `owned-probe`.
+ */
+function probes(namespace: string, owner?: string) {
+  const ownerReferences = owner === undefined ? undefined : [{
+    apiVersion: "kinglet.dev/v1alpha1",
+    kind: "WebApp",
+    name: owner,
+    uid: "00000000-0000-4000-8000-000000000000",
+    controller: true,
+  }];
+  const metadata = owner === undefined
+    ? { name: "probe", namespace }
+    : { name: "owned-probe", namespace, ownerReferences };
   const labels = { app: "probe" };
   return {
     secret: { apiVersion: "v1", kind: "Secret", metadata, data: { key: btoa("value") } },
@@ -122,6 +139,14 @@ async function rights(client: KubeClient, namespaces: readonly string[]) {
         client.delete(PERSISTENT_VOLUME_CLAIMS, "probe", { namespace }),
       ],
     );
+    const owned = probes(namespace, "shop");
+    rows.push(
+      [`apply a WebApp's Secret in ${namespace}`, client.apply(SECRETS, owned.secret, apply)],
+      [
+        `apply a WebApp's Deployment in ${namespace}`,
+        client.apply(DEPLOYMENTS, owned.deployment, apply),
+      ],
+    );
   }
   const outcomes = await Promise.all(
     rows.map(async ([what, request]) => [what, await outcome(request)] as const),
@@ -146,17 +171,22 @@ async function namespaceWithSecret(admin: KubeClient, prefix: string): Promise<s
 }
 
 /**
- * Waits until the authorizer's cache holds the RBAC an install just applied
- * (it follows the API with a short lag), then resolves to `client`'s rights.
+ * Waits until the authorizer's cache holds the RBAC an install just applied,
+ * and the admission plugin its ownership policy (both follow the API with a
+ * short lag), then resolves to `client`'s rights; `namespaces[0]` is one
+ * kinglet serves.
  */
 function rightsOnceApplied(
   client: KubeClient,
   namespaces: readonly string[],
   wide: boolean,
-): Promise<Record<string, "allowed" | number>> {
+): Promise<Record<string, "allowed" | typeof POLICY | number>> {
   const clusterWide = wide ? "allowed" : 403;
-  return waitFor("the RBAC of the install in force", async () => {
+  const { secret } = probes(namespaces[0]!);
+  const apply = { fieldManager: "rights-probe", force: true, dryRun: true };
+  return waitFor("the RBAC and the policy of the install in force", async () => {
     if (await outcome(client.list(SECRETS)) !== clusterWide) return false;
+    if (await outcome(client.apply(SECRETS, secret, apply)) !== POLICY) return false;
     return await rights(client, namespaces);
   }, 10_000);
 }
@@ -175,7 +205,7 @@ async function webAppReady(admin: KubeClient, namespace: string): Promise<void> 
   }, 60_000);
 }
 
-Deno.test("a cluster-wide install: kinglet run from its kubeconfig converges a WebApp with no 403; it lists, watches and applies Secrets in every namespace but gets none by name, deletes any PersistentVolumeClaim, and cannot touch namespaces", async () => {
+Deno.test("a cluster-wide install: kinglet run from its kubeconfig converges a WebApp with no 403; it lists and watches Secrets in every namespace and applies its own there, but gets none by name, deletes no one else's PersistentVolumeClaim (its ownership policy refuses what RBAC allows), and cannot touch namespaces", async () => {
   const admin = await adminClient();
   await installCrdsOnce(admin);
   const dir = await Deno.makeTempDir({ prefix: "kinglet_node_" });
@@ -185,7 +215,7 @@ Deno.test("a cluster-wide install: kinglet run from its kubeconfig converges a W
     const { kubeconfig, token, result } = await install(dir);
     assert.match(
       result.stdout,
-      /^applied ServiceAccount kinglet-system\/kinglet, ClusterRole kinglet, ClusterRoleBinding kinglet, Role kinglet-system\/kinglet-leader-election, RoleBinding kinglet-system\/kinglet-leader-election$/m,
+      /^applied ServiceAccount kinglet-system\/kinglet, ClusterRole kinglet, ClusterRoleBinding kinglet, Role kinglet-system\/kinglet-leader-election, RoleBinding kinglet-system\/kinglet-leader-election, ValidatingAdmissionPolicy kinglet-owned-only, ValidatingAdmissionPolicyBinding kinglet-owned-only$/m,
     );
     assert.match(result.stdout, /^its rights serve every namespace/m);
     assert.match(result.stdout, /valid until \d{4}-\d\d-\d\dT/);
@@ -207,15 +237,18 @@ Deno.test("a cluster-wide install: kinglet run from its kubeconfig converges a W
     try {
       // RBAC cannot narrow a list or a watch by label, and kinglet lists the Secrets of its
       // DatabaseClusters: it reads every Secret's data, in every namespace. No get: it never asks
-      // for one by name, which hides nothing from a list. Nor a delete by label: it may delete
-      // any claim, kinglet's or not, in every namespace (docs/node-mode.md says so).
+      // for one by name, which hides nothing from a list. Nor a delete by label: RBAC lets it
+      // delete any claim in every namespace, and apply any Secret and Deployment; its ownership
+      // policy takes back all but its own (docs/node-mode.md says so).
       const everywhere = (ns: string) => ({
         [`list Secrets in ${ns}`]: "allowed",
         [`watch Secrets in ${ns}`]: "allowed",
         [`get a Secret in ${ns}`]: 403,
-        [`apply a Secret in ${ns}`]: "allowed",
-        [`apply a Deployment in ${ns}`]: "allowed",
-        [`delete a PersistentVolumeClaim in ${ns}`]: "allowed",
+        [`apply a Secret in ${ns}`]: POLICY,
+        [`apply a Deployment in ${ns}`]: POLICY,
+        [`delete a PersistentVolumeClaim in ${ns}`]: POLICY,
+        [`apply a WebApp's Secret in ${ns}`]: "allowed",
+        [`apply a WebApp's Deployment in ${ns}`]: "allowed",
       });
       assert.deepEqual(await rightsOnceApplied(kinglet, [teamA, teamB], true), {
         "list Secrets in every namespace": "allowed",
@@ -286,15 +319,19 @@ Deno.test("a namespace-scoped install (--namespace team-a): kinglet run --namesp
         [`list Secrets in ${teamA}`]: "allowed",
         [`watch Secrets in ${teamA}`]: "allowed",
         [`get a Secret in ${teamA}`]: 403,
-        [`apply a Secret in ${teamA}`]: "allowed",
-        [`apply a Deployment in ${teamA}`]: "allowed",
-        [`delete a PersistentVolumeClaim in ${teamA}`]: "allowed",
+        [`apply a Secret in ${teamA}`]: POLICY,
+        [`apply a Deployment in ${teamA}`]: POLICY,
+        [`delete a PersistentVolumeClaim in ${teamA}`]: POLICY,
+        [`apply a WebApp's Secret in ${teamA}`]: "allowed",
+        [`apply a WebApp's Deployment in ${teamA}`]: "allowed",
         [`list Secrets in ${teamB}`]: 403,
         [`watch Secrets in ${teamB}`]: 403,
         [`get a Secret in ${teamB}`]: 403,
         [`apply a Secret in ${teamB}`]: 403,
         [`apply a Deployment in ${teamB}`]: 403,
         [`delete a PersistentVolumeClaim in ${teamB}`]: 403,
+        [`apply a WebApp's Secret in ${teamB}`]: 403,
+        [`apply a WebApp's Deployment in ${teamB}`]: 403,
       });
     } finally {
       kinglet.close();

@@ -150,6 +150,8 @@ Deno.test("init writes the project's files, and nothing else", () => {
     "deploy/systemd/mirror-operator-credentials.timer",
     "deploy/systemd/mirror-operator.env",
     "deploy/systemd/mirror-operator.service",
+    "deploy/validatingadmissionpolicy.yaml",
+    "deploy/validatingadmissionpolicybinding.yaml",
     "kinglet.json",
     "main.ts",
     "scripts/bench.ts",

@@ -74,7 +74,9 @@ Deno.test("a scoped install says what it applied, the narrowed ClusterRole and t
     lines.includes(
       "applied ServiceAccount kinglet-system/kinglet, ClusterRole kinglet, ClusterRoleBinding " +
         "kinglet, Role team-a/kinglet, RoleBinding team-a/kinglet, Role " +
-        "kinglet-system/kinglet-leader-election, RoleBinding kinglet-system/kinglet-leader-election",
+        "kinglet-system/kinglet-leader-election, RoleBinding kinglet-system/kinglet-leader-election, " +
+        "ValidatingAdmissionPolicy kinglet-owned-only, ValidatingAdmissionPolicyBinding " +
+        "kinglet-owned-only",
     ),
     run.stdout,
   );

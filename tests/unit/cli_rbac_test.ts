@@ -5,7 +5,15 @@ import type { KubeObject } from "../../lib/kube/mod.ts";
 import type { PolicyRule } from "../../lib/runtime/mod.ts";
 
 Deno.test("the RBAC kinglet install applies is deploy/'s, object for object", async () => {
-  const files = ["serviceaccount", "clusterrole", "clusterrolebinding", "role", "rolebinding"];
+  const files = [
+    "serviceaccount",
+    "clusterrole",
+    "clusterrolebinding",
+    "role",
+    "rolebinding",
+    "validatingadmissionpolicy",
+    "validatingadmissionpolicybinding",
+  ];
   const deployed = await Promise.all(
     files.map(async (file) =>
       parse(await Deno.readTextFile(new URL(`../../deploy/${file}.yaml`, import.meta.url)))
@@ -40,6 +48,8 @@ Deno.test("confined to a namespace, kinglet's rights there come from a Role and 
       "RoleBinding/tenant-a/kinglet",
       "Role/kinglet-system/kinglet-leader-election",
       "RoleBinding/kinglet-system/kinglet-leader-election",
+      "ValidatingAdmissionPolicy//kinglet-owned-only",
+      "ValidatingAdmissionPolicyBinding//kinglet-owned-only",
     ],
   );
   const rules = (kind: string) => rulesOf(objects.find((o) => o.kind === kind));

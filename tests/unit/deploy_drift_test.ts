@@ -25,6 +25,8 @@ Deno.test("every deploy file kinglet commits is generated, and so drift-checked"
     "deploy/systemd/kinglet-credentials.timer",
     "deploy/systemd/kinglet.env",
     "deploy/systemd/kinglet.service",
+    "deploy/validatingadmissionpolicy.yaml",
+    "deploy/validatingadmissionpolicybinding.yaml",
     "hack/scratch_files.txt",
   ]);
 });

@@ -22,8 +22,15 @@ Deno.test("an operator's node grant is its Namespace, then its deploy files' RBA
   assert.equal(namespace!.kind, "Namespace");
   assert.equal(namespace!.metadata?.name, "mirror-operator-system");
   const files = deployFiles(SAMPLE);
-  const written = ["serviceaccount", "clusterrole", "clusterrolebinding", "role", "rolebinding"]
-    .map((file) => parse(files.get(`deploy/${file}.yaml`)!));
+  const written = [
+    "serviceaccount",
+    "clusterrole",
+    "clusterrolebinding",
+    "role",
+    "rolebinding",
+    "validatingadmissionpolicy",
+    "validatingadmissionpolicybinding",
+  ].map((file) => parse(files.get(`deploy/${file}.yaml`)!));
   assert.deepEqual(rbac, written);
   assert.deepEqual(
     grant.objects.map((o) => o.resource.plural),
@@ -34,6 +41,8 @@ Deno.test("an operator's node grant is its Namespace, then its deploy files' RBA
       "clusterrolebindings",
       "roles",
       "rolebindings",
+      "validatingadmissionpolicies",
+      "validatingadmissionpolicybindings",
     ],
   );
 });
@@ -61,7 +70,11 @@ Deno.test("install applies the grant, then writes the token and a kubeconfig nam
       { path },
     );
     assert.equal(applied[0], "namespaces/mirror-operator-system by mirror-operator");
-    assert.equal(applied.length, 6);
+    assert.equal(applied.length, 8);
+    assert.equal(
+      applied.at(-1),
+      "validatingadmissionpolicybindings/mirror-operator-owned-only by mirror-operator",
+    );
     assert.equal(
       await Deno.readTextFile(`${path}.token`),
       "token-of-mirror-operator-system-mirror-operator",
@@ -76,7 +89,9 @@ Deno.test("install applies the grant, then writes the token and a kubeconfig nam
       "applied Namespace mirror-operator-system, ServiceAccount " +
         "mirror-operator-system/mirror-operator, ClusterRole mirror-operator, ClusterRoleBinding " +
         "mirror-operator, Role mirror-operator-system/mirror-operator-leader-election, " +
-        "RoleBinding mirror-operator-system/mirror-operator-leader-election",
+        "RoleBinding mirror-operator-system/mirror-operator-leader-election, " +
+        "ValidatingAdmissionPolicy mirror-operator-owned-only, ValidatingAdmissionPolicyBinding " +
+        "mirror-operator-owned-only",
     );
   } finally {
     await Deno.remove(dir, { recursive: true });

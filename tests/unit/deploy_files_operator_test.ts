@@ -148,6 +148,49 @@ Deno.test("the kustomization applies the CRDs, the RBAC and the Deployment in or
     "clusterrolebinding.yaml",
     "role.yaml",
     "rolebinding.yaml",
+    "validatingadmissionpolicy.yaml",
+    "validatingadmissionpolicybinding.yaml",
     "deployment.yaml",
   ]);
+});
+
+Deno.test("the ownership policy confines the operator's ServiceAccount to the Deployments it owns", () => {
+  type Admission = {
+    metadata: { name: string };
+    spec: {
+      policyName?: string;
+      validationActions?: string[];
+      matchConstraints?: { resourceRules: { resources: string[]; operations: string[] }[] };
+      matchConditions?: { expression: string }[];
+    };
+  };
+  const policy = yaml<Admission>("deploy/validatingadmissionpolicy.yaml");
+  assert.equal(policy.metadata.name, "mirror-operator-owned-only");
+  assert.deepEqual(policy.spec.matchConstraints?.resourceRules.map((r) => r.resources), [
+    ["deployments"],
+  ]);
+  assert.deepEqual(policy.spec.matchConstraints?.resourceRules[0]?.operations, [
+    "CREATE",
+    "UPDATE",
+  ]);
+  assert.equal(
+    policy.spec.matchConditions?.[0]?.expression,
+    "request.userInfo.username == " +
+      "'system:serviceaccount:mirror-operator-system:mirror-operator'",
+  );
+  const header = files.get("deploy/validatingadmissionpolicy.yaml")!.split("\napiVersion")[0]!;
+  assert.match(header.replaceAll("\n# ", " "), /Confined: deployments \(create, update\)\./);
+  assert.match(header.replaceAll("\n# ", " "), /Left to RBAC: mirrors\/status/);
+  const binding = yaml<Admission>("deploy/validatingadmissionpolicybinding.yaml");
+  assert.deepEqual(binding.spec, {
+    policyName: "mirror-operator-owned-only",
+    validationActions: ["Deny"],
+  });
+});
+
+Deno.test("an operator that writes nothing but its primaries and Events gets no policy", () => {
+  const only = deployFiles({ ...SAMPLE, controllers: [SAMPLE.controllers[1]!] });
+  assert.ok(!only.has("deploy/validatingadmissionpolicy.yaml"));
+  const kustomization = parse(only.get("deploy/kustomization.yaml")!) as { resources: string[] };
+  assert.ok(!kustomization.resources.some((file) => file.startsWith("validating")));
 });

@@ -1,6 +1,7 @@
 /**
  * docs/node-mode.md says what is true: what the cluster-wide install grants
- * on PersistentVolumeClaims is what kinglet's generated RBAC holds, and the
+ * on PersistentVolumeClaims is what kinglet's generated RBAC holds and its
+ * ownership policy takes back, and the
  * memory it promises back after large objects is what
  * tests/reliability/memory_release_test.ts checks, not more.
  */
@@ -25,12 +26,29 @@ function verbs(objects: ReturnType<typeof kingletRbac>, kind: string, resource: 
     .flatMap((rule) => rule.verbs ?? []);
 }
 
-Deno.test("the guide says the cluster-wide install may delete every PersistentVolumeClaim, as its ClusterRole grants, and the scoped one in its namespace only", () => {
+Deno.test("the guide says RBAC lets the cluster-wide install delete every PersistentVolumeClaim, the scoped one in its namespace only, and the ownership policy takes back all but kinglet's", () => {
   const wide = kingletRbac();
   assert.deepEqual(verbs(wide, "ClusterRole", "persistentvolumeclaims"), ["list", "delete"]);
   assert.match(
     GUIDE,
-    /PersistentVolumeClaims: `list` and `delete` in every namespace, by any name, so these credentials may delete every PersistentVolumeClaim in the cluster/,
+    /PersistentVolumeClaims: `list` and `delete` in every namespace, by any name, so RBAC alone would let these credentials delete every PersistentVolumeClaim in the cluster/,
+  );
+  const policy = wide.find((o) => o.kind === "ValidatingAdmissionPolicy") as
+    | {
+      spec: {
+        matchConstraints: { resourceRules: { resources: string[]; operations: string[] }[] };
+      };
+    }
+    | undefined;
+  assert.ok(
+    policy?.spec.matchConstraints.resourceRules.some((rule) =>
+      rule.resources.includes("persistentvolumeclaims") && rule.operations.includes("DELETE")
+    ),
+    "the ownership policy no longer confines the delete of claims",
+  );
+  assert.match(
+    GUIDE,
+    /its deletes of PersistentVolumeClaims only for claims kinglet or a StatefulSet owns/,
   );
   const scoped = kingletRbac(undefined, { watchNamespaces: ["team-a"] });
   assert.deepEqual(verbs(scoped, "ClusterRole", "persistentvolumeclaims"), []);

@@ -124,3 +124,39 @@ Deno.test("a 403 is observed with the path and the resource it was denied on", a
     name: "nightly",
   });
 });
+
+Deno.test("a 403 points at RBAC only when RBAC refused, not when an admission policy did", async () => {
+  const messages = [
+    'backups.example.com "nightly" is forbidden: User "system:serviceaccount:shop:op" cannot ' +
+    'patch resource "backups" in API group "example.com" in the namespace "shop"',
+    "backups.example.com \"nightly\" is forbidden: ValidatingAdmissionPolicy 'op-owned-only' " +
+    "with binding 'op-owned-only' denied request: op may not change backups shop/nightly",
+  ];
+  let next = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () =>
+    Response.json({
+      kind: "Status",
+      code: 403,
+      reason: "Forbidden",
+      message: messages[next++],
+    }, { status: 403 }));
+  const noToken: TokenSource = { token: () => Promise.resolve(undefined), invalidate() {} };
+  const client = new KubeClient({
+    server: `http://127.0.0.1:${server.addr.port}`,
+    auth: noToken,
+    namespace: "shop",
+    source: "t",
+  });
+  const patch = () => client.patch(BACKUPS, "nightly", { spec: {} }, { type: "merge" });
+  try {
+    await assert.rejects(patch(), /cannot patch .*; RBAC does not grant this to the user of t/);
+    await assert.rejects(patch(), (error: Error) => {
+      assert.match(error.message, /denied request: op may not change backups shop\/nightly/);
+      assert.doesNotMatch(error.message, /RBAC/);
+      return true;
+    });
+  } finally {
+    client.close();
+    await server.shutdown();
+  }
+});

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { accountObjects, accountUser } from "../../lib/testing/_account_objects.ts";
 import { controllerRules, leaderElectionRules } from "../../lib/runtime/rbac/mod.ts";
-import { CONFIG_MAPS, type KubeObject } from "../../lib/kube/mod.ts";
+import { CONFIG_MAPS, DEPLOYMENTS, type KubeObject } from "../../lib/kube/mod.ts";
 
 const rules = controllerRules([{
   name: "settings",
@@ -62,4 +62,40 @@ Deno.test("a test account without rules has no role, and RBAC sees it as a servi
   const objects = accountObjects({ namespace: "t", name: "op", rules: [], namespaced: { a: [] } });
   assert.deepEqual(objects.map(({ body }) => body.kind), ["ServiceAccount"]);
   assert.equal(accountUser("t", "op"), "system:serviceaccount:t:op");
+});
+
+Deno.test("a test account confined by its specs' ownership policy gets the policy and its binding last", () => {
+  const spec = {
+    name: "settings",
+    resource: CONFIG_MAPS,
+    owns: [{ resource: DEPLOYMENTS }],
+    reconcile: (_object: KubeObject) => Promise.resolve({}),
+  };
+  const objects = accountObjects({
+    namespace: "test-1",
+    name: "op",
+    rules: controllerRules([spec]),
+    namespaced: {},
+    policy: [spec],
+  });
+  const [policy, binding] = objects.slice(-2).map(({ body }) => body);
+  assert.equal(policy?.kind, "ValidatingAdmissionPolicy");
+  assert.equal(policy?.metadata.name, "test-1-op-owned-only");
+  assert.match(JSON.stringify(policy), new RegExp(accountUser("test-1", "op")));
+  assert.deepEqual(binding?.spec, {
+    policyName: "test-1-op-owned-only",
+    validationActions: ["Deny"],
+  });
+  const bare = accountObjects({
+    namespace: "test-1",
+    name: "op",
+    rules,
+    namespaced: {},
+    policy: [{ ...spec, owns: [] }],
+  });
+  assert.deepEqual(bare.map(({ body }) => body.kind), [
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+  ]);
 });

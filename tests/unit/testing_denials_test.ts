@@ -70,6 +70,35 @@ Deno.test("denialsInLog reads JSON lines, whose quotes are escaped once or twice
   assert.deepEqual(denialsInLog(`${line}\n${line}\n`), [denial, denial]);
 });
 
+Deno.test("denialsInLog counts a write RBAC allowed and an ownership policy refused, naming it", () => {
+  const refusal = 'patch /api/v1/namespaces/kube-system: namespaces \\"kube-system\\" is ' +
+    "forbidden: ValidatingAdmissionPolicy 'op-owned-only' with binding 'op-owned-only' denied " +
+    "request: op may not change namespaces kube-system: it is not owned by op (403 Forbidden)";
+  const deleted = "delete /apis/networking.k8s.io/v1/namespaces/team/networkpolicies/web: " +
+    'networkpolicies.networking.k8s.io "web" is forbidden: ValidatingAdmissionPolicy ' +
+    "'op-owned-only' with binding 'op-owned-only' denied request: op may not delete (403 Forbidden)";
+  const log = [
+    `{"level":"error","message":"reconcile of site failed: ${refusal}"}`,
+    `ERROR reconcile of team/web failed, retry 1: ${deleted}`,
+  ].join("\n");
+  const denials = denialsInLog(log);
+  assert.deepEqual(denials, [
+    { verb: "patch", group: "", resource: "namespaces", policy: "op-owned-only" },
+    {
+      verb: "delete",
+      group: "networking.k8s.io",
+      resource: "networkpolicies",
+      namespace: "team",
+      policy: "op-owned-only",
+    },
+  ]);
+  assert.equal(
+    describeDenial(denials[1]!),
+    "delete networkpolicies.networking.k8s.io (namespace team, refused by " +
+      "ValidatingAdmissionPolicy op-owned-only)",
+  );
+});
+
 Deno.test("denialsInLog finds nothing in a log without denials", () => {
   assert.deepEqual(denialsInLog("INFO all good\nERROR get x: not found (404 NotFound)"), []);
 });

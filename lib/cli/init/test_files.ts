@@ -223,6 +223,8 @@ Deno.test("the operator writes the ConfigMap and reports Ready under its derived
   await using account = await cluster.serviceAccount({
     name: operator.name,
     rules: controllerRules(operator.controllers),
+    // Writes only to what it owns, as deploy/validatingadmissionpolicy.yaml confines it.
+    policy: operator.controllers,
   });
   const { client, namespace } = cluster;
   const running = startOperator(account.kubeconfig);

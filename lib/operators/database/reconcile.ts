@@ -31,6 +31,8 @@ import {
 } from "../../kube/mod.ts";
 import {
   type ControllerSpec,
+  OWNER_LABELS,
+  ownerKind,
   projectPrimary,
   type ReconcileContext,
   tieredErrorPolicy,
@@ -141,13 +143,20 @@ export function databaseClusterController(
   /**
    * Releases the Secret from the cluster's ownership, so the garbage collector
    * leaves it with the volumes it unlocks: a cluster recreated under the same
-   * name finds both, and the password still matches its data.
+   * name finds both, and the password still matches its data. The owner
+   * labels keep it kinglet's, which kinglet's ownership policy requires of
+   * every object it writes.
    */
   async function keepCredentials(stored: DatabaseCluster, ctx: ReconcileContext) {
     const { signal } = ctx;
+    const labels = {
+      [OWNER_LABELS.kind]: ownerKind(DATABASE_CLUSTERS),
+      [OWNER_LABELS.namespace]: stored.metadata.namespace,
+      [OWNER_LABELS.name]: stored.metadata.name,
+    };
     try {
       await ctx.client.patch(SECRETS, credentialsSecretName(stored), {
-        metadata: { ownerReferences: null },
+        metadata: { ownerReferences: null, labels },
       }, { type: "merge", namespace: stored.metadata.namespace, signal });
     } catch (error) {
       if (!isNotFound(error)) throw error;

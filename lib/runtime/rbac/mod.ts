@@ -30,3 +30,4 @@
  */
 export * from "./policy_rule.ts";
 export * from "./rbac.ts";
+export * from "./ownership_policy.ts";
