@@ -10,6 +10,7 @@ import { projectNames } from "../../lib/cli/init/names.ts";
 import { projectFiles } from "../../lib/cli/init/project.ts";
 import { defineKind } from "../../lib/crd/mod.ts";
 import { z } from "zod";
+import { usageError } from "../_support/usage_error.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const MIRROR = { group: "example.dev", kind: "Mirror" };
@@ -20,17 +21,6 @@ const VENDORED_KINGLET = {
   source: VENDORED,
   sha256: "sha256-00",
 };
-
-/** The UsageError `run` throws, or a failure when it throws none. */
-function usageError(run: () => unknown): UsageError {
-  try {
-    run();
-  } catch (error) {
-    assert.ok(error instanceof UsageError, String(error));
-    return error;
-  }
-  assert.fail("no UsageError");
-}
 
 /** Runs `initCommand` with its output silenced. */
 async function init(args: string[]): Promise<number> {

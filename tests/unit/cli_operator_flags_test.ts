@@ -12,20 +12,10 @@ import { CONFIG_MAPS } from "../../lib/kube/mod.ts";
 import { failure, OPERATOR_FLAGS, parseOperatorFlags } from "../../lib/cli/operator_flags.ts";
 import { CONNECTION_FLAGS, RUN_FLAGS } from "../../lib/cli/run_flags.ts";
 import { MEMORY_LIMIT_FORMS, parseMemoryLimit } from "../../lib/runtime/memory/limit.ts";
+import { usageError } from "../_support/usage_error.ts";
 
 const MIRROR = { name: "mirror-operator", envPrefix: "MIRROR_OPERATOR_" };
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-/** The UsageError `run` throws. */
-function usageError(run: () => unknown): UsageError {
-  try {
-    run();
-  } catch (error) {
-    assert.ok(error instanceof UsageError, String(error));
-    return error;
-  }
-  assert.fail("no UsageError");
-}
 
 Deno.test("an operator takes kinglet run's connection flags, from the same declarations", () => {
   for (const spec of CONNECTION_FLAGS) assert.ok(OPERATOR_FLAGS.includes(spec), spec.name);
