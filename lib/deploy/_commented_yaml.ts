@@ -1,92 +1,92 @@
 /**
- * Block YAML with comments where a reader needs them, for the manifests
- * `deployFiles` writes: the `yaml` package keeps comments only on a
- * document built node by node, and these objects are simple enough to write
- * directly. Mappings and lists of mappings are written as blocks, lists of
- * scalars in flow style (`verbs: ["get", "list"]`), as the hand-written
- * manifests were.
+ * The YAML writer of every manifest `deployFiles` writes and of the
+ * kubeconfig node mode installs: block YAML with comments where a reader
+ * needs them. The `yaml` package keeps comments only on a document built
+ * node by node, and these objects are simple enough to write directly.
+ * Mappings and lists of mappings are written as blocks, lists of scalars
+ * in flow style (`verbs: ["get", "list"]`) unless named in `blockLists`; a
+ * string is quoted only where YAML (1.1 or 1.2) could read it as something
+ * else. Comments are paragraphs wrapped at 100 columns (`_comment.ts`).
  *
  * @example
  * ```ts
  * import { commentedYaml } from "./_commented_yaml.ts";
  * commentedYaml({ kind: "Role", rules: [{ verbs: ["get"] }] }, {
  *   header: ["Reads things."],
- *   comments: (path) => path === "rules[0]" ? ["Why get."] : undefined,
+ *   comments: { "rules[0]": ["Why get."] },
  * });
  * // "# Reads things.\nkind: Role\nrules:\n  # Why get.\n  - verbs: [\"get\"]\n"
  * ```
  *
  * @module
  */
+import { comment } from "./_comment.ts";
 
 /** Options of {@link commentedYaml}. */
 export interface CommentedYamlOptions {
-  /** Paragraphs of the comment at the top of the file. Defaults to none. */
+  /** Paragraphs of the comment at the top of the file, parted by a bare `#`. Defaults to none. */
   header?: readonly string[];
   /**
-   * Paragraphs of the comment above the entry at `path` (`metadata.name`,
+   * Paragraphs of the comment above the entry at a path (`metadata.name`,
    * `rules[2]`). Defaults to none anywhere.
    */
-  comments?: (path: string) => readonly string[] | undefined;
+  comments?: Readonly<Record<string, readonly string[] | undefined>>;
+  /** The paths of lists of scalars written one item a line (`resources`). Defaults to none. */
+  blockLists?: readonly string[];
 }
 
 const WIDTH = 100;
-const PLAIN = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
-const RESERVED = /^(true|false|yes|no|on|off|null|y|n|[-+]?[0-9][0-9._]*(e[-+]?[0-9]+)?)$/i;
+const PLAIN = /^-*[A-Za-z0-9./][A-Za-z0-9._/=:-]*$/;
+// What a YAML 1.1 or 1.2 reader takes for a boolean, a null or a number.
+const RESERVED =
+  /^(true|false|yes|no|on|off|null|y|n|~|[-+]?\.?[0-9][0-9a-fox._:+-]*|[-+]?\.(inf|nan))$/i;
 
 /**
  * `value`, an object of strings, numbers, booleans, lists and objects, as
  * YAML with the comments `options` ask for.
  *
- * @throws {TypeError} when `value` holds something else (`undefined`, a
- * function, a list of lists).
+ * @throws {TypeError} when `value` holds something else (`undefined`,
+ * `null`, a function, a list of lists).
  */
 export function commentedYaml(
   value: Record<string, unknown>,
   options: CommentedYamlOptions = {},
 ): string {
-  const comments = options.comments ?? (() => undefined);
-  // A bare `#` line parts the paragraphs of the header.
-  const lines = (options.header ?? []).flatMap((paragraph, i) => [
-    ...(i > 0 ? ["#"] : []),
-    ...comment([paragraph], ""),
-  ]);
-  mapping(value, "", "", comments, lines);
-  return lines.join("\n") + "\n";
-}
+  const { comments = {}, blockLists = [] } = options;
+  const above = (path: string, indent: string) =>
+    (comments[path] ?? []).map((paragraph) => comment(paragraph, indent, WIDTH)).join("");
 
-function mapping(
-  value: Record<string, unknown>,
-  indent: string,
-  path: string,
-  comments: NonNullable<CommentedYamlOptions["comments"]>,
-  lines: string[],
-  firstPrefix = indent,
-): void {
-  let prefix = firstPrefix;
-  for (const [key, item] of Object.entries(value)) {
-    const at = path ? `${path}.${key}` : key;
-    const name = scalar(key);
-    lines.push(...comment(comments(at) ?? [], indent));
-    if (Array.isArray(item) && item.every(isScalar)) {
-      lines.push(`${prefix}${name}: [${item.map((v) => JSON.stringify(v)).join(", ")}]`);
-    } else if (Array.isArray(item)) {
-      lines.push(`${prefix}${name}:`);
-      item.forEach((element, i) => {
-        if (!isObject(element)) throw new TypeError(`Cannot write ${at}[${i}] as YAML`);
-        lines.push(...comment(comments(`${at}[${i}]`) ?? [], `${indent}  `));
-        mapping(element, `${indent}    `, `${at}[${i}]`, comments, lines, `${indent}  - `);
-      });
-    } else if (isObject(item)) {
-      lines.push(`${prefix}${name}:`);
-      mapping(item, `${indent}  `, at, comments, lines);
-    } else if (isScalar(item)) {
-      lines.push(`${prefix}${name}: ${scalar(item)}`);
-    } else {
-      throw new TypeError(`Cannot write ${at} as YAML: ${typeof item}`);
+  const mapping = (object: object, indent: string, path: string, first = indent): string =>
+    Object.entries(object).map(([key, item], i) => {
+      const at = path ? `${path}.${key}` : key;
+      return above(at, indent) +
+        entry(`${i === 0 ? first : indent}${scalar(key)}:`, item, indent, at);
+    }).join("");
+
+  const entry = (head: string, item: unknown, indent: string, at: string): string => {
+    if (isScalar(item)) return `${head} ${scalar(item)}\n`;
+    if (isObject(item)) {
+      return Object.keys(item).length === 0
+        ? `${head} {}\n`
+        : `${head}\n${mapping(item, `${indent}  `, at)}`;
     }
-    prefix = indent;
-  }
+    if (!Array.isArray(item)) throw new TypeError(`Cannot write ${at} as YAML: ${typeof item}`);
+    if (item.every(isScalar) && (item.length === 0 || !blockLists.includes(at))) {
+      return `${head} [${item.map((v) => JSON.stringify(v)).join(", ")}]\n`;
+    }
+    return `${head}\n` + item.map((element, i) => {
+      const here = `${at}[${i}]`;
+      const dash = `${indent}  - `;
+      const note = above(here, `${indent}  `);
+      if (isScalar(element)) return `${note}${dash}${scalar(element)}\n`;
+      if (!isObject(element)) throw new TypeError(`Cannot write ${here} as YAML`);
+      if (Object.keys(element).length === 0) return `${note}${dash}{}\n`;
+      return note + mapping(element, `${indent}    `, here, dash);
+    }).join("");
+  };
+
+  const header = (options.header ?? []).map((paragraph) => comment(paragraph, "", WIDTH));
+  return header.join("#\n") + mapping(value, "", "");
 }
 
 function isScalar(value: unknown): value is string | number | boolean {
@@ -99,23 +99,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function scalar(value: string | number | boolean): string {
   if (typeof value !== "string") return String(value);
-  return PLAIN.test(value) && !RESERVED.test(value) ? value : JSON.stringify(value);
-}
-
-/** `paragraphs` as `# ` lines at `indent`, each wrapped to the line width. */
-function comment(paragraphs: readonly string[], indent: string): string[] {
-  const lines: string[] = [];
-  for (const paragraph of paragraphs) {
-    let line = "";
-    for (const word of paragraph.split(/\s+/).filter(Boolean)) {
-      if (line && indent.length + 2 + line.length + 1 + word.length > WIDTH) {
-        lines.push(`${indent}# ${line}`);
-        line = word;
-      } else {
-        line = line ? `${line} ${word}` : word;
-      }
-    }
-    if (line) lines.push(`${indent}# ${line}`);
-  }
-  return lines;
+  const plain = PLAIN.test(value) && !value.endsWith(":") && /[A-Za-z0-9]/.test(value) &&
+    !RESERVED.test(value);
+  return plain ? value : JSON.stringify(value);
 }

@@ -52,6 +52,7 @@ import {
   VALIDATING_ADMISSION_POLICIES,
   VALIDATING_ADMISSION_POLICY_BINDINGS,
 } from "../kube/mod.ts";
+import { commentedYaml } from "./_commented_yaml.ts";
 import { describeOperator, type OperatorDescription } from "./operator.ts";
 import { rbacObjects } from "./rbac_files.ts";
 
@@ -330,30 +331,18 @@ export function nodeKubeconfig(
   tokenPath: string,
   namespace: string,
 ): string {
-  const ca = config.caCert === undefined
-    ? []
-    : [`    certificate-authority-data: ${btoa(config.caCert)}`];
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    "- name: kinglet",
-    "  cluster:",
-    `    server: ${config.server}`,
-    ...ca,
-    "users:",
-    "- name: kinglet",
-    "  user:",
-    `    tokenFile: ${tokenPath}`,
-    "contexts:",
-    "- name: kinglet",
-    "  context:",
-    "    cluster: kinglet",
-    "    user: kinglet",
-    `    namespace: ${namespace}`,
-    "current-context: kinglet",
-    "",
-  ].join("\n");
+  const cluster = {
+    server: config.server,
+    ...(config.caCert !== undefined && { "certificate-authority-data": btoa(config.caCert) }),
+  };
+  return commentedYaml({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "kinglet", cluster }],
+    users: [{ name: "kinglet", user: { tokenFile: tokenPath } }],
+    contexts: [{ name: "kinglet", context: { cluster: "kinglet", user: "kinglet", namespace } }],
+    "current-context": "kinglet",
+  });
 }
 
 /** Writes `text` to `path`, mode 0600, replacing any old file at once. */

@@ -29,7 +29,7 @@
  *
  * @module
  */
-import { comment } from "./_comment.ts";
+import { comment, wrap } from "./_comment.ts";
 import { memoryLimitVariable } from "./cluster_files.ts";
 import { type EnvGroup, type Operator, systemdMemory } from "./operator.ts";
 import { RUNTIME_ENV } from "../build/mod.ts";
@@ -184,10 +184,10 @@ export function envFile(operator: Operator): string {
   const { name } = operator;
   const units = unitNames(operator);
   const header = operator.notes.envHeader ??
-    comment(
+    wrap(
       `Settings of ${units.service}, read from /etc/${name}/${units.env}: one VARIABLE=value ` +
         "a line; the unit's own Environment= lines are read first.",
-    ).split("\n").filter(Boolean).map((line) => line.slice(2));
+    );
   const memory: EnvGroup = {
     comment: [
       `Resident memory to stay under (${MEMORY_LIMIT_FORMS}).`,

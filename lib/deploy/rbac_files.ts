@@ -239,23 +239,14 @@ export function rbacFiles(operator: Operator): Map<string, string> {
   } and the controller specs. Do not edit.`;
   const files = new Map<string, string>();
   for (const { file, object, header, reasons } of rbacObjects(operator)) {
-    const fields: Record<string, string[]> = object.kind === "ServiceAccount"
+    const comments: Record<string, readonly string[]> = object.kind === "ServiceAccount"
       ? {
         automountServiceAccountToken: [
           `Only ${operator.name}'s own pod mounts the token (deployment.yaml asks for it).`,
         ],
       }
-      : {};
-    files.set(
-      file,
-      commentedYaml(object, {
-        header: [generated, ...header],
-        comments: (path) => {
-          const rule = /^rules\[(\d+)\]$/.exec(path);
-          return rule ? reasons[Number(rule[1])] : fields[path];
-        },
-      }),
-    );
+      : Object.fromEntries(reasons.map((why, i) => [`rules[${i}]`, why]));
+    files.set(file, commentedYaml(object, { header: [generated, ...header], comments }));
   }
   return files;
 }

@@ -1,7 +1,5 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { parse } from "yaml";
-import { commentedYaml } from "../../lib/deploy/_commented_yaml.ts";
 import { compareDeploy, kingletFiles, ROOT } from "../../hack/gen_deploy.ts";
 
 Deno.test("kinglet's committed deploy files are what its description generates (run `deno task deploy` if this fails)", async () => {
@@ -61,26 +59,6 @@ Deno.test("drift detection reports an edited and a missing file", async () => {
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
-});
-
-Deno.test("commented YAML parses back to the object it was written from", () => {
-  const object = {
-    apiVersion: "v1",
-    kind: "Thing",
-    metadata: { name: "a", labels: { "app.kubernetes.io/name": "x", on: "yes" } },
-    flags: [true, 1, "null"],
-    items: [{ name: "first", values: ["1", "two words"] }, { nested: { deep: "#not a comment" } }],
-    off: false,
-  };
-  const text = commentedYaml(object, {
-    header: [
-      "A header long enough to be wrapped at the line width of one hundred characters, or so.",
-    ],
-    comments: (path) => /^items\[\d\]$|^off$/.test(path) ? [`about ${path}`] : undefined,
-  });
-  assert.deepEqual(parse(text), object);
-  assert.match(text, /^ {2}# about items\[1\]\n {2}- nested:$/m);
-  assert.match(text, /^# about off\n"off": false$/m);
 });
 
 const GEN_DEPLOY = new URL("../../hack/gen_deploy.ts", import.meta.url).pathname;
