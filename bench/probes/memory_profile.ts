@@ -6,13 +6,13 @@
  * view of its heap. Beside it the same split of an idle Deno process started
  * with the same V8 flags: the floor that any program on this runtime pays.
  *
- *   deno run -A bench/memory_profile.ts <pid> [--debug-cache http://127.0.0.1:8080/debug/cache] [--v8-flags=...]
+ *   deno run -A bench/probes/memory_profile.ts <pid> [--debug-cache http://127.0.0.1:8080/debug/cache] [--v8-flags=...]
  *
  * @module
  */
 // deno-lint-ignore-file no-console -- prints its report
 import { parseArgs } from "node:util";
-import { V8_FLAGS } from "../hack/_permissions.ts";
+import { V8_FLAGS } from "../harness/borrowed.ts";
 
 /** The split of one process' resident memory, in bytes. */
 export interface MemorySplit {
@@ -94,7 +94,9 @@ if (import.meta.main) {
   });
   const pid = Number(positionals[0]);
   if (!Number.isInteger(pid) || pid <= 0) {
-    console.error("usage: bench/memory_profile.ts <pid> [--debug-cache URL] [--v8-flags=FLAGS]");
+    console.error(
+      "usage: bench/probes/memory_profile.ts <pid> [--debug-cache URL] [--v8-flags=FLAGS]",
+    );
     Deno.exit(2);
   }
   print(`process ${pid}`, readMemorySplit(pid));

@@ -1,9 +1,11 @@
 /**
- * The steps the scenarios are made of: start the operator and wait for its
- * `/readyz`, create the objects and wait until they are Ready, edit one once
- * a newly spawned operator is up, stop the operator, wait for a milestone of
- * every object. Each takes the run's {@link ScenarioContext}, and gives up at
- * `--ready-timeout` or when the run is interrupted.
+ * What a scenario is ({@link Scenario}, and the {@link ScenarioContext} the
+ * runner gives it) and the steps the scenarios are made of: start the
+ * operator and wait for its `/readyz`, create the objects and wait until
+ * they are Ready, edit one once a newly spawned operator is up, stop the
+ * operator, wait for a milestone of every object. Each step takes the run's
+ * context, and gives up at `--ready-timeout` or when the run is interrupted.
+ * The scenarios themselves are in scenarios.ts and catch_up.ts, above this.
  *
  * @example
  * ```ts ignore
@@ -15,9 +17,50 @@
  *
  * @module
  */
-import { createObjects, objectNames, updateObjects } from "./load.ts";
+import type { MeasuredWindow } from "../measure/figures.ts";
+import type { ReadinessTracker } from "../measure/readiness_tracker.ts";
+import type { RunRecorder } from "../measure/recorder.ts";
+import { createObjects, objectNames, updateObjects, type Workload } from "./load.ts";
 import type { OperatorProcess } from "./operator_process.ts";
-import type { ScenarioContext } from "./scenarios.ts";
+
+/** Durations and limits the scenarios run with. */
+export interface ScenarioSettings {
+  idleMs: number;
+  /** Quiet time after startup and before the load, for the idle RSS of sized scenarios. */
+  baselineMs: number;
+  holdMs: number;
+  readyTimeoutMs: number;
+  ratePerSecond: number;
+}
+
+/** What a scenario drives; the runner builds it and cleans up after it. */
+export interface ScenarioContext {
+  size: number;
+  settings: ScenarioSettings;
+  recorder: RunRecorder;
+  tracker: ReadinessTracker;
+  workload: Workload;
+  /**
+   * Spawns the operator with the run's variant and attaches the recorder
+   * (which leaves the process it followed); does not wait. With a
+   * `candidate`, the operator runs with the target's `leaderElection.args`
+   * under that identity.
+   */
+  launch(options?: { candidate?: string }): Promise<OperatorProcess>;
+  signal: AbortSignal;
+}
+
+/** One scenario; `Marks` are what it measures as it runs, beside the recorder's samples. */
+export interface Scenario<Marks = undefined> {
+  /** Whether it runs once per size (else once, with no objects). */
+  sized: boolean;
+  /** The cache budget it gives the operator for `size` objects. */
+  cacheMaxObjects?: (size: number) => number;
+  /** The phases whose span the CPU and counter figures cover. */
+  window: MeasuredWindow;
+  /** Runs the phases; the restart and failover scenarios return what they marked on the way. */
+  run(context: ScenarioContext): Promise<Marks | undefined>;
+}
 
 /**
  * The edit waits for `/readyz` as well as this long after the spawn: an edit

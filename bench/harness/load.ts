@@ -4,7 +4,7 @@
  * {@link ReadinessTracker} just before it is sent, so latencies start when
  * a client would start waiting.
  *
- * Requests are paced and retried as bench/pace.ts says.
+ * Requests are paced and retried as bench/harness/pace.ts says.
  *
  * @example
  * ```ts ignore
@@ -14,11 +14,11 @@
  *
  * @module
  */
-import type { KubeClient } from "../lib/kube/client.ts";
-import { isAlreadyExists, isNotFound } from "../lib/kube/errors.ts";
-import type { KubeObject } from "../lib/kube/types.ts";
+import type { KubeClient } from "../../lib/kube/client.ts";
+import { isAlreadyExists, isNotFound } from "../../lib/kube/errors.ts";
+import type { KubeObject } from "../../lib/kube/types.ts";
 import { type Pace, paced, retrying } from "./pace.ts";
-import type { ReadinessTracker } from "./readiness_tracker.ts";
+import type { ReadinessTracker } from "../measure/readiness_tracker.ts";
 import { objectScope, renderObject, type Target } from "./target.ts";
 
 /** What the load steps act with. */

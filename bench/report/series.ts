@@ -24,7 +24,7 @@
  *
  * @module
  */
-import type { Results, Run } from "./results.ts";
+import type { Results, Run } from "../measure/results.ts";
 
 /** What tells a run apart from the others of its group. */
 export type SeriesRun = Pick<Run, "group" | "target" | "variant">;

@@ -17,14 +17,15 @@
 import { join } from "node:path";
 import { BACKGROUNDS, fillBackground } from "./background.ts";
 import { type BenchCluster, installCrds, provideCluster } from "./cluster_setup.ts";
-import { computeFigures, type ScenarioMarks } from "./figures.ts";
+import { computeFigures, type ScenarioMarks } from "../measure/figures.ts";
 import { type BenchOptions, flagSetName, type VariantSpec } from "./options.ts";
 import { OperatorProcess } from "./operator_process.ts";
 import { removeObjects } from "./load.ts";
-import { ReadinessTracker } from "./readiness_tracker.ts";
-import { RunRecorder } from "./recorder.ts";
-import type { BackgroundTimes, Run, Variant } from "./results.ts";
-import { type Scenario, type ScenarioName, SCENARIOS } from "./scenarios.ts";
+import { ReadinessTracker } from "../measure/readiness_tracker.ts";
+import { RunRecorder } from "../measure/recorder.ts";
+import type { BackgroundTimes, Run, ScenarioName, Variant } from "../measure/results.ts";
+import type { Scenario } from "./scenario_steps.ts";
+import { SCENARIOS } from "./scenarios.ts";
 import type { Progress } from "./progress.ts";
 import { objectScope, supports, type Target } from "./target.ts";
 

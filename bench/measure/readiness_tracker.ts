@@ -19,9 +19,9 @@
  *
  * @module
  */
-import type { KubeClient } from "../lib/kube/client.ts";
-import { isGone } from "../lib/kube/errors.ts";
-import type { KubeObject, Resource, WatchEvent } from "../lib/kube/types.ts";
+import type { KubeClient } from "../../lib/kube/client.ts";
+import { isGone } from "../../lib/kube/errors.ts";
+import type { KubeObject, Resource, WatchEvent } from "../../lib/kube/types.ts";
 import { isReady, type ReadyRule } from "./ready_rule.ts";
 import type { ObjectTiming } from "./results.ts";
 

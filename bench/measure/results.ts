@@ -21,6 +21,18 @@ import { z } from "zod";
 /** Identifies the format; bumped when a field changes meaning. */
 export const RESULTS_FORMAT = "kinglet-bench/v1";
 
+/** The scenarios there are (bench/harness/scenarios.ts runs them); a run's `scenario` is one. */
+export const SCENARIO_NAMES = [
+  "idle",
+  "scale",
+  "budget",
+  "restart",
+  "failover",
+  "backlog",
+  "edited",
+] as const;
+export type ScenarioName = typeof SCENARIO_NAMES[number];
+
 const optionalNumber = z.number().optional();
 
 /** One reading of the operator's process tree from /proc. */
@@ -368,7 +380,7 @@ export const backgroundKindSchema = z.object({
   maxBytes: z.number().int().nonnegative(),
 });
 
-/** What every run's cluster held before its operator started (bench/background.ts). */
+/** What every run's cluster held before its operator started (bench/harness/background.ts). */
 export const backgroundSchema = z.object({
   /** The preset, e.g. `realistic`. */
   name: z.string(),
@@ -408,13 +420,23 @@ export type Results = z.infer<typeof resultsSchema>;
  * @throws {TypeError} naming the first fields that do not match the schema.
  */
 export function parseResults(text: string, source = "results.json"): Results {
+  return parseResultsAs(resultsSchema, text, source);
+}
+
+/**
+ * Parses and validates JSON `text` against `schema`, the results' own or
+ * one derived from it (the summary's).
+ *
+ * @throws {TypeError} naming the first fields that do not match the schema.
+ */
+export function parseResultsAs<T>(schema: z.ZodType<T>, text: string, source: string): T {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
     throw new TypeError(`Cannot read ${source}: not JSON (${(error as Error).message})`);
   }
-  const parsed = resultsSchema.safeParse(value);
+  const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 5).map((issue) =>
       `${issue.path.join(".") || "(root)"}: ${issue.message}`

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import denoJson from "../deno.json" with { type: "json" };
+import denoJson from "../../deno.json" with { type: "json" };
 import type { Machine, Versions } from "./results.ts";
 
 /** Cores, memory, CPU model, kernel and load of this machine. */
@@ -56,7 +56,7 @@ async function git(args: string[]): Promise<string | undefined> {
   try {
     const output = await new Deno.Command("git", {
       args,
-      cwd: new URL("..", import.meta.url),
+      cwd: new URL("../..", import.meta.url),
       env: { GIT_OPTIONAL_LOCKS: "0" },
       stdout: "piped",
       stderr: "null",

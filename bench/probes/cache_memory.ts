@@ -3,7 +3,7 @@
  * the heap each cache and per-key structure adds, against the stores' own
  * estimate (`kinglet_cache_bytes`), without a cluster.
  *
- *   deno run -A --v8-flags=--expose-gc,--max-semi-space-size=1 bench/cache_memory.ts [--objects 5000] [--snapshot]
+ *   deno run -A --v8-flags=--expose-gc,--max-semi-space-size=1 bench/probes/cache_memory.ts [--objects 5000] [--snapshot]
  *     [--evict] [--events-tracked 4096]
  *
  * The real controller is built (`webAppController` in a `Controller` over a
@@ -28,23 +28,23 @@
  * @module
  */
 import v8 from "node:v8";
-import type { V1Deployment } from "../lib/operators/models.ts";
-import { DEPLOYMENTS } from "../lib/kube/resources.ts";
-import type { KubeObject, Resource } from "../lib/kube/types.ts";
-import { renderWebApp } from "../lib/operators/webapp/render.ts";
-import { webAppController } from "../lib/operators/webapp/reconcile.ts";
-import { WEB_APPS, type WebApp } from "../lib/operators/webapp/kind.ts";
-import { webAppStatus } from "../lib/operators/webapp/status.ts";
-import type { CacheClient } from "../lib/runtime/cache/caches.ts";
-import { Caches } from "../lib/runtime/cache/caches.ts";
-import { systemClock } from "../lib/async/clock.ts";
-import { Controller, type ControllerClient } from "../lib/runtime/controller/controller.ts";
-import type { ReconcileContext } from "../lib/runtime/controller/spec.ts";
-import { EventRecorder } from "../lib/runtime/events/events.ts";
-import { sameJson } from "../lib/runtime/objects/same_json.ts";
-import { Semaphore } from "../lib/async/semaphore.ts";
-import type { Reflector } from "../lib/runtime/cache/reflector.ts";
-import type { StoreView } from "../lib/runtime/cache/store.ts";
+import type { V1Deployment } from "../../lib/operators/models.ts";
+import { DEPLOYMENTS } from "../../lib/kube/resources.ts";
+import type { KubeObject, Resource } from "../../lib/kube/types.ts";
+import { renderWebApp } from "../../lib/operators/webapp/render.ts";
+import { webAppController } from "../../lib/operators/webapp/reconcile.ts";
+import { WEB_APPS, type WebApp } from "../../lib/operators/webapp/kind.ts";
+import { webAppStatus } from "../../lib/operators/webapp/status.ts";
+import type { CacheClient } from "../../lib/runtime/cache/caches.ts";
+import { Caches } from "../../lib/runtime/cache/caches.ts";
+import { systemClock } from "../../lib/async/clock.ts";
+import { Controller, type ControllerClient } from "../../lib/runtime/controller/controller.ts";
+import type { ReconcileContext } from "../../lib/runtime/controller/spec.ts";
+import { EventRecorder } from "../../lib/runtime/events/events.ts";
+import { sameJson } from "../../lib/runtime/objects/same_json.ts";
+import { Semaphore } from "../../lib/async/semaphore.ts";
+import type { Reflector } from "../../lib/runtime/cache/reflector.ts";
+import type { StoreView } from "../../lib/runtime/cache/store.ts";
 import { summarizeSnapshots } from "./_heap_snapshot.ts";
 import { gc } from "./store_memory.ts";
 

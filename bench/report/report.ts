@@ -7,7 +7,8 @@
  * operator and when each run sent its edit; and the targets left out), the
  * charts, the trade-off between variants when a target ran several, and the
  * comparison with earlier results when asked for. Pure: everything comes
- * from the results and the chart list.
+ * from the results' summary (summary.ts: no raw sample is read) and the
+ * chart list.
  *
  * @example
  * ```ts ignore
@@ -19,8 +20,8 @@
  */
 import { figureSpec, formatFigure, SCENARIO_COLUMNS } from "./figure_catalog.ts";
 import type { Chart } from "./charts.ts";
-import type { BackgroundRecord, Results, Run, TargetRecord } from "./results.ts";
-import type { ScenarioName } from "./scenarios.ts";
+import type { BackgroundRecord, ScenarioName, TargetRecord } from "../measure/results.ts";
+import type { RunSummary, Summary } from "./summary.ts";
 import { type Series, seriesOf } from "./series.ts";
 
 const GIB = 2 ** 30;
@@ -35,7 +36,7 @@ export interface ReportOptions {
 
 /** The whole report. */
 export function renderReport(
-  results: Results,
+  results: Summary,
   charts: readonly Chart[],
   options: ReportOptions = {},
 ): string {
@@ -103,7 +104,7 @@ export function renderReport(
  * figure of its scenario. Side by side, every other target's figure is
  * followed by its ratio to the reference target's, e.g. `46.3 (0.62×)`.
  */
-export function scenarioTable(runs: readonly Run[], series: Series): string[] {
+export function scenarioTable(runs: readonly RunSummary[], series: Series): string[] {
   const keys = SCENARIO_COLUMNS[runs[0]!.scenario as ScenarioName] ?? [];
   const specs = keys.map(figureSpec);
   const reference = series.sideBySide
@@ -130,7 +131,7 @@ export function scenarioTable(runs: readonly Run[], series: Series): string[] {
  * when each run sent its edit, which waits for `/readyz` and so differs
  * between targets.
  */
-function restartEdits(runs: readonly Run[], series: Series): string[] {
+function restartEdits(runs: readonly RunSummary[], series: Series): string[] {
   const edits = runs.flatMap((run) => {
     const restart = run.figures.restart;
     if (restart?.editSentMs === undefined) return [];
@@ -151,7 +152,7 @@ function restartEdits(runs: readonly Run[], series: Series): string[] {
  * Under a failover table: what each run killed, when it sent its edit and
  * what its successor held as a standby.
  */
-function failoverEdits(runs: readonly Run[], series: Series): string[] {
+function failoverEdits(runs: readonly RunSummary[], series: Series): string[] {
   const lines = runs.flatMap((run) => {
     const failover = run.figures.failover;
     if (failover === undefined) return [];
@@ -181,7 +182,7 @@ function failoverEdits(runs: readonly Run[], series: Series): string[] {
  * when each run sent its edit, which waits for `/readyz` and so differs
  * between targets; the table's times count from the spawn and include it.
  */
-function catchUpEdits(runs: readonly Run[], series: Series): string[] {
+function catchUpEdits(runs: readonly RunSummary[], series: Series): string[] {
   const lines = runs.flatMap((run) => {
     const catchUp = run.figures.catchUp;
     if (catchUp?.editSentMs === undefined) return [];
@@ -209,7 +210,7 @@ function catchUpEdits(runs: readonly Run[], series: Series): string[] {
 }
 
 /** A line for each target of the results that does not run the group's scenario. */
-function leftOut(runs: readonly Run[], targets: readonly TargetRecord[]): string[] {
+function leftOut(runs: readonly RunSummary[], targets: readonly TargetRecord[]): string[] {
   const scenario = runs[0]!.scenario;
   const out = targets.filter((t) => t.scenarios !== undefined && !t.scenarios.includes(scenario));
   if (out.length === 0) return [];
@@ -228,7 +229,7 @@ function ms(value: number): string {
   return Math.round(value).toLocaleString("en-US");
 }
 
-function failures(runs: readonly Run[]): string[] {
+function failures(runs: readonly RunSummary[]): string[] {
   const failed = runs.filter((r) => r.error);
   if (failed.length === 0) return [];
   return ["", ...failed.map((r) => `- **${r.id} failed**: ${r.error!.split("\n")[0]}`)];
@@ -239,7 +240,7 @@ function failures(runs: readonly Run[]): string[] {
  * p99 latency of each variant relative to the target's first, so the memory
  * a flag saves can be weighed against the CPU and latency it costs.
  */
-function tradeoffSection(groups: Map<string, Run[]>, series: Series): string[] {
+function tradeoffSection(groups: Map<string, RunSummary[]>, series: Series): string[] {
   const lines: string[] = [];
   const keys = ["rssPeak", "rssSteady", "cpu", "cpuPer1000", "createReadyP99", "reconcileP99"];
   const specs = keys.map(figureSpec);
@@ -282,7 +283,7 @@ function describeTarget(target: TargetRecord): string {
  * The line on what each run's cluster held before its operator started;
  * none for results written before there was a choice.
  */
-export function describeBackground(results: Results): string[] {
+export function describeBackground(results: Summary): string[] {
   const background: BackgroundRecord | undefined = results.background;
   if (background === undefined) {
     return results.options.background === "none"

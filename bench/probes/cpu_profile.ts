@@ -9,7 +9,7 @@
  *
  * The process must run with `--inspect=127.0.0.1:<port>`:
  *
- *   deno run -A bench/cpu_profile.ts --port 9229 --seconds 60 --out /tmp/kinglet.cpuprofile
+ *   deno run -A bench/probes/cpu_profile.ts --port 9229 --seconds 60 --out /tmp/kinglet.cpuprofile
  *
  * Without `--seconds` it records until SIGINT. Given `--pid` (the profiled
  * process) and `--metrics` (its `/metrics` URL), it also prints the process'
@@ -33,8 +33,8 @@
 // deno-lint-ignore-file no-console -- prints its report
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
-import { scrapeMetrics, sumSeries } from "./metrics_scraper.ts";
-import { readProcessTree } from "./process_sampler.ts";
+import { scrapeMetrics, sumSeries } from "../measure/metrics_scraper.ts";
+import { readProcessTree } from "../measure/process_sampler.ts";
 
 /** A V8 CPU profile as `Profiler.stop` returns it and `.cpuprofile` files hold it. */
 export interface CpuProfile {
@@ -77,7 +77,7 @@ export interface ProfileSummary {
   areas: SelfTime[];
 }
 
-const REPO = fileURLToPath(new URL("..", import.meta.url));
+const REPO = fileURLToPath(new URL("../..", import.meta.url));
 const NPM = /\/(?:registry\.npmjs\.org|node_modules)\/((?:@[^/]+\/)?[^/@.][^/]*)\/(?:([^/]+)\/)?/;
 const NPM_VERSION = /^\d+\.\d+\.\d+/;
 /**

@@ -12,7 +12,7 @@
  *   and no sooner than 1 s after the spawn, edit the last object by name.
  *   Measures how long the edit waits behind the backlog, how long until the
  *   restarted operator has reconciled all N and the edit, and what that costs
- *   it in API calls, peak RSS and CPU (`restartFigures` in figures.ts): every
+ *   it in API calls, peak RSS and CPU (`restartFigures` in measure/figures.ts): every
  *   figure is of the restarted process (process 1) over the `restart` phase.
  * - **failover-N**: run two candidates of the target with leader election
  *   (its `leaderElection`), the first holding the Lease, create N objects and
@@ -21,16 +21,16 @@
  *   candidate, how long the edit waits, how long until the successor has
  *   reconciled all N and the edit, and what the successor costs in API calls,
  *   peak RSS and CPU, and held as a standby (`failoverFigures` in
- *   figures.ts). The recorder follows one process at a time: the first from
+ *   measure/figures.ts). The recorder follows one process at a time: the first from
  *   its spawn until the second's, then the second, the successor (process 1),
  *   to the end; every figure is the successor's.
- * - **backlog-N** and **edited-N** (bench/catch_up.ts): an operator spawned
+ * - **backlog-N** and **edited-N** (bench/harness/catch_up.ts): an operator spawned
  *   to find work that piled up while none ran, N objects created (their
  *   children absent) or N objects it had made Ready updated since, and an
  *   edit of the last object once it is up. Measures how long until the edit
  *   and every object are Ready at the generation in effect, and what that
  *   costs in API calls, request latency, CPU and peak RSS
- *   (`catchUpFigures` in figures.ts): every figure is of the spawned process
+ *   (`catchUpFigures` in measure/figures.ts): every figure is of the spawned process
  *   over the `catch-up` phase.
  *
  * @example
@@ -46,36 +46,28 @@
  * @module
  */
 import { backlog, edited } from "./catch_up.ts";
-import type { MeasuredWindow } from "./figures.ts";
 import { leaseHolder, type LeaseName, untilHolder } from "./lease_holder.ts";
-import { scrapeMetrics, sumSeries } from "./metrics_scraper.ts";
-import { deleteObjects, updateObjects, updateShare, type Workload } from "./load.ts";
+import { scrapeMetrics, sumSeries } from "../measure/metrics_scraper.ts";
+import { deleteObjects, updateObjects, updateShare } from "./load.ts";
 import type { OperatorProcess } from "./operator_process.ts";
-import type { ReadinessTracker } from "./readiness_tracker.ts";
-import type { RunRecorder } from "./recorder.ts";
-import type { CatchUpMarks, FailoverMarks, RestartMarks } from "./results.ts";
+import type {
+  CatchUpMarks,
+  FailoverMarks,
+  RestartMarks,
+  ScenarioName,
+} from "../measure/results.ts";
 import {
   createAndWait,
   EDIT_AFTER_MS,
   editOnceUp,
+  type Scenario,
+  type ScenarioContext,
   sleep,
   startup,
   stop,
   waitFor,
 } from "./scenario_steps.ts";
 import { leaseOf } from "./target.ts";
-
-/** The scenarios there are. */
-export const SCENARIO_NAMES = [
-  "idle",
-  "scale",
-  "budget",
-  "restart",
-  "failover",
-  "backlog",
-  "edited",
-] as const;
-export type ScenarioName = typeof SCENARIO_NAMES[number];
 
 /**
  * What `--scenarios` runs when not given. Failover runs two operators per
@@ -84,45 +76,6 @@ export type ScenarioName = typeof SCENARIO_NAMES[number];
  * made or written anew: they are asked for by name.
  */
 export const DEFAULT_SCENARIOS: readonly ScenarioName[] = ["idle", "scale", "budget", "restart"];
-
-/** Durations and limits the scenarios run with. */
-export interface ScenarioSettings {
-  idleMs: number;
-  /** Quiet time after startup and before the load, for the idle RSS of sized scenarios. */
-  baselineMs: number;
-  holdMs: number;
-  readyTimeoutMs: number;
-  ratePerSecond: number;
-}
-
-/** What a scenario drives; the runner builds it and cleans up after it. */
-export interface ScenarioContext {
-  size: number;
-  settings: ScenarioSettings;
-  recorder: RunRecorder;
-  tracker: ReadinessTracker;
-  workload: Workload;
-  /**
-   * Spawns the operator with the run's variant and attaches the recorder
-   * (which leaves the process it followed); does not wait. With a
-   * `candidate`, the operator runs with the target's `leaderElection.args`
-   * under that identity.
-   */
-  launch(options?: { candidate?: string }): Promise<OperatorProcess>;
-  signal: AbortSignal;
-}
-
-/** One scenario; `Marks` are what it measures as it runs, beside the recorder's samples. */
-export interface Scenario<Marks = undefined> {
-  /** Whether it runs once per size (else once, with no objects). */
-  sized: boolean;
-  /** The cache budget it gives the operator for `size` objects. */
-  cacheMaxObjects?: (size: number) => number;
-  /** The phases whose span the CPU and counter figures cover. */
-  window: MeasuredWindow;
-  /** Runs the phases; the restart and failover scenarios return what they marked on the way. */
-  run(context: ScenarioContext): Promise<Marks | undefined>;
-}
 
 /** Every scenario by name. */
 export const SCENARIOS: {

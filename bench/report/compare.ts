@@ -15,7 +15,7 @@
  * @module
  */
 import { FIGURE_SPECS, formatFigure } from "./figure_catalog.ts";
-import type { Run } from "./results.ts";
+import type { Run } from "../measure/results.ts";
 
 /** One figure of one run, before and after. */
 export interface FigureRatio {

@@ -20,14 +20,12 @@
  *
  * @module
  */
-import { type FlagSpec, parseDuration, parseFlags, UsageError } from "../lib/cli/flags.ts";
+import { dirname, join } from "node:path";
+import { type FlagSpec, parseDuration, parseFlags, UsageError } from "../../lib/cli/flags.ts";
 import { BACKGROUND_NAMES } from "./background.ts";
-import {
-  DEFAULT_SCENARIOS,
-  SCENARIO_NAMES,
-  type ScenarioName,
-  type ScenarioSettings,
-} from "./scenarios.ts";
+import { SCENARIO_NAMES, type ScenarioName } from "../measure/results.ts";
+import type { ScenarioSettings } from "./scenario_steps.ts";
+import { DEFAULT_SCENARIOS } from "./scenarios.ts";
 
 /** A variant before the target is known: `"shipped"` stands for the target's own flags. */
 export interface VariantSpec {
@@ -40,8 +38,10 @@ export interface BenchOptions extends ScenarioSettings {
   quick: boolean;
   sizes: number[];
   scenarios: ScenarioName[];
-  /** Defaults to `bench/results/<timestamp>`, or with `from` to that file's folder. */
+  /** One folder for everything; see {@link outputFolders}. */
   out?: string;
+  /** A run to keep, under this name; see {@link outputFolders}. */
+  name?: string;
   /** Target names or files, in the order given; the first is the reference of the ratios. */
   targets: string[];
   variants: VariantSpec[];
@@ -54,6 +54,9 @@ export interface BenchOptions extends ScenarioSettings {
   from?: string;
   help: boolean;
 }
+
+/** A `--name`: folders of letters, digits, `.`, `_` and `-`, none of them `.` or `..`. */
+const RUN_NAME = /^(?!\.\.?(\/|$))[\w.-]+(\/(?!\.\.?(\/|$))[\w.-]+)*$/;
 
 /** The `matrix` flag sets: each memory flag alone and the combinations worth having. */
 export const MATRIX: readonly (readonly string[])[] = [
@@ -86,7 +89,18 @@ const SPECS: FlagSpec[] = [
       SCENARIO_NAMES.filter((name) => !DEFAULT_SCENARIOS.includes(name)).join(", ")
     } run only when asked for by name.`,
   },
-  { name: "out", type: "string", help: "Output folder. Default bench/results/<timestamp>." },
+  {
+    name: "name",
+    type: "string",
+    help:
+      "Keep the run under this name: results.json and logs into bench/results/<name>/ (git-ignored), report.md, charts and summary.json into bench/latest/<name>/ (committed).",
+  },
+  {
+    name: "out",
+    type: "string",
+    help:
+      "Without --name: one folder for results.json, logs, report.md, charts and summary.json. Default bench/results/<timestamp>.",
+  },
   {
     name: "target",
     type: "string",
@@ -154,13 +168,14 @@ const SPECS: FlagSpec[] = [
   {
     name: "compare",
     type: "string",
-    help: "An earlier results.json: print and report the ratio of every figure against it.",
+    help:
+      "An earlier summary.json (e.g. bench/latest/<run>/summary.json) or results.json: print and report the ratio of every figure against it.",
   },
   {
     name: "from",
     type: "string",
     help:
-      "Run nothing: re-render the report and charts of this results.json (into --out, default its folder).",
+      "Run nothing: re-render the report, charts and summary of this results.json (into --out or bench/latest/<name>/, default its folder).",
   },
 ];
 
@@ -207,6 +222,17 @@ export function parseOptions(args: readonly string[]): BenchOptions {
         "a cluster given by --kubeconfig has a background of its own",
     );
   }
+  if (values.name !== undefined && !RUN_NAME.test(values.name)) {
+    throw new UsageError(
+      `--name: ${values.name} is not a run name: letters, digits, '.', '_' and '-', ` +
+        "in folders separated by '/'",
+    );
+  }
+  if (values.name !== undefined && values.out !== undefined) {
+    throw new UsageError(
+      "--name and --out: a kept run's folders are bench/results/ and bench/latest/",
+    );
+  }
   const rate = Number(pick("rate", "50", "25"));
   if (rate < 1) throw new UsageError("--rate: expected at least 1 object per second");
   return {
@@ -214,6 +240,7 @@ export function parseOptions(args: readonly string[]): BenchOptions {
     sizes: list(pick("sizes", "100,1000,5000", "50"), "--sizes").map((s) => positive(s, "--sizes")),
     scenarios,
     ...(values.out !== undefined && { out: values.out }),
+    ...(values.name !== undefined && { name: values.name }),
     targets: targets(values.target!),
     variants: variants(values["v8-flags-sets"]!, values.concurrency),
     replicas: Number(values.replicas),
@@ -229,6 +256,39 @@ export function parseOptions(args: readonly string[]): BenchOptions {
     ...(values.from !== undefined && { from: values.from }),
     help,
   };
+}
+
+/** Where a benchmark writes: its raw results and logs, and its report, charts and summary. */
+export interface OutputFolders {
+  /** `results.json` (every sample, scrape and object timing) and `logs/`. */
+  raw: string;
+  /** `report.md`, the SVG charts and `summary.json`. */
+  report: string;
+}
+
+/**
+ * The folders of a benchmark. A run kept by `--name` writes its raw results
+ * into `bench/results/<name>/`, which git ignores, and its report, charts and
+ * summary into `bench/latest/<name>/`, which git keeps. Any other run writes
+ * everything into one folder: `--out`, else `bench/results/<timestamp>/`.
+ * With `--from` the raw results are that file's folder, and the report goes
+ * to `bench/latest/<name>/`, `--out` or the same folder.
+ *
+ * @example
+ * ```ts
+ * import { outputFolders, parseOptions } from "./options.ts";
+ * outputFolders(parseOptions(["--name", "front-door-15"]));
+ * // { raw: "bench/results/front-door-15", report: "bench/latest/front-door-15" }
+ * ```
+ */
+export function outputFolders(options: BenchOptions, now: Date = new Date()): OutputFolders {
+  const raw = options.from !== undefined
+    ? dirname(options.from)
+    : options.name !== undefined
+    ? join("bench", "results", options.name)
+    : options.out ?? join("bench", "results", now.toISOString().replace(/[:.]/g, "-"));
+  const report = options.name !== undefined ? join("bench", "latest", options.name) : options.out;
+  return { raw, report: report ?? raw };
 }
 
 /** A short name for a flag set: `default`, `semi1`, `size`, `lite`, `semi1+lite`, … */

@@ -20,16 +20,26 @@
  * @module
  */
 import { scrapeMetrics } from "./metrics_scraper.ts";
-import type { OperatorProcess } from "./operator_process.ts";
 import { readProcessTree } from "./process_sampler.ts";
-import type { Progress } from "./progress.ts";
 import type { Phase, ProcessSample, Scrape } from "./results.ts";
+
+/** A process the recorder follows: its process tree by `pid`, its metrics at `metricsUrl`. */
+export interface Followed {
+  readonly pid: number;
+  readonly metricsUrl: string;
+}
+
+/** Where the recorder reports: a line per phase, and the status line (the harness' Progress). */
+export interface RecorderOutput {
+  log(message: string): void;
+  status(line: string): void;
+}
 
 /** Options of {@link RunRecorder}. */
 export interface RecorderOptions {
   /** Names the run on the status line, e.g. `scale-1000 default`. */
   label: string;
-  progress: Progress;
+  progress: RecorderOutput;
   /** Defaults to 1 000 ms. */
   sampleIntervalMs?: number;
   scrapeIntervalMs: number;
@@ -45,7 +55,7 @@ export class RunRecorder {
   detail: () => string = () => "";
   readonly #options: RecorderOptions;
   readonly #t0 = performance.now();
-  #operator: OperatorProcess | undefined;
+  #operator: Followed | undefined;
   #process = -1;
   #timer: ReturnType<typeof setInterval> | undefined;
   #scraping: Promise<void> | undefined;
@@ -62,7 +72,7 @@ export class RunRecorder {
   }
 
   /** Starts sampling `operator`, the next process of this run. */
-  attach(operator: OperatorProcess): void {
+  attach(operator: Followed): void {
     this.#stopTimer();
     this.#operator = operator;
     this.#process++;

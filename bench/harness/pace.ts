@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { ApiError, TransportError } from "../lib/kube/errors.ts";
+import { ApiError, TransportError } from "../../lib/kube/errors.ts";
 
 /** How fast to send. */
 export interface Pace {

@@ -7,16 +7,16 @@
  * committed CRDs (`examples/<name>/crds/`) first.
  *
  * ```sh
- * deno run -A bench/example_build.ts backup
+ * deno run -A bench/targets/example_build.ts backup
  * ```
  *
  * @module
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "../lib/build/mod.ts";
+import { build } from "../../lib/build/mod.ts";
 
-const REPO = fileURLToPath(new URL("..", import.meta.url));
+const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Bundles the example `name`; returns the folder written. */
 export async function buildExample(name: string): Promise<string> {
@@ -37,7 +37,7 @@ export async function buildExample(name: string): Promise<string> {
 if (import.meta.main) {
   const [name] = Deno.args;
   if (!name) {
-    console.error("usage: deno run -A bench/example_build.ts <example>");
+    console.error("usage: deno run -A bench/targets/example_build.ts <example>");
     Deno.exit(2);
   }
   console.log(await buildExample(name));

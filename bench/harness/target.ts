@@ -47,10 +47,10 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import { z } from "zod";
-import type { KubeObject, Resource } from "../lib/kube/types.ts";
-import { type ReadyRule, readyRuleSchema } from "./ready_rule.ts";
-import { runQuiet } from "../hack/_process.ts";
-import { SCENARIO_NAMES, type ScenarioName } from "./scenarios.ts";
+import type { KubeObject, Resource } from "../../lib/kube/types.ts";
+import { type ReadyRule, readyRuleSchema } from "../measure/ready_rule.ts";
+import { runQuiet } from "./borrowed.ts";
+import { SCENARIO_NAMES, type ScenarioName } from "../measure/results.ts";
 
 const OPTIONAL = ["v8Flags", "concurrency", "cacheMaxObjects"] as const;
 const REQUIRED = ["deno", "kubeconfig", "metricsPort", "probePort", "namespace"] as const;
@@ -156,7 +156,7 @@ export interface LaunchValues {
  */
 export async function loadTarget(nameOrPath: string): Promise<Target> {
   const file = /^[a-z0-9-]+$/.test(nameOrPath)
-    ? fileURLToPath(new URL(`./targets/${nameOrPath}.json`, import.meta.url))
+    ? fileURLToPath(new URL(`../targets/${nameOrPath}.json`, import.meta.url))
     : resolve(nameOrPath);
   let raw: unknown;
   try {
@@ -172,7 +172,6 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
     );
   }
   const spec = parsed.data;
-  // Checked here, not in the schema: scenarios.ts imports this module through load.ts.
   const unknown = spec.scenarios?.find((s) => !(SCENARIO_NAMES as readonly string[]).includes(s));
   if (unknown !== undefined) {
     throw new TypeError(

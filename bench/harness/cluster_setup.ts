@@ -18,12 +18,12 @@
  */
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { type Cluster, startCluster } from "../hack/cluster.ts";
-import { KubeClient } from "../lib/kube/client.ts";
-import { type ClusterConfig, loadConfig } from "../lib/kube/config.ts";
-import { isNotFound, isTooManyRequests } from "../lib/kube/errors.ts";
-import { CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES } from "../lib/kube/resources.ts";
-import type { KubeObject } from "../lib/kube/types.ts";
+import { type Cluster, startCluster } from "./borrowed.ts";
+import { KubeClient } from "../../lib/kube/client.ts";
+import { type ClusterConfig, loadConfig } from "../../lib/kube/config.ts";
+import { isNotFound, isTooManyRequests } from "../../lib/kube/errors.ts";
+import { CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES } from "../../lib/kube/resources.ts";
+import type { KubeObject } from "../../lib/kube/types.ts";
 
 const FIELD_MANAGER = "kinglet-bench";
 

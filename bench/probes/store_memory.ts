@@ -6,7 +6,7 @@
  * 1,000 full objects (evicted ones read back by a stubbed fetch), once just
  * filled and once after every key was read back.
  *
- *   deno run -A --v8-flags=--expose-gc bench/store_memory.ts
+ *   deno run -A --v8-flags=--expose-gc bench/probes/store_memory.ts
  *
  * Each case runs in a fresh process, since RSS rarely shrinks once grown:
  * the process measures itself after a full GC, fills a store by applying
@@ -16,8 +16,8 @@
  *
  * @module
  */
-import type { KubeObject } from "../lib/kube/types.ts";
-import { Store, type StoreOptions } from "../lib/runtime/cache/store.ts";
+import type { KubeObject } from "../../lib/kube/types.ts";
+import { Store, type StoreOptions } from "../../lib/runtime/cache/store.ts";
 
 const OBJECTS = 5_000;
 const BUDGET = 1_000;

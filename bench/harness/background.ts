@@ -32,12 +32,18 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import type { KubeClient } from "../lib/kube/client.ts";
-import { isAlreadyExists } from "../lib/kube/errors.ts";
-import { CONFIG_MAPS, DEPLOYMENTS, NAMESPACES, SECRETS, SERVICES } from "../lib/kube/resources.ts";
-import type { KubeList, KubeObject, Resource } from "../lib/kube/types.ts";
+import type { KubeClient } from "../../lib/kube/client.ts";
+import { isAlreadyExists } from "../../lib/kube/errors.ts";
+import {
+  CONFIG_MAPS,
+  DEPLOYMENTS,
+  NAMESPACES,
+  SECRETS,
+  SERVICES,
+} from "../../lib/kube/resources.ts";
+import type { KubeList, KubeObject, Resource } from "../../lib/kube/types.ts";
 import { paced, retrying } from "./pace.ts";
-import type { BackgroundRecord } from "./results.ts";
+import type { BackgroundRecord } from "../measure/results.ts";
 
 const KIB = 1024;
 

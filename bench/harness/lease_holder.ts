@@ -17,9 +17,9 @@
  * @module
  */
 import { setTimeout as delay } from "node:timers/promises";
-import type { KubeClient } from "../lib/kube/client.ts";
-import { LEASES } from "../lib/kube/resources.ts";
-import type { KubeObject } from "../lib/kube/types.ts";
+import type { KubeClient } from "../../lib/kube/client.ts";
+import { LEASES } from "../../lib/kube/resources.ts";
+import type { KubeObject } from "../../lib/kube/types.ts";
 
 /** A Lease by namespace and name. */
 export interface LeaseName {

@@ -13,8 +13,7 @@
  *
  * @module
  */
-import type { Figures } from "./results.ts";
-import type { ScenarioName } from "./scenarios.ts";
+import type { Figures, ScenarioName } from "../measure/results.ts";
 
 /** How a figure is printed. */
 export type FigureUnit = "MiB" | "s" | "ms" | "count";

@@ -22,7 +22,7 @@
  * `observedGenerationPath` cannot see generations: then the phase waits only
  * until every object has been Ready once, and the edit and convergence are
  * not timed. Every figure is of the spawned process over that phase
- * (`catchUpFigures` in figures.ts).
+ * (`catchUpFigures` in measure/figures.ts).
  *
  * @example
  * ```ts
@@ -35,9 +35,15 @@
  */
 import { createObjects, objectNames, updateObjects } from "./load.ts";
 import type { OperatorProcess } from "./operator_process.ts";
-import type { CatchUpMarks } from "./results.ts";
-import type { ScenarioContext } from "./scenarios.ts";
-import { createAndWait, editOnceUp, startup, stop, waitFor } from "./scenario_steps.ts";
+import type { CatchUpMarks } from "../measure/results.ts";
+import {
+  createAndWait,
+  editOnceUp,
+  type ScenarioContext,
+  startup,
+  stop,
+  waitFor,
+} from "./scenario_steps.ts";
 
 /** Runs backlog-N: N objects created while no operator runs, then one spawned to find them. */
 export async function backlog(c: ScenarioContext): Promise<CatchUpMarks> {

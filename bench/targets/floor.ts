@@ -10,15 +10,15 @@
  * `/healthz` and `/readyz` on the two ports the harness gives it. It
  * reconciles nothing, so its target runs only the idle scenario.
  *
- *   deno run -A bench/floor.ts --kubeconfig=<file> --metrics-bind-address=127.0.0.1:8080 \
+ *   deno run -A bench/targets/floor.ts --kubeconfig=<file> --metrics-bind-address=127.0.0.1:8080 \
  *     --health-probe-bind-address=127.0.0.1:8081 [--resource=/apis/kinglet.dev/v1alpha1/webapps]
  *
  * @module
  */
 // deno-lint-ignore-file no-console -- a terminal program
-import { loadConfig } from "../lib/kube/config.ts";
-import { isGone } from "../lib/kube/errors.ts";
-import { decodeWatchStream } from "../lib/kube/watch.ts";
+import { loadConfig } from "../../lib/kube/config.ts";
+import { isGone } from "../../lib/kube/errors.ts";
+import { decodeWatchStream } from "../../lib/kube/watch.ts";
 
 const DEFAULT_RESOURCE = "/apis/kinglet.dev/v1alpha1/webapps";
 

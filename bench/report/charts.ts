@@ -21,8 +21,8 @@
  */
 import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
-import { createReadyLatencies } from "./figures.ts";
-import type { Results, Run } from "./results.ts";
+import { createReadyLatencies } from "../measure/figures.ts";
+import type { Results, Run } from "../measure/results.ts";
 import { type Series, seriesOf } from "./series.ts";
 
 /** One chart file. */
