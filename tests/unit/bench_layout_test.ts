@@ -1,7 +1,8 @@
 /**
  * The bench's shape: its folders import one way (the harness and the report
- * build on the measurements, the probes on both, nothing on `main.ts`), and
- * no module reaches back through a circle.
+ * build on the measurements, the probes on both, nothing on `main.ts`), no
+ * module reaches back through a circle, and `bench/latest/` keeps each
+ * run's report, charts and summary but none of its raw samples.
  *
  * @module
  */
@@ -80,4 +81,16 @@ Deno.test("no bench module imports itself through a circle", async () => {
   };
   for (const file of graph.keys()) if (!state.has(file)) visit(file, []);
   assert.deepEqual(circles, []);
+});
+
+Deno.test("bench/latest keeps reports and summaries, not raw samples", async () => {
+  const raw: string[] = [];
+  for await (const path of walk(join(BENCH, "latest"))) {
+    const file = relative(BENCH, path);
+    if (/results\.json(\.gz)?$|\.log(\.gz)?$|\.cpuprofile$|\.heapsnapshot$/.test(file)) {
+      raw.push(file);
+    }
+    if (file.split("/").includes("logs")) raw.push(file);
+  }
+  assert.deepEqual(raw, []);
 });
