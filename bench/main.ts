@@ -1,42 +1,61 @@
 /**
- * `deno task bench`: the resource benchmark harness. Starts a local control
- * plane per run, installs the target's CRDs, runs the operator as its users
- * do, drives the scenarios, and writes `results.json`, `report.md` and SVG
- * charts into the output folder. Several targets run side by side in one
+ * `deno task bench`: the resource benchmark harness, its one entry point.
+ * Starts a local control plane per run, installs the target's CRDs, runs the
+ * operator as its users do, drives the scenarios, and writes the raw
+ * `results.json` and logs, then `report.md`, SVG charts and `summary.json`
+ * (see harness/options.ts' `outputFolders`: a run kept with `--name` puts
+ * the raw results under the git-ignored `bench/results/<name>/` and the rest
+ * under `bench/latest/<name>/`). Several targets run side by side in one
  * invocation, reported in one table per scenario. See bench/README.md.
  *
  * ```sh
  * deno task bench --quick                       # CI size: a few minutes
  * deno task bench                               # the full benchmark: 100, 1,000, 5,000 objects
  * deno task bench --target kinglet,../shared/peers/kube-rs-webapp/target.json --scenarios idle,scale
- * deno task bench --v8-flags-sets matrix --scenarios idle,scale --sizes 1000
- * deno task bench --compare bench/results/<earlier>/results.json
+ * deno task bench --v8-flags-sets matrix --scenarios idle,scale --sizes 1000 --name flags-2
+ * deno task bench --compare bench/latest/<earlier>/summary.json
  * ```
+ *
+ * The folders beside this file: `harness/` starts and drives the runs
+ * (options, targets, control plane, operator process, load, scenarios),
+ * `measure/` reads the operator and computes the figures (samplers,
+ * scrapers, recorder, readiness, the results' schema), `report/` writes what
+ * a run leaves (report, charts, summary, comparison), and `probes/` holds
+ * the programs run by hand against one operator or one store (CPU and
+ * memory profiles, cache and store memory). `targets/` holds the target
+ * files and the programs they build.
  *
  * Exit codes: 0 when every run succeeded, 1 when a run failed (its error is
  * in the report), 2 on a usage error, 130 when interrupted.
  *
  * @module
  */
-import { dirname, join, relative, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { UsageError } from "../lib/cli/flags.ts";
-import { BACKGROUNDS, describeBackground } from "./background.ts";
-import { writeCharts } from "./charts.ts";
-import { compareRuns, comparisonMarkdown } from "./compare.ts";
-import { describeMachine, describeVersions } from "./environment.ts";
-import { type BenchOptions, parseOptions, usage } from "./options.ts";
-import { hasProcfs } from "./process_sampler.ts";
-import { Progress } from "./progress.ts";
-import { renderReport } from "./report.ts";
+import { BACKGROUNDS, describeBackground } from "./harness/background.ts";
+import {
+  type BenchOptions,
+  type OutputFolders,
+  outputFolders,
+  parseOptions,
+  usage,
+} from "./harness/options.ts";
+import { Progress } from "./harness/progress.ts";
+import { planRuns, runAll } from "./harness/runner.ts";
+import { buildTarget, loadTarget, type Target } from "./harness/target.ts";
+import { describeMachine, describeVersions } from "./measure/environment.ts";
+import { hasProcfs } from "./measure/process_sampler.ts";
 import {
   readResults,
   type Results,
   RESULTS_FORMAT,
   type Run,
   type TargetRecord,
-} from "./results.ts";
-import { planRuns, runAll } from "./runner.ts";
-import { buildTarget, loadTarget, type Target } from "./target.ts";
+} from "./measure/results.ts";
+import { writeCharts } from "./report/charts.ts";
+import { compareRuns, comparisonMarkdown } from "./report/compare.ts";
+import { renderReport } from "./report/report.ts";
+import { readSummary, summarize, SUMMARY_FILE, summaryText } from "./report/summary.ts";
 
 const encoder = new TextEncoder();
 const print = (text: string) => Deno.stdout.writeSync(encoder.encode(text));
@@ -55,18 +74,23 @@ async function main(args: string[]): Promise<number> {
     return 0;
   }
   const progress = new Progress();
+  const folders = outputFolders(options);
   let results: Results;
-  let outDir: string;
   let interrupted = false;
   if (options.from !== undefined) {
     results = await readResults(options.from);
-    outDir = options.out ?? dirname(options.from);
-    if (resolve(outDir) !== resolve(dirname(options.from))) {
-      await Deno.mkdir(outDir, { recursive: true });
-      await Deno.copyFile(options.from, join(outDir, "results.json"));
+    if (options.out !== undefined && resolve(options.out) !== resolve(folders.raw)) {
+      await Deno.mkdir(options.out, { recursive: true });
+      await Deno.copyFile(options.from, join(options.out, "results.json"));
     }
   } else {
-    outDir = options.out ?? `bench/results/${new Date().toISOString().replace(/[:.]/g, "-")}`;
+    if (options.name !== undefined && await taken(folders)) {
+      progress.log(
+        `a run named ${options.name} is kept already (${folders.report}, ${folders.raw}): ` +
+          "choose another --name, or remove them",
+      );
+      return 2;
+    }
     const abort = new AbortController();
     const onSignal = () => {
       if (interrupted) Deno.exit(130);
@@ -79,7 +103,7 @@ async function main(args: string[]): Promise<number> {
     Deno.addSignalListener("SIGINT", onSignal);
     Deno.addSignalListener("SIGTERM", onSignal);
     try {
-      const outcome = await benchmark(options, outDir, progress, abort.signal);
+      const outcome = await benchmark(options, folders.raw, progress, abort.signal);
       if (typeof outcome === "number") return outcome;
       results = outcome;
     } finally {
@@ -87,25 +111,37 @@ async function main(args: string[]): Promise<number> {
       Deno.removeSignalListener("SIGTERM", onSignal);
     }
   }
-  await Deno.mkdir(outDir, { recursive: true });
-  const charts = await writeCharts(results, outDir);
+  const report = folders.report;
+  await Deno.mkdir(report, { recursive: true });
+  const charts = await writeCharts(results, report);
+  const summary = summarize(results);
   let comparison: string | undefined;
   if (options.compare !== undefined) {
-    const before = await readResults(options.compare);
-    comparison = comparisonMarkdown(compareRuns(before.runs, results.runs), options.compare);
+    const before = await readSummary(options.compare);
+    comparison = comparisonMarkdown(compareRuns(before.runs, summary.runs), options.compare);
     print(`\n${comparison}`);
   }
   await Deno.writeTextFile(
-    join(outDir, "report.md"),
-    renderReport(results, charts, { ...(comparison && { comparison }) }),
+    join(report, "report.md"),
+    renderReport(summary, charts, { ...(comparison && { comparison }) }),
   );
+  await Deno.writeTextFile(join(report, SUMMARY_FILE), summaryText(summary));
   const failed = results.runs.filter((run) => run.error);
   print(
-    `\n${results.runs.length} runs, ${failed.length} failed: ${join(outDir, "report.md")}, ` +
-      `${join(outDir, "results.json")} and ${charts.length} charts\n`,
+    `\n${results.runs.length} runs, ${failed.length} failed: ${join(report, "report.md")}, ` +
+      `${charts.length} charts and ${join(report, SUMMARY_FILE)}; every sample in ` +
+      `${join(folders.raw, "results.json")}\n`,
   );
   if (interrupted) return 130;
   return failed.length > 0 ? 1 : 0;
+}
+
+/** Whether a kept run's folders exist already: a new run of that name would overwrite it. */
+async function taken(folders: OutputFolders): Promise<boolean> {
+  for (const folder of [folders.raw, folders.report]) {
+    if (await Deno.stat(folder).then(() => true, () => false)) return true;
+  }
+  return false;
 }
 
 /** Runs every planned run, saving `results.json` after each; a number is an exit code. */

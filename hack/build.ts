@@ -12,7 +12,7 @@
  * ```sh
  * deno task build            # rebuilds only when an input changed
  * deno task build --force    # rebuilds anyway
- * deno run -A hack/build.ts --entry bench/floor.ts   # another program, into dist/floor/
+ * deno run -A hack/build.ts --entry bench/targets/floor.ts   # another program, into dist/floor/
  * ```
  *
  * The bundle is rebuilt only when its inputs changed: main.ts, lib/, crds/,
@@ -64,7 +64,7 @@ export interface BuildOptions {
   /**
    * The program to bundle, relative to the repository. Defaults to main.ts,
    * into {@link BUNDLE_DIR}; another program, e.g. the benchmark's
-   * bench/floor.ts, goes into `dist/<its name>/` and is rebuilt when it, lib/,
+   * bench/targets/floor.ts, goes into `dist/<its name>/` and is rebuilt when it, lib/,
    * deno.json or deno.lock change.
    */
   source?: string;

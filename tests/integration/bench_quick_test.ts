@@ -3,7 +3,8 @@
  * its own control planes, runs the operator as a process through every
  * scenario, and must leave a `results.json` that matches the schema and
  * agrees with itself, a `report.md` with a well-formed table per scenario,
- * and SVG charts that are well-formed XML; and it measures an author's
+ * SVG charts that are well-formed XML, and a `summary.json` with the
+ * figures of `results.json` and none of its samples; and it measures an author's
  * operator of a cluster-scoped kind. Takes about two minutes.
  *
  *   deno test -A tests/integration/bench_quick_test.ts
@@ -11,12 +12,17 @@
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { figureSpec, formatFigure, SCENARIO_COLUMNS } from "../../bench/figure_catalog.ts";
-import { percentiles } from "../../bench/figures.ts";
+import { figureSpec, formatFigure, SCENARIO_COLUMNS } from "../../bench/report/figure_catalog.ts";
+import { percentiles } from "../../bench/measure/figures.ts";
+import { readSummary } from "../../bench/report/summary.ts";
 import { denoFlags, grantsFromEnv, kingletEnv, V8_FLAGS } from "../../hack/_permissions.ts";
 import { BUNDLE_ENTRY } from "../../hack/build.ts";
-import { parseResults, type Results, type Run } from "../../bench/results.ts";
-import type { ScenarioName } from "../../bench/scenarios.ts";
+import {
+  parseResults,
+  type Results,
+  type Run,
+  type ScenarioName,
+} from "../../bench/measure/results.ts";
 import { stringify } from "yaml";
 import { z } from "zod";
 import { defineKind } from "../../lib/crd/mod.ts";
@@ -56,7 +62,7 @@ Deno.test("the kinglet target builds the bundle and runs it with exactly the fla
   assert.deepEqual(target.env, kingletEnv({}));
 });
 
-Deno.test("bench --quick writes results, a report and charts that agree with each other", async () => {
+Deno.test("bench --quick writes results, a report, charts and a summary that agree with each other", async () => {
   const out = await Deno.makeTempDir({ prefix: "kinglet-bench-quick-" });
   const { code, stdout } = await bench(["--quick", "--out", out]);
   assert.equal(code, 0, `bench --quick exited with ${code}; outputs kept in ${out}:\n${stdout}`);
@@ -70,12 +76,16 @@ Deno.test("bench --quick writes results, a report and charts that agree with eac
     const svg = await Deno.readTextFile(join(out, file));
     assert.equal(wellFormedRoot(svg, file), "svg");
   }
+  const summaryText = await Deno.readTextFile(join(out, "summary.json"));
+  assert.ok(!summaryText.includes('"samples"'), "summary.json holds no samples");
+  const summary = await readSummary(join(out, "summary.json"));
+  assert.deepEqual(summary.runs.map((run) => run.figures), results.runs.map((run) => run.figures));
 
   const again = await bench([
     "--from",
     join(out, "results.json"),
     "--compare",
-    join(out, "results.json"),
+    join(out, "summary.json"),
   ]);
   assert.equal(again.code, 0);
   const ratios = [...again.stdout.matchAll(/\| ([\d.]+)× \|$/gm)].map((m) => Number(m[1]));

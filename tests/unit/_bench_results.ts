@@ -5,7 +5,12 @@
  *
  * @module
  */
-import { type Results, RESULTS_FORMAT, type Run, type TargetRecord } from "../../bench/results.ts";
+import {
+  type Results,
+  RESULTS_FORMAT,
+  type Run,
+  type TargetRecord,
+} from "../../bench/measure/results.ts";
 
 const MIB = 2 ** 20;
 

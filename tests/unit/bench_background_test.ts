@@ -17,10 +17,15 @@ import {
   type BackgroundSpec,
   describeBackground,
   fillBackground,
-} from "../../bench/background.ts";
-import { parseOptions } from "../../bench/options.ts";
-import { renderReport } from "../../bench/report.ts";
-import { parseResults, type Results, RESULTS_FORMAT, type Run } from "../../bench/results.ts";
+} from "../../bench/harness/background.ts";
+import { parseOptions } from "../../bench/harness/options.ts";
+import { renderReport } from "../../bench/report/report.ts";
+import {
+  parseResults,
+  type Results,
+  RESULTS_FORMAT,
+  type Run,
+} from "../../bench/measure/results.ts";
 
 const KIB = 1024;
 const realistic = BACKGROUNDS.realistic!;

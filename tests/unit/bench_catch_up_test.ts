@@ -4,15 +4,15 @@ import type { KubeClient } from "../../lib/kube/client.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
 import { type ControllerMetrics, RuntimeMetrics } from "../../lib/runtime/metrics/metrics.ts";
 import { MemoryCluster } from "../../lib/testing/mod.ts";
-import { writeCharts } from "../../bench/charts.ts";
-import { catchUpFigures, computeFigures, convergedAt } from "../../bench/figures.ts";
-import { parseMetrics } from "../../bench/metrics_scraper.ts";
-import type { OperatorProcess } from "../../bench/operator_process.ts";
-import { parseOptions } from "../../bench/options.ts";
-import { Progress } from "../../bench/progress.ts";
-import { ReadinessTracker } from "../../bench/readiness_tracker.ts";
-import { RunRecorder } from "../../bench/recorder.ts";
-import { renderReport, scenarioTable } from "../../bench/report.ts";
+import { writeCharts } from "../../bench/report/charts.ts";
+import { catchUpFigures, computeFigures, convergedAt } from "../../bench/measure/figures.ts";
+import { parseMetrics } from "../../bench/measure/metrics_scraper.ts";
+import type { OperatorProcess } from "../../bench/harness/operator_process.ts";
+import { parseOptions } from "../../bench/harness/options.ts";
+import { Progress } from "../../bench/harness/progress.ts";
+import { ReadinessTracker } from "../../bench/measure/readiness_tracker.ts";
+import { RunRecorder } from "../../bench/measure/recorder.ts";
+import { renderReport, scenarioTable } from "../../bench/report/report.ts";
 import {
   type CatchUp,
   type CatchUpMarks,
@@ -21,11 +21,11 @@ import {
   type Results,
   type Run,
   type Scrape,
-} from "../../bench/results.ts";
-import { planRuns } from "../../bench/runner.ts";
-import { DEFAULT_SCENARIOS, SCENARIOS } from "../../bench/scenarios.ts";
-import { seriesOf } from "../../bench/series.ts";
-import { loadTarget, type Target } from "../../bench/target.ts";
+} from "../../bench/measure/results.ts";
+import { planRuns } from "../../bench/harness/runner.ts";
+import { DEFAULT_SCENARIOS, SCENARIOS } from "../../bench/harness/scenarios.ts";
+import { seriesOf } from "../../bench/report/series.ts";
+import { loadTarget, type Target } from "../../bench/harness/target.ts";
 
 const MIB = 2 ** 20;
 const NAMESPACE = "bench";

@@ -5,7 +5,7 @@ import {
   formatSummary,
   shortUrl,
   summarizeProfile,
-} from "../../bench/cpu_profile.ts";
+} from "../../bench/probes/cpu_profile.ts";
 
 const REPO = "/src/kinglet/";
 const NPM_CACHE = "file:///root/.cache/deno/npm/registry.npmjs.org";

@@ -6,24 +6,24 @@ import { LEASES } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
 import { LeaderElector, type Lease, leaseApi } from "../../lib/runtime/leader/leader.ts";
 import { MemoryCluster } from "../../lib/testing/mod.ts";
-import { computeFigures, failoverFigures } from "../../bench/figures.ts";
-import type { OperatorProcess } from "../../bench/operator_process.ts";
-import { parseOptions } from "../../bench/options.ts";
-import { Progress } from "../../bench/progress.ts";
-import { ReadinessTracker } from "../../bench/readiness_tracker.ts";
-import { RunRecorder } from "../../bench/recorder.ts";
-import { renderReport, scenarioTable } from "../../bench/report.ts";
+import { computeFigures, failoverFigures } from "../../bench/measure/figures.ts";
+import type { OperatorProcess } from "../../bench/harness/operator_process.ts";
+import { parseOptions } from "../../bench/harness/options.ts";
+import { Progress } from "../../bench/harness/progress.ts";
+import { ReadinessTracker } from "../../bench/measure/readiness_tracker.ts";
+import { RunRecorder } from "../../bench/measure/recorder.ts";
+import { renderReport, scenarioTable } from "../../bench/report/report.ts";
 import {
   type Failover,
   parseResults,
   type Results,
   type Run,
   type Scrape,
-} from "../../bench/results.ts";
-import { planRuns } from "../../bench/runner.ts";
-import { SCENARIOS } from "../../bench/scenarios.ts";
-import { seriesOf } from "../../bench/series.ts";
-import { expandCommand, leaseOf, loadTarget, type Target } from "../../bench/target.ts";
+} from "../../bench/measure/results.ts";
+import { planRuns } from "../../bench/harness/runner.ts";
+import { SCENARIOS } from "../../bench/harness/scenarios.ts";
+import { seriesOf } from "../../bench/report/series.ts";
+import { expandCommand, leaseOf, loadTarget, type Target } from "../../bench/harness/target.ts";
 
 const MIB = 2 ** 20;
 const NAMESPACE = "bench";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseFloorArgs } from "../../bench/floor.ts";
+import { parseFloorArgs } from "../../bench/targets/floor.ts";
 
 Deno.test("the floor reads the harness's flags and defaults to watching WebApps", () => {
   const options = parseFloorArgs([

@@ -1,14 +1,20 @@
 import assert from "node:assert/strict";
 import { cells, resultsOf } from "./_bench_results.ts";
 import { UsageError } from "../../lib/cli/flags.ts";
-import { renderSvg, rssChart } from "../../bench/charts.ts";
-import { parseOptions } from "../../bench/options.ts";
-import { renderReport, scenarioTable } from "../../bench/report.ts";
-import type { Figures, Results, Run, TargetRecord } from "../../bench/results.ts";
-import { planRuns } from "../../bench/runner.ts";
-import { seriesOf } from "../../bench/series.ts";
-import { loadTarget, type Target } from "../../bench/target.ts";
-import { SCENARIO_NAMES, type ScenarioName } from "../../bench/scenarios.ts";
+import { renderSvg, rssChart } from "../../bench/report/charts.ts";
+import { parseOptions } from "../../bench/harness/options.ts";
+import { renderReport, scenarioTable } from "../../bench/report/report.ts";
+import {
+  type Figures,
+  type Results,
+  type Run,
+  SCENARIO_NAMES,
+  type ScenarioName,
+  type TargetRecord,
+} from "../../bench/measure/results.ts";
+import { planRuns } from "../../bench/harness/runner.ts";
+import { seriesOf } from "../../bench/report/series.ts";
+import { loadTarget, type Target } from "../../bench/harness/target.ts";
 
 const MIB = 2 ** 20;
 

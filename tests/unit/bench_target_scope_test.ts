@@ -8,15 +8,20 @@ import { join } from "node:path";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { resourcePath } from "../../lib/kube/resources.ts";
 import { noToken } from "../../lib/kube/token_source.ts";
-import { createObjects, deleteObjects, removeObjects, updateObjects } from "../../bench/load.ts";
-import { ReadinessTracker } from "../../bench/readiness_tracker.ts";
+import {
+  createObjects,
+  deleteObjects,
+  removeObjects,
+  updateObjects,
+} from "../../bench/harness/load.ts";
+import { ReadinessTracker } from "../../bench/measure/readiness_tracker.ts";
 import {
   buildTarget,
   loadTarget,
   objectScope,
   renderObject,
   type Target,
-} from "../../bench/target.ts";
+} from "../../bench/harness/target.ts";
 
 function crdYaml(scope: "Namespaced" | "Cluster"): string {
   return [

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { expandCommand, loadTarget } from "../../bench/target.ts";
+import { expandCommand, loadTarget } from "../../bench/harness/target.ts";
 import { RUNTIME_ENV, V8_FLAGS } from "../../lib/build/tuning.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
