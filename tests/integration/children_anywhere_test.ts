@@ -13,7 +13,7 @@ import type { KubeObject } from "../../lib/kube/types.ts";
 import { Semaphore } from "../../lib/async/semaphore.ts";
 import { Caches } from "../../lib/runtime/cache/caches.ts";
 import { Controller } from "../../lib/runtime/controller/controller.ts";
-import { OWNER_LABELS, ownerKind } from "../../lib/runtime/controller/owner_labels.ts";
+import { OWNER_LABELS, ownerKind } from "../../lib/runtime/children/owner_labels.ts";
 import { controllerReference } from "../../lib/runtime/objects/owner_reference.ts";
 import { createNamespace, deleteNamespace, getOrUndefined, waitFor } from "../_support/kube.ts";
 import { type Gadget, gadget, GADGETS, gadgetScope } from "./_gadgets.ts";

@@ -28,7 +28,7 @@ import { NAMESPACES } from "../../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../../lib/kube/types.ts";
 import { Caches } from "../../lib/runtime/cache/caches.ts";
 import { Controller } from "../../lib/runtime/controller/controller.ts";
-import { OWNER_LABELS, ownerKind } from "../../lib/runtime/controller/owner_labels.ts";
+import { OWNER_LABELS, ownerKind } from "../../lib/runtime/children/owner_labels.ts";
 import type { ControllerSpec } from "../../lib/runtime/controller/spec.ts";
 import { controllerRules } from "../../lib/runtime/rbac/mod.ts";
 import { testServiceAccount } from "../../lib/testing/service_account.ts";

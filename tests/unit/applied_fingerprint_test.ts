@@ -4,7 +4,11 @@
  */
 import assert from "node:assert/strict";
 import type { KubeObject } from "../../lib/kube/types.ts";
-import { appliedFingerprint, desiredFingerprint } from "../../lib/runtime/cache/_applied.ts";
+import {
+  appliedFingerprint,
+  appliedMemo,
+  desiredFingerprint,
+} from "../../lib/runtime/children/_applied.ts";
 
 function desired(): KubeObject {
   return {
@@ -162,4 +166,9 @@ Deno.test("no fingerprint without an apply of that manager: updates, status and 
 Deno.test("an apply recorded at another API version differs", () => {
   const other = live(OWNED, (o) => (o.metadata!.managedFields![0]!.apiVersion = "v2"));
   assert.notEqual(appliedFingerprint(other, "kinglet"), desiredFingerprint(desired()));
+});
+
+Deno.test("one field manager's caches of children share one memo, so two controllers share one cache", () => {
+  assert.equal(appliedMemo("kinglet"), appliedMemo("kinglet"));
+  assert.notEqual(appliedMemo("kinglet"), appliedMemo("someone-else"));
 });

@@ -50,3 +50,14 @@ Deno.test("further caches of one resource are named apart in /debug/cache and in
     ]],
   );
 });
+
+Deno.test("a cache's memo is part of its identity: the same function shares, another does not", () => {
+  const caches = new Caches({ client });
+  const memo = (object: KubeObject) => object.metadata?.generation;
+  const a = caches.reflector(DEPLOYMENTS, { memo });
+  const b = caches.reflector(DEPLOYMENTS, { memo });
+  const other = caches.reflector(DEPLOYMENTS, { memo: (o) => memo(o) });
+  assert.equal(a, b);
+  assert.notEqual(a, other);
+  assert.notEqual(a, caches.reflector(DEPLOYMENTS));
+});

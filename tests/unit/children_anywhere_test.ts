@@ -20,7 +20,7 @@ import {
   labelledOwnerKey,
   reachedByReference,
   withOwnerLabels,
-} from "../../lib/runtime/controller/owner_labels.ts";
+} from "../../lib/runtime/children/owner_labels.ts";
 import { MemoryCluster } from "../../lib/testing/mod.ts";
 import { Happenings, until } from "./_until.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { importMap, VENDORED } from "../../lib/cli/init/dependency.ts";
 
@@ -52,6 +52,33 @@ Deno.test("the runtime does not reach into the operators or the CLI", async () =
     /^lib\/(operators|cli)\//.test(target) || target === "main.ts"
   );
   assert.deepEqual(upward, []);
+});
+
+Deno.test("no runtime file imports a private file of another folder, only its own or an enclosing one's", async () => {
+  const reaching = (await imports("lib/runtime")).filter(({ file, target }) => {
+    if (!basename(target).startsWith("_")) return false;
+    const home = dirname(target);
+    return !(dirname(file) + "/").startsWith(home + "/");
+  });
+  assert.deepEqual(reaching, []);
+});
+
+Deno.test("the spec types sit below their implementations: nothing spec.ts reaches imports it back", async () => {
+  const SPEC = "lib/runtime/controller/spec.ts";
+  const graph = new Map<string, string[]>();
+  for (const { file, target } of await imports("lib")) {
+    graph.set(file, [...(graph.get(file) ?? []), target]);
+  }
+  const reached = new Set<string>();
+  const visit = (file: string) => {
+    for (const next of graph.get(file) ?? []) {
+      if (reached.has(next)) continue;
+      reached.add(next);
+      visit(next);
+    }
+  };
+  visit(SPEC);
+  assert.equal(reached.has(SPEC), false, `${SPEC} reaches itself through its imports`);
 });
 
 Deno.test("the CRD module builds on the client alone, and the runtime never loads it", async () => {

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { CONFIG_MAPS, SERVICES } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
-import { ChildApplier } from "../../lib/runtime/controller/child_applier.ts";
+import { ChildApplier } from "../../lib/runtime/children/child_applier.ts";
+import { appliedMemo } from "../../lib/runtime/children/_applied.ts";
 import { Store } from "../../lib/runtime/cache/store.ts";
 import { projectOwned } from "../../lib/runtime/cache/projections.ts";
 
@@ -168,7 +169,7 @@ Deno.test("a new applier (a restarted process) skips a child its field manager l
     applied.push(object);
     return Promise.resolve(object);
   });
-  const cache = new Store({ transform: projectOwned, appliedBy: "kinglet" });
+  const cache = new Store({ transform: projectOwned, memo: appliedMemo("kinglet") });
   applier.track(SERVICES, cache);
   const signal = new AbortController().signal;
   cache.apply({ type: "applied", object: asApplied(desired(), SERVICE_FIELDS) });
@@ -179,7 +180,7 @@ Deno.test("a new applier (a restarted process) skips a child its field manager l
   await applier.apply(SERVICES, moved, cache, signal);
   assert.equal(applied.length, 1, "a desired state the child does not hold is applied");
 
-  const other = new Store({ transform: projectOwned, appliedBy: "someone-else" });
+  const other = new Store({ transform: projectOwned, memo: appliedMemo("someone-else") });
   other.apply({ type: "applied", object: asApplied(desired(), SERVICE_FIELDS) });
   await applier.apply(SERVICES, desired(), other, signal);
   assert.equal(applied.length, 2, "another manager's apply tells nothing of kinglet's");

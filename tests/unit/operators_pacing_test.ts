@@ -12,7 +12,7 @@ import { FINALIZER } from "../../lib/operators/labels.ts";
 import { webAppController } from "../../lib/operators/webapp/reconcile.ts";
 import type { ControllerSpec, ReconcileContext } from "../../lib/runtime/controller/spec.ts";
 import { Store } from "../../lib/runtime/cache/store.ts";
-import { ChildApplier } from "../../lib/runtime/controller/child_applier.ts";
+import { ChildApplier } from "../../lib/runtime/children/child_applier.ts";
 
 /** The client of one reconcile, and the clock of its conditions. */
 interface Deps {

@@ -5,7 +5,7 @@ import {
   projectPrimary,
   projectWorkload,
 } from "../../lib/runtime/cache/projections.ts";
-import { metadataFingerprint } from "../../lib/runtime/cache/_fingerprint.ts";
+import { metadataFingerprint } from "../../lib/runtime/cache/fingerprint.ts";
 import { Store, stripTransform } from "../../lib/runtime/cache/store.ts";
 import { assessDeployment } from "../../lib/operators/workload_status.ts";
 import {

@@ -93,9 +93,9 @@ Deno.test("the default map also finds the owner a child's owner labels name, of 
 
 Deno.test("a relist's changes join the backlog and a watch event's are fresh, primary and related alike", () => {
   const added: [string, AddOptions][] = [];
-  const add = (key: string, options: AddOptions) => added.push([key, options]);
-  const primary = primaryTrigger(add, () => {});
-  const related = relatedTrigger(() => ["ns/owner"], add, () => {});
+  const queue = { add: (key: string, options: AddOptions) => void added.push([key, options]) };
+  const primary = primaryTrigger(queue, { deleted: () => {} });
+  const related = relatedTrigger(() => ["ns/owner"], queue, () => {});
   const object = { metadata: { name: "a", namespace: "ns", generation: 1 } };
   for (const relist of [true, false]) {
     primary({ ...upsert(object), relist } as StoreChange<KubeObject>);
@@ -112,7 +112,7 @@ Deno.test("a relist's changes join the backlog and a watch event's are fresh, pr
 Deno.test("an update of a related object reconciles what its old and its new version map to, each key once", () => {
   const added: string[] = [];
   const bySite = (node: KubeObject) => [`ns/${node.metadata?.labels?.site}`, "ns/all"];
-  const related = relatedTrigger(bySite, (key) => added.push(key), () => {});
+  const related = relatedTrigger(bySite, { add: (key) => void added.push(key) }, () => {});
   const node = (site: string, resourceVersion: string): KubeObject => ({
     metadata: { name: "n1", labels: { site }, resourceVersion },
   });
@@ -125,7 +125,10 @@ Deno.test("an update of a related object reconciles what its old and its new ver
 
 Deno.test("a relisted primary whose generation nobody observed yet is missed; one observed joins the backlog", () => {
   const added: [string, AddOptions][] = [];
-  const primary = primaryTrigger((key, options) => added.push([key, options]), () => {});
+  const primary = primaryTrigger(
+    { add: (key, options) => void added.push([key, options]) },
+    { deleted: () => {} },
+  );
   const at = (generation: number, observedGeneration: number) => ({
     metadata: { name: "a", namespace: "ns", generation },
     status: { observedGeneration },

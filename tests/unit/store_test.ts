@@ -8,7 +8,7 @@ import {
   stripTransform,
 } from "../../lib/runtime/cache/store.ts";
 import { estimateBytes } from "../../lib/runtime/cache/estimate_bytes.ts";
-import { metadataFingerprint } from "../../lib/runtime/cache/_fingerprint.ts";
+import { metadataFingerprint } from "../../lib/runtime/cache/fingerprint.ts";
 
 interface Spec {
   rv?: string;
@@ -207,7 +207,7 @@ Deno.test("store under an object budget evicts least recently read objects but k
     ownerUids: [],
     deleting: false,
     fingerprint: metadataFingerprint(cm("b")),
-    applied: undefined,
+    memo: undefined,
     cached: false,
   });
   const stats = store.stats();

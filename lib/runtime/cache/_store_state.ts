@@ -28,8 +28,8 @@ export class Entry<T> {
      * deleted.
      */
     readonly metadataState: number,
-    /** See `StoreEntry.applied`. */
-    readonly applied: number | undefined,
+    /** See `StoreEntry.memo`. */
+    readonly memo: number | undefined,
     readonly owners: string | readonly string[] | undefined,
     /** Values per custom indexer, in indexer order; undefined without indexers. */
     readonly indexed: readonly (readonly string[])[] | undefined,

@@ -79,10 +79,11 @@ export interface CacheOptions<T extends KubeObject = KubeObject> {
   /** Watch `PartialObjectMetadata` only. Defaults to false. */
   metadataOnly?: boolean;
   /**
-   * A field manager whose server-side applies the store records beside each
-   * object (`StoreEntry.applied`). Ignored with `metadataOnly`. Defaults to none.
+   * A number the store keeps beside each key (`StoreEntry.memo`), made of
+   * the object as received. Caches share by the function itself, as with
+   * `transform`. Defaults to none.
    */
-  appliedBy?: string;
+  memo?: (object: KubeObject) => number | undefined;
   /** Cache only objects with these labels, e.g. the children an operator manages. Defaults to all. */
   labelSelector?: string;
   /** Caps on full objects kept. Defaults to none. */
@@ -131,7 +132,7 @@ export class Caches {
     const store = new Store<KubeObject>({
       ...(options.transform && { transform: options.transform }),
       ...(options.budget && { budget: options.budget }),
-      ...(options.appliedBy && !options.metadataOnly && { appliedBy: options.appliedBy }),
+      ...(options.memo && { memo: options.memo }),
       ...(options.indexers &&
         { indexers: options.indexers as Record<string, (o: KubeObject) => readonly string[]> }),
       fetch: async (key, signal) => {
@@ -245,21 +246,23 @@ export interface CacheEntry {
   kind: string;
 }
 
-/** Numbers the transforms, so that the same function always gives the same cache. */
-const transformIds = new WeakMap<(object: KubeObject) => unknown, number>();
-let transformsSeen = 0;
+/** Numbers the transforms and memos, so that the same function always gives the same cache. */
+const functionIds = new WeakMap<(object: KubeObject) => unknown, number>();
+let functionsSeen = 0;
+
+function functionId(fn: (object: KubeObject) => unknown): number {
+  let n = functionIds.get(fn);
+  if (n === undefined) functionIds.set(fn, n = ++functionsSeen);
+  return n;
+}
 
 /** The identity of a cache: its resource and everything that shapes what it holds. */
 function cacheId<T extends KubeObject>(resource: Resource, options: CacheOptions<T>): string {
   let id = resourceId(resource);
   if (options.metadataOnly) id += " metadata-only";
   if (options.labelSelector) id += ` labels=${options.labelSelector}`;
-  if (options.appliedBy && !options.metadataOnly) id += ` applied-by=${options.appliedBy}`;
-  if (options.transform) {
-    let n = transformIds.get(options.transform);
-    if (n === undefined) transformIds.set(options.transform, n = ++transformsSeen);
-    id += ` transform#${n}`;
-  }
+  if (options.transform) id += ` transform#${functionId(options.transform)}`;
+  if (options.memo) id += ` memo#${functionId(options.memo)}`;
   if (options.budget) id += ` budget=${options.budget.maxObjects}/${options.budget.maxBytes}`;
   if (options.indexers) id += ` indexes=${Object.keys(options.indexers).join(",")}`;
   return id;

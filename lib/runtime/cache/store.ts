@@ -37,8 +37,7 @@ import type { WatcherEvent } from "../watcher/watcher.ts";
 import { logger } from "../../log.ts";
 import { Entry, LinkedEntry, many, StoreState } from "./_store_state.ts";
 import { estimateBytes } from "./estimate_bytes.ts";
-import { metadataFingerprint } from "./_fingerprint.ts";
-import { appliedFingerprint } from "./_applied.ts";
+import { metadataFingerprint } from "./fingerprint.ts";
 import { Budget, type EvictionReason, type StoreBudget } from "./budget.ts";
 
 export type { EvictionReason, StoreBudget } from "./budget.ts";
@@ -65,13 +64,11 @@ export interface StoreEntry {
    */
   fingerprint: number;
   /**
-   * With the store's `appliedBy`: a hash of the values at the fields that
-   * field manager's server-side apply owns (see `desiredFingerprint`),
-   * taken before the transform; `undefined` without `appliedBy` or when
-   * that manager never applied the object. It tells a restarted controller
-   * that a child is still exactly as it applied it.
+   * What the store's `memo` made of the object as received, before the
+   * transform; `undefined` without a `memo`. The child applier keeps here
+   * what its field manager's last apply left on a child.
    */
-  applied: number | undefined;
+  memo: number | undefined;
   /** Whether the full object is in memory. */
   cached: boolean;
 }
@@ -171,11 +168,13 @@ export interface StoreOptions<T extends KubeObject> {
   /** Caps on full objects kept. Defaults to none. Needs `fetch`. */
   budget?: StoreBudget;
   /**
-   * A field manager whose server-side applies each {@link StoreEntry}
-   * records (`applied`); it needs the objects whole, not metadata only.
-   * Defaults to none.
+   * A number to keep beside each key ({@link StoreEntry.memo}), made of the
+   * object as received, before the transform, and kept when the object is
+   * evicted: a way to remember a fact about fields the transform drops.
+   * It runs on every object the store receives, so keep it cheap. Defaults
+   * to none.
    */
-  appliedBy?: string;
+  memo?: (object: KubeObject) => number | undefined;
   /**
    * Reads an object live (a GET), for {@link Store.getOrFetch}; resolves to
    * `undefined` when the object is gone (404).
@@ -220,7 +219,7 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   readonly #indexers: [string, (object: T) => readonly string[]][];
   /** Limits, eviction and read-back of evicted objects. */
   readonly #budget: Budget<T>;
-  readonly #appliedBy: string | undefined;
+  readonly #memo: ((object: KubeObject) => number | undefined) | undefined;
   #state: StoreState<T>;
   /** The list under way, between `init` and `initDone`; readers never see it. */
   #pending: PendingList<T> | undefined;
@@ -238,7 +237,7 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   constructor(options: StoreOptions<T> = {}) {
     this.#transform = options.transform ?? (stripTransform as (object: KubeObject) => T);
     this.#indexers = Object.entries(options.indexers ?? {});
-    this.#appliedBy = options.appliedBy;
+    this.#memo = options.memo;
     this.#budget = new Budget<T>(options.budget, {
       ...(options.fetch && { fetch: options.fetch }),
       recache: (key, raw) => this.#recache(key, raw as KubeObject),
@@ -531,7 +530,7 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
       meta.resourceVersion ?? "",
       meta.generation,
       metadataFingerprint(raw) * 2 + (meta.deletionTimestamp !== undefined ? 1 : 0),
-      this.#appliedBy === undefined ? undefined : appliedFingerprint(raw, this.#appliedBy),
+      this.#memo?.(raw),
       owners,
       indexed,
       object,
@@ -602,7 +601,7 @@ function view<T>(key: ObjectKey, entry: Entry<T>): StoreEntry {
     ownerUids: many(entry.owners),
     deleting: entry.deleting,
     fingerprint: entry.fingerprint,
-    applied: entry.applied,
+    memo: entry.memo,
     cached: entry.object !== undefined,
   };
 }

@@ -1,8 +1,14 @@
 /**
- * How a controller calls its spec: the {@link ReconcileContext} of each
- * reconcile (signal, key, client, clock, caches, children and events bound
- * to the object, a status write that skips an unchanged status), and the
- * finalizer protocol of a spec that declares one or owns a kind `anywhere`.
+ * One key's reconcile, from the queue's key to what came of it: read the
+ * object from the primary cache, skip it while a terminal error stands at
+ * its revision, call the spec (its `reconcile`, or under a finalizer its
+ * `cleanup`) with a fresh {@link ReconcileContext}, and hand the outcome to
+ * the retries, which say what it does to the key.
+ *
+ * The context is made here and nowhere else: the signal and key, the client
+ * through one adapter made once per controller, the clock, the caches, the
+ * children of the object, Events bound to it, and a status write that
+ * skips an unchanged status.
  *
  * @module
  */
@@ -10,73 +16,99 @@ import type { Clock } from "../../async/clock.ts";
 import type { GetOptions } from "../../kube/client.ts";
 import { isNotFound } from "../../kube/errors.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
+import type { Logger } from "../../log.ts";
 import type { CacheReader } from "../cache/store.ts";
+import { type ChildApplier, controllerChildren } from "../children/child_applier.ts";
+import { deleteLabelledChildren, finalizerOf, ownedAnywhere } from "../children/owner_labels.ts";
 import type { EventPublisher } from "../events/events.ts";
 import { sameJson } from "../objects/same_json.ts";
-import type { ApplyChild, Children } from "./child_applier.ts";
-import { finalizer } from "./finalizer.ts";
 import { checkFinalizerName } from "./_finalizer_name.ts";
-import { deleteLabelledChildren, finalizerOf, ownedAnywhere } from "./owner_labels.ts";
-import type { Action, ControllerSpec, ReconcileClient, ReconcileContext } from "./spec.ts";
+import { finalizer } from "./finalizer.ts";
+import { revision } from "./relations.ts";
+import type { Outcome, Retries } from "./retries.ts";
+import {
+  type Action,
+  type Children,
+  type ControllerSpec,
+  type ReconcileClient,
+  type ReconcileContext,
+  TerminalError,
+} from "./spec.ts";
 
-/** What a {@link Reconciler} lends each context. */
-export interface ReconcilerParts {
+/** What a {@link Reconciler} works with and lends each context. */
+export interface ReconcilerParts<T extends KubeObject> {
   client: ReconcileClient;
   clock: Clock;
+  log: Logger;
   events: EventPublisher;
+  /** Where the object of a key is read, read back live when evicted. */
+  primary: Pick<CacheReader<T>, "getOrFetch">;
+  /** The cache of an owned, watched or primary resource (`ControllerCaches.cache`). */
   cache<C extends KubeObject>(resource: Resource): CacheReader<C>;
-  /** The children of `owner`, the object being reconciled. */
-  children(owner: KubeObject): Children;
+  /** Writes the children of every reconcile of the controller. */
+  applier: ChildApplier;
+  /** The field manager of the status writes. */
+  fieldManager: string;
+  /** Holds the terminal errors and settles each outcome. */
+  retries: Pick<Retries, "isTerminal" | "settle">;
 }
 
-/** The API server's limit on a field manager's length. */
-const FIELD_MANAGER_LIMIT = 128;
-
-/**
- * The field manager of a spec: its own, or its name.
- *
- * @throws {RangeError} when `fieldManager` is empty or longer than 128 characters.
- */
-export function fieldManagerOf(spec: ControllerSpec<KubeObject>): string {
-  const manager = spec.fieldManager ?? spec.name;
-  if (!manager || manager.length > FIELD_MANAGER_LIMIT) {
-    throw new RangeError(
-      `Cannot create controller '${spec.name}': 'fieldManager' must be 1 to ` +
-        `${FIELD_MANAGER_LIMIT} characters, got ${JSON.stringify(manager)}`,
-    );
-  }
-  return manager;
-}
-
-/** Server-side apply as `fieldManager`, forced: the default way a child is written. */
-export function applyAs(client: ReconcileClient, fieldManager: string): ApplyChild {
-  return (resource, desired, signal) =>
-    client.apply(resource, desired, { fieldManager, force: true, signal });
-}
-
-/** Calls one spec's reconcile (or its finalizer's cleanup) with a fresh context. */
+/** Reconciles the keys of one spec; see the module documentation. */
 export class Reconciler<T extends KubeObject> {
   readonly #spec: ControllerSpec<T>;
-  readonly #parts: ReconcilerParts;
+  readonly #parts: ReconcilerParts<T>;
   readonly #client: ReconcileContext["client"];
-  readonly #fieldManager: string;
   /** The spec's finalizer, or the runtime's for children anywhere; none for neither. */
   readonly #finalizer: string | undefined;
   /** The kinds owned `anywhere`, whose children go before the finalizer. */
   readonly #anywhere: Resource[];
 
-  /**
-   * @throws {RangeError} as {@link fieldManagerOf}.
-   * @throws {TypeError} when the spec's finalizer has no qualified name.
-   */
-  constructor(spec: ControllerSpec<T>, parts: ReconcilerParts) {
+  /** @throws {TypeError} when the spec's finalizer has no qualified name. */
+  constructor(spec: ControllerSpec<T>, parts: ReconcilerParts<T>) {
     this.#spec = spec;
     this.#parts = parts;
     this.#client = contextClient(parts.client);
-    this.#fieldManager = fieldManagerOf(spec as unknown as ControllerSpec<KubeObject>);
     if (spec.finalizer) checkFinalizerName(spec.finalizer.name);
     this.#anywhere = ownedAnywhere(spec);
     this.#finalizer = finalizerOf(spec);
+  }
+
+  /**
+   * Reconciles `key` and settles what came of it; never throws. A function
+   * of its own, so the runner is lent it as it is.
+   */
+  readonly handle = async (key: ObjectKey, signal: AbortSignal): Promise<void> => {
+    const { clock, retries, log } = this.#parts;
+    const started = clock.now();
+    let outcome: Outcome;
+    try {
+      outcome = await this.#reconcile(key, signal);
+    } catch (error) {
+      outcome = { kind: "error", error };
+    }
+    const ms = clock.now() - started;
+    retries.settle(key, outcome, ms / 1000);
+    log.debug("reconciled {key} in {ms} ms: {outcome}", { key, ms, outcome: outcome.kind });
+  };
+
+  /** The children a reconcile of `owner` writes: recorded to it by owner reference or labels. */
+  children(owner: KubeObject): Children {
+    const spec = this.#spec as unknown as ControllerSpec<KubeObject>;
+    return controllerChildren(spec, owner, this.#parts.applier);
+  }
+
+  async #reconcile(key: ObjectKey, signal: AbortSignal): Promise<Outcome> {
+    const object = await this.#parts.primary.getOrFetch(key, signal);
+    if (!object) return { kind: "gone" };
+    const current = revision(object.metadata);
+    if (this.#parts.retries.isTerminal(key, current)) return { kind: "skipped" };
+    try {
+      const action = await this.#run(object, key, signal);
+      return { kind: "success", action };
+    } catch (error) {
+      if (error instanceof TerminalError) return { kind: "terminal", error, revision: current };
+      return { kind: "error", error, revision: current };
+    }
   }
 
   /**
@@ -86,18 +118,18 @@ export class Reconciler<T extends KubeObject> {
    * removes the finalizer; and resolves to `{}` without reconciling an
    * object being deleted without it.
    */
-  run(object: T, key: ObjectKey, signal: AbortSignal): Promise<Action> {
+  #run(object: T, key: ObjectKey, signal: AbortSignal): Promise<Action> {
     const spec = this.#spec;
     const name = this.#finalizer;
     if (name === undefined) return spec.reconcile(object, this.#context(object, key, signal));
-    return finalizer(this.#parts.client, spec.resource, object, name, {
+    const { client } = this.#parts;
+    return finalizer(client, spec.resource, object, name, {
       apply: (current) => spec.reconcile(current, this.#context(current, key, signal)),
       cleanup: async (current) => {
         const declared = spec.finalizer;
         const action = declared
           ? await declared.cleanup(current, this.#context(current, key, signal))
           : {};
-        const { client } = this.#parts;
         await deleteLabelledChildren(client, spec.resource, current, this.#anywhere, signal);
         return action;
       },
@@ -105,9 +137,8 @@ export class Reconciler<T extends KubeObject> {
   }
 
   #context(object: T, key: ObjectKey, signal: AbortSignal): ReconcileContext<T> {
-    const { client, clock, events, cache } = this.#parts;
+    const { client, clock, events, cache, fieldManager } = this.#parts;
     const resource = this.#spec.resource;
-    const fieldManager = this.#fieldManager;
     let current: unknown = object.status;
     return {
       signal,
@@ -115,7 +146,7 @@ export class Reconciler<T extends KubeObject> {
       client: this.#client,
       clock,
       cache,
-      children: this.#parts.children(object),
+      children: this.children(object),
       events: { publish: (init) => events.publish(object, init) },
       async status(status, statusSignal = signal) {
         if (sameJson(current, status)) return false;

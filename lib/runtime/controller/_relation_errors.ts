@@ -9,6 +9,7 @@
 import { describeError } from "../../kube/errors.ts";
 import type { ObjectKey } from "../../kube/types.ts";
 import type { Logger } from "../../log.ts";
+import type { ControllerMetrics } from "../metrics/metrics.ts";
 
 /** Which of the author's functions failed: a `map`, or an index of the spec's `indexes`. */
 export type RelationFunction = "map" | "index";
@@ -19,14 +20,19 @@ const LOGGED_KEYS = 1_024;
 /** Counts and logs the failures of relation functions; see the module documentation. */
 export class RelationErrors {
   readonly #log: Logger;
-  readonly #count: ((fn: RelationFunction, resource: string) => void) | undefined;
+  readonly #metrics: Pick<ControllerMetrics, "relationFailed"> | undefined;
   /** `function resource key` of each failure logged so far; at most {@link LOGGED_KEYS}. */
   readonly #logged = new Set<string>();
 
-  /** `count` is told of every failure (a metric); `log` gets the first of each key. */
-  constructor(log: Logger, count?: (fn: RelationFunction, resource: string) => void) {
+  /** `metrics` counts every failure; `log` gets the first of each key. */
+  constructor(log: Logger, metrics?: Pick<ControllerMetrics, "relationFailed">) {
     this.#log = log;
-    this.#count = count;
+    this.#metrics = metrics;
+  }
+
+  /** What a trigger tells when the `map` of `resource` throws on the object under a key. */
+  mapFailed(resource: string): (key: ObjectKey, error: unknown) => void {
+    return (key, error) => this.failed("map", resource, key, error);
   }
 
   /**
@@ -40,7 +46,7 @@ export class RelationErrors {
     error: unknown,
     index?: string,
   ): void {
-    this.#count?.(fn, resource);
+    this.#metrics?.relationFailed?.(fn, resource);
     const id = `${fn} ${resource} ${index ?? ""} ${key ?? ""}`;
     if (this.#logged.has(id) || this.#logged.size > LOGGED_KEYS) return;
     this.#logged.add(id);

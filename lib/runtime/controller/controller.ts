@@ -32,23 +32,20 @@
  *   object, and its `cleanup` run (then the finalizer removed) instead of
  *   `reconcile` once the object is being deleted.
  * - Children live in their owner's namespace, reached by its owner
- *   reference, unless their `owns` entry says `anywhere: true`: then a child
- *   in another namespace, or cluster-scoped, carries owner labels instead
- *   (see owner_labels.ts), its changes reconcile the owner through them, and
- *   when the owner is deleted the runtime deletes every child so labelled
- *   before it removes the finalizer (the spec's, or `<group>/children` of
- *   its own). The owned cache of such a kind must see the children's
- *   namespaces: a manager confined to one namespace does not.
- * - Owned children are cached lean by default: identity, labels,
- *   annotations, owners and revision, and for Deployments and StatefulSets
- *   their replica counts (see projections.ts); an `owns` entry's own
- *   `transform` overrides it. A `map`, of an owned or a watched kind, gets
- *   the object as cached and a view of the primary cache that sees every
- *   key and the spec's `indexes`, evicted under a memory limit or not. An
- *   update is mapped from the object as it was cached before and as it is
- *   now, and both answers are reconciled (relations.ts).
+ *   reference, unless their `owns` entry says `anywhere: true`: then owner
+ *   labels record them, and the runtime deletes them before the owner goes
+ *   (see ../children/owner_labels.ts and `Owned.anywhere`).
+ * - Owned children are cached lean unless their `owns` entry has a
+ *   `transform` (projections.ts). A `map` gets the object as cached and a
+ *   view of the primary cache that sees every key and the spec's `indexes`,
+ *   evicted or not; an update is mapped from the object as it was and as it
+ *   is, and both answers are reconciled (relations.ts).
  * - A kind may be cached once among `owns` and `watches`: a second entry is
  *   refused, since `context.cache(kind)` could not tell them apart.
+ * - This file only wires the stages (docs/runtime-map.md follows one
+ *   reconcile through them): relations.ts maps changes to keys,
+ *   _reconciler.ts reconciles a key with its context, ../children/ writes
+ *   the children.
  *
  * @example
  * ```ts
@@ -72,41 +69,34 @@
  *
  * @module
  */
-import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
-import { resourceId } from "../../kube/resources.ts";
+import type { KubeObject, ObjectKey } from "../../kube/types.ts";
 import { logger } from "../../log.ts";
-import { type CacheClient, type CacheOptions, Caches } from "../cache/caches.ts";
+import { type CacheClient, Caches } from "../cache/caches.ts";
 import { type Clock, systemClock } from "../../async/clock.ts";
 import type { ControllerMetrics } from "../metrics/metrics.ts";
-import { type AddOptions, type QueueMetrics, WorkQueue } from "../queue/queue.ts";
+import { type QueueMetrics, WorkQueue } from "../queue/queue.ts";
 import type { RateLimiter } from "../queue/rate_limiter.ts";
 import type { Reflector } from "../cache/reflector.ts";
 import type { Semaphore } from "../../async/semaphore.ts";
-import type { CacheReader, StoreBudget, StoreView } from "../cache/store.ts";
+import type { StoreBudget, StoreView } from "../cache/store.ts";
 import { ownedTransform } from "../cache/projections.ts";
 import { type EventPublisher, EventRecorder, eventSink } from "../events/events.ts";
-import { ChildApplier, type Children, controllerChildren } from "./child_applier.ts";
-import { checkAnywhere } from "./owner_labels.ts";
+import {
+  ChildApplier,
+  childCacheMemo,
+  childWriter,
+  fieldManagerOf,
+} from "../children/child_applier.ts";
+import { checkAnywhere } from "../children/owner_labels.ts";
+import { ControllerCaches } from "./_caches.ts";
 import { RelationErrors } from "./_relation_errors.ts";
 import { entryMap, guardedIndexes, refuseAmbiguousCaches } from "./_relation_specs.ts";
-import { applyAs, fieldManagerOf, Reconciler } from "./_reconciler.ts";
+import { Reconciler } from "./_reconciler.ts";
 import { Pacing } from "./pacing.ts";
-import {
-  controllerOwnerKeys,
-  primaryTrigger,
-  relatedTrigger,
-  revision,
-  unobserved,
-} from "./relations.ts";
-import { type Outcome, Retries } from "./retries.ts";
+import { controllerOwnerKeys, primaryTrigger, relatedTrigger, unobserved } from "./relations.ts";
+import { Retries } from "./retries.ts";
 import { Runner } from "./runner.ts";
-import {
-  type ControllerSpec,
-  type PrimaryView,
-  type ReconcileClient,
-  TerminalError,
-  type Watch,
-} from "./spec.ts";
+import type { Children, ControllerSpec, PrimaryView, ReconcileClient, Watch } from "./spec.ts";
 
 /** What a controller needs of the client: its caches' list and watch, and a reconcile's writes. */
 export type ControllerClient = CacheClient & ReconcileClient;
@@ -168,17 +158,10 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #retries: Retries;
   readonly #runner: Runner;
   readonly #log;
-  readonly #caches: Caches;
-  /** Whether this controller runs its caches itself (nobody shares them). */
-  readonly #ownsCaches: boolean;
+  /** The shared caches, when nobody shares them: this controller runs them itself. */
+  readonly #ownCaches: Caches | undefined;
+  readonly #caches: ControllerCaches;
   readonly #primary: Reflector<T>;
-  /** Every reflector this controller reads, the primary's first. */
-  readonly #reflectors: Reflector[] = [];
-  /** What a reconcile's `cache` answers: the first cache registered per resource. */
-  readonly #byResource = new Map<string, Reflector>();
-  /** Writes the children of every reconcile and remembers what it wrote. */
-  readonly #applier: ChildApplier;
-  /** Builds each reconcile's context and runs the spec's finalizer protocol. */
   readonly #reconciler: Reconciler<T>;
 
   /**
@@ -188,12 +171,33 @@ export class Controller<T extends KubeObject = KubeObject> {
    * `fieldManager` or a {@link PacingOptions} field is out of range.
    * @throws {TypeError} when the spec's finalizer has no qualified name, a
    * watch has no `map`, a kind is cached twice, or an `owns` entry's
-   * `anywhere` cannot work (see owner_labels.ts).
+   * `anywhere` cannot work (see ../children/owner_labels.ts).
    */
   constructor(spec: ControllerSpec<T>, deps: ControllerDeps) {
     this.spec = spec;
     this.#clock = deps.clock ?? systemClock;
     this.#log = logger("controller", spec.name);
+    const any = spec as unknown as ControllerSpec<KubeObject>;
+    refuseAmbiguousCaches(any);
+    checkAnywhere(any);
+    const fieldManager = fieldManagerOf(any);
+
+    // The caches: the primary's here, the owned and watched ones with their relations below.
+    this.#ownCaches = deps.caches
+      ? undefined
+      : new Caches({ client: deps.client, clock: this.#clock });
+    this.#caches = new ControllerCaches(spec.name, deps.caches ?? this.#ownCaches!);
+    const metrics = deps.metrics?.controller;
+    const errors = new RelationErrors(this.#log, metrics);
+    const indexers = guardedIndexes(any, errors);
+    this.#primary = this.#caches.register(spec.resource, {
+      ...(spec.transform && { transform: spec.transform }),
+      ...(deps.budget && { budget: deps.budget }),
+      ...(indexers && { indexers }),
+    }) as unknown as Reflector<T>;
+    const applier = new ChildApplier(childWriter(any, deps.client));
+
+    // When and how many reconciles run: pacing, retries, the queue and the runner.
     const pacing = new Pacing(spec, {
       name: spec.name,
       clock: this.#clock,
@@ -204,7 +208,6 @@ export class Controller<T extends KubeObject = KubeObject> {
       clock: this.#clock,
       ...(deps.metrics && { metrics: deps.metrics.queue }),
     });
-    const metrics = deps.metrics?.controller;
     this.#retries = new Retries(spec, {
       name: spec.name,
       queue: this.queue,
@@ -214,54 +217,42 @@ export class Controller<T extends KubeObject = KubeObject> {
       ...(deps.retryBucket && { retryBucket: deps.retryBucket }),
       ...(metrics && { metrics }),
     });
+    this.#reconciler = new Reconciler(spec, {
+      client: deps.client,
+      clock: this.#clock,
+      log: this.#log,
+      events: deps.events ?? new EventRecorder(eventSink(deps.client)),
+      primary: this.#primary.store,
+      cache: this.#caches.cache,
+      applier,
+      fieldManager,
+      retries: this.#retries,
+    });
     this.#runner = new Runner(spec, {
       queue: this.queue,
       clock: this.#clock,
       semaphore: deps.semaphore,
       pacing,
-      handle: (key, signal) => this.#process(key, signal),
+      handle: this.#reconciler.handle,
       ...(metrics && { metrics }),
     });
-    this.#ownsCaches = !deps.caches;
-    this.#caches = deps.caches ?? new Caches({ client: deps.client, clock: this.#clock });
-    const add = (key: ObjectKey, options: AddOptions) => this.queue.add(key, options);
-    const any = spec as unknown as ControllerSpec<KubeObject>;
-    refuseAmbiguousCaches(any);
-    checkAnywhere(any);
-    const errors = new RelationErrors(
-      this.#log,
-      metrics?.relationFailed && ((fn, resource) => metrics.relationFailed!(fn, resource)),
-    );
-    const indexers = guardedIndexes(any, errors);
-    this.#primary = this.#reflector(spec.resource, {
-      ...(spec.transform && { transform: spec.transform }),
-      ...(deps.budget && { budget: deps.budget }),
-      ...(indexers && { indexers }),
-    }) as unknown as Reflector<T>;
-    this.#primary.store.subscribe(primaryTrigger(add, (key) => this.#retries.deleted(key)));
+
+    // Which changes reconcile which keys (relations.ts).
+    this.#primary.store.subscribe(primaryTrigger(this.queue, this.#retries));
     // What every map reads of the primaries: all keys and indexes, evicted or not.
     const primary = this.#primary.store as unknown as PrimaryView<KubeObject>;
-    const trigger = (entry: Watch<T>, map: (o: KubeObject) => ObjectKey[]) =>
-      relatedTrigger(
-        map,
-        add,
-        (key, error) => errors.failed("map", entry.resource.plural, key, error),
-      );
-    const fieldManager = fieldManagerOf(spec as unknown as ControllerSpec<KubeObject>);
-    const applier = new ChildApplier(spec.applyChild ?? applyAs(deps.client, fieldManager));
     for (const [i, owned] of (spec.owns ?? []).entries()) {
-      const transform = owned.transform ?? ownedTransform(owned.resource);
-      const { store } = this.#reflector(owned.resource, {
+      const memo = childCacheMemo(any, owned);
+      const { store } = this.#caches.register(owned.resource, {
         ...owned,
-        transform,
-        // The runtime's own applies are recorded on each child, so a restarted
-        // controller skips the children it finds as it left them.
-        ...(!spec.applyChild && { appliedBy: fieldManager }),
+        transform: owned.transform ?? ownedTransform(owned.resource),
+        // A restarted controller skips the children it finds as its last apply left them.
+        ...(memo && { memo }),
         ...(deps.ownedBudget && { budget: deps.ownedBudget }),
       });
       const map = entryMap(any, owned as Watch<KubeObject>, `owns[${i}]`, primary) ??
         controllerOwnerKeys(spec.resource);
-      store.subscribe(trigger(owned, map));
+      store.subscribe(relatedTrigger(map, this.queue, errors.mapFailed(owned.resource.plural)));
       applier.track(owned.resource, store);
     }
     for (const [i, watched] of (spec.watches ?? []).entries()) {
@@ -272,17 +263,9 @@ export class Controller<T extends KubeObject = KubeObject> {
             "needs a 'map' function or an 'index' of the spec's 'indexes'",
         );
       }
-      const { store } = this.#reflector(watched.resource, watched);
-      store.subscribe(trigger(watched, map));
+      const { store } = this.#caches.register(watched.resource, watched);
+      store.subscribe(relatedTrigger(map, this.queue, errors.mapFailed(watched.resource.plural)));
     }
-    this.#reconciler = new Reconciler(spec, {
-      client: deps.client,
-      clock: this.#clock,
-      events: deps.events ?? new EventRecorder(eventSink(deps.client)),
-      cache: (resource) => this.#cache(resource),
-      children: (owner) => this.childrenOf(owner),
-    });
-    this.#applier = applier;
   }
 
   /**
@@ -290,12 +273,7 @@ export class Controller<T extends KubeObject = KubeObject> {
    * recorded to `owner`, by owner reference or owner labels.
    */
   childrenOf(owner: KubeObject): Children {
-    return controllerChildren(
-      this.spec as unknown as ControllerSpec<KubeObject>,
-      owner,
-      this.#applier,
-      (r) => this.#cache(r),
-    );
+    return this.#reconciler.children(owner);
   }
 
   /** The primary's cache, read-only. */
@@ -305,12 +283,12 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   /** Resolves when every cache this controller reads has its first complete list. */
   get synced(): Promise<void> {
-    return Promise.all(this.#reflectors.map((r) => r.synced)).then(() => {});
+    return this.#caches.synced;
   }
 
   /** The reflectors this controller reads, for readiness and `/debug/cache`. */
   get reflectors(): readonly Reflector[] {
-    return this.#reflectors;
+    return this.#caches.reflectors;
   }
 
   /** Reconciles in flight right now. */
@@ -334,7 +312,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     signal: AbortSignal,
     options: { drainMs?: number | (() => number) } = {},
   ): Promise<void> {
-    const watches = this.#ownsCaches ? this.#caches.run(signal) : Promise.resolve();
+    const watches = this.#ownCaches?.run(signal) ?? Promise.resolve();
     const stopQueue = () => this.queue.shutDown();
     signal.addEventListener("abort", stopQueue, { once: true });
     try {
@@ -353,52 +331,6 @@ export class Controller<T extends KubeObject = KubeObject> {
       await this.#runner.drain(typeof drainMs === "number" ? drainMs : drainMs());
       await watches;
     }
-  }
-
-  /** Reconciles `key` and settles what came of it; never throws. */
-  async #process(key: ObjectKey, signal: AbortSignal): Promise<void> {
-    const started = this.#clock.now();
-    let outcome: Outcome;
-    try {
-      outcome = await this.#reconcile(key, signal);
-    } catch (error) {
-      outcome = { kind: "error", error };
-    }
-    const ms = this.#clock.now() - started;
-    this.#retries.settle(key, outcome, ms / 1000);
-    this.#log.debug("reconciled {key} in {ms} ms: {outcome}", { key, ms, outcome: outcome.kind });
-  }
-
-  async #reconcile(key: ObjectKey, signal: AbortSignal): Promise<Outcome> {
-    const object = await this.#primary.store.getOrFetch(key, signal);
-    if (!object) return { kind: "gone" };
-    const current = revision(object.metadata);
-    if (this.#retries.isTerminal(key, current)) return { kind: "skipped" };
-    try {
-      const action = await this.#reconciler.run(object, key, signal);
-      return { kind: "success", action };
-    } catch (error) {
-      if (error instanceof TerminalError) return { kind: "terminal", error, revision: current };
-      return { kind: "error", error, revision: current };
-    }
-  }
-
-  #reflector(resource: Resource, options: CacheOptions): Reflector {
-    const reflector = this.#caches.reflector(resource, options);
-    if (!this.#reflectors.includes(reflector)) this.#reflectors.push(reflector);
-    const id = resourceId(resource);
-    if (!this.#byResource.has(id)) this.#byResource.set(id, reflector);
-    return reflector;
-  }
-
-  #cache<C extends KubeObject>(resource: Resource): CacheReader<C> {
-    const reflector = this.#byResource.get(resourceId(resource));
-    if (!reflector) {
-      throw new TypeError(
-        `Controller '${this.spec.name}' has no cache of ${resource.plural}: add it to 'owns' or 'watches'`,
-      );
-    }
-    return reflector.store as unknown as CacheReader<C>;
   }
 }
 

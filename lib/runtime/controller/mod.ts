@@ -23,7 +23,6 @@
  *
  * @module
  */
-export type { ApplyChild, Children } from "./child_applier.ts";
 export { Controller, type ControllerClient, type ControllerDeps } from "./controller.ts";
 export {
   DEFAULT_TIERS_MS,
@@ -32,7 +31,7 @@ export {
   tieredErrorPolicy,
 } from "./error_policy.ts";
 export * from "./finalizer.ts";
-export { OWNER_LABELS, ownerKind } from "./owner_labels.ts";
+export { OWNER_LABELS, ownerKind } from "../children/mod.ts";
 export type { PacingOptions } from "./pacing.ts";
 export { controllerOwnerKeys } from "./relations.ts";
 export * from "./spec.ts";

@@ -41,10 +41,12 @@ import { keyOf } from "../../kube/object_key.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import type { StoreChange } from "../cache/store.ts";
 import type { AddOptions } from "../queue/queue.ts";
-import { labelledOwnerKey } from "./owner_labels.ts";
+import { labelledOwnerKey } from "../children/owner_labels.ts";
 
 /** Where a trigger sends the keys it finds: the controller's queue. */
-export type AddKey = (key: ObjectKey, options: AddOptions) => void;
+export interface KeyQueue {
+  add(key: ObjectKey, options: AddOptions): void;
+}
 
 /** A relist's changes queue behind fresh ones; a watch event's are fresh. */
 function laneOf(change: StoreChange<KubeObject>): AddOptions {
@@ -90,7 +92,7 @@ export function changedRelated(change: StoreChange<KubeObject>): KubeObject | un
  * Maps an object to the key of its controller owner, when that owner is of
  * `primary`'s kind: the one its controller owner reference names, or else
  * the one its owner labels name (a child in another namespace, or
- * cluster-scoped; see owner_labels.ts).
+ * cluster-scoped; see ../children/owner_labels.ts).
  */
 export function controllerOwnerKeys(primary: Resource): (object: KubeObject) => ObjectKey[] {
   const { group, kind } = primary;
@@ -126,27 +128,28 @@ export function unobserved(object: KubeObject | undefined): boolean {
 
 /**
  * The listener of the primary's store: adds the key of each change that
- * {@link primaryChanged} counts, and tells `deleted` of each deletion
- * first. A relist's changes join the backlog, but for objects whose change
- * no controller has observed yet ({@link unobserved}): those are missed, so
- * an edit made while no operator ran is served ahead of the relisted rest,
- * and a change seen as it happens ahead of both.
+ * {@link primaryChanged} counts to `queue`, and tells `failures` of each
+ * deletion first (a terminal error of a deleted key is forgotten). A
+ * relist's changes join the backlog, but for objects whose change no
+ * controller has observed yet ({@link unobserved}): those are missed, so an
+ * edit made while no operator ran is served ahead of the relisted rest, and
+ * a change seen as it happens ahead of both.
  */
 export function primaryTrigger(
-  add: AddKey,
-  deleted: (key: ObjectKey) => void,
+  queue: KeyQueue,
+  failures: { deleted(key: ObjectKey): void },
 ): (change: StoreChange<KubeObject>) => void {
   return (change) => {
     if (change.type === "replace" || !primaryChanged(change)) return;
-    if (change.type === "delete") deleted(change.key);
+    if (change.type === "delete") failures.deleted(change.key);
     const lane = laneOf(change);
-    add(change.key, lane === BACKLOG && unobserved(change.object) ? MISSED : lane);
+    queue.add(change.key, lane === BACKLOG && unobserved(change.object) ? MISSED : lane);
   };
 }
 
 /**
- * The listener of an owned or watched store: adds the primary keys `map`
- * gives for each change that {@link changedRelated} counts, for the object
+ * The listener of an owned or watched store: adds to `queue` the primary
+ * keys `map` gives for each change that {@link changedRelated} counts, for the object
  * as it is now and, on an update, as the store held it before (each key
  * once), to the backlog when a relist told it. A `map` that throws adds
  * nothing and is reported to `failed` with the object's key; the other
@@ -154,7 +157,7 @@ export function primaryTrigger(
  */
 export function relatedTrigger(
   map: (object: KubeObject) => ObjectKey[],
-  add: AddKey,
+  queue: KeyQueue,
   failed: (key: ObjectKey, error: unknown) => void,
 ): (change: StoreChange<KubeObject>) => void {
   return (change) => {
@@ -170,7 +173,7 @@ export function relatedTrigger(
       return;
     }
     const lane = laneOf(change);
-    for (const key of keys) add(key, lane);
+    for (const key of keys) queue.add(key, lane);
   };
 }
 

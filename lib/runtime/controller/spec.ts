@@ -3,6 +3,9 @@
  * function, the {@link Action} a reconcile returns, the
  * {@link ReconcileContext} it receives, and {@link TerminalError} for
  * failures retrying cannot fix. `Controller` (controller.ts) runs a spec.
+ * These are the types the stages implement (the child applier and owner
+ * labels in `../children/`, the context in `_reconciler.ts`): this file
+ * imports no implementation.
  *
  * Everything a reconcile needs arrives through its context, as kube-rs'
  * `Context`: the client, the caches, the children, an event recorder bound to
@@ -31,7 +34,6 @@ import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import type { CacheOptions } from "../cache/caches.ts";
 import type { CacheReader } from "../cache/store.ts";
 import type { EventInit } from "../events/events.ts";
-import type { ApplyChild, Children } from "./child_applier.ts";
 import type { PacingOptions } from "./pacing.ts";
 import type { RbacRule } from "../rbac/policy_rule.ts";
 
@@ -67,6 +69,31 @@ export type ReconcileClient = Pick<
   KubeClient,
   "get" | "list" | "create" | "apply" | "patch" | "delete"
 >;
+
+/** Writes one child and resolves to it as the API server returned it. */
+export type ApplyChild = (
+  resource: Resource,
+  desired: KubeObject,
+  signal: AbortSignal,
+) => Promise<KubeObject>;
+
+/** What a reconcile uses to write the children its controller owns. */
+export interface Children {
+  /**
+   * Applies `desired` unless the controller's cache of `resource` shows it
+   * already in place; resolves to the child as applied, or as cached when the
+   * write was skipped. A child outside its owner's namespace, or
+   * cluster-scoped under a namespaced owner, is applied with owner labels
+   * instead of owner references, when its kind is owned `anywhere`.
+   *
+   * @throws {TypeError} when the controller does not own `resource`, or
+   * `desired` lies out of its owner references' reach and `resource` is
+   * not owned `anywhere`.
+   * @throws {TerminalError} when such a child's owner has a name too long
+   * for a label value.
+   */
+  apply<C extends KubeObject>(resource: Resource, desired: C, signal: AbortSignal): Promise<C>;
+}
 
 /** Events about the object being reconciled; see {@link ReconcileContext.events}. */
 export interface ReconcileEvents {
@@ -155,7 +182,7 @@ export type PrimaryView<T extends KubeObject = KubeObject> = Pick<
 >;
 
 /** A resource the controller caches and maps to primary keys. */
-export interface Watch<P extends KubeObject = KubeObject> extends Omit<CacheOptions, "appliedBy"> {
+export interface Watch<P extends KubeObject = KubeObject> extends Omit<CacheOptions, "memo"> {
   /** The resource to cache and map to primary keys. */
   resource: Resource;
   /**

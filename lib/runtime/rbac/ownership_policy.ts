@@ -63,7 +63,7 @@
  * @module
  */
 import type { KubeObject, Resource } from "../../kube/types.ts";
-import { OWNER_LABELS, ownerKind } from "../controller/owner_labels.ts";
+import { OWNER_LABELS, ownerKind } from "../children/owner_labels.ts";
 import type { PolicyRule } from "./policy_rule.ts";
 import { controllerRules, type RbacSpec } from "./rbac.ts";
 

@@ -50,7 +50,7 @@
 import type { Resource } from "../../kube/types.ts";
 import { CUSTOM_RESOURCE_DEFINITIONS, resourceName } from "../../kube/resources.ts";
 import type { ControllerSpec } from "../controller/spec.ts";
-import { finalizerOf } from "../controller/owner_labels.ts";
+import { finalizerOf } from "../children/owner_labels.ts";
 import { type Grant, mergeGrants } from "./_merge.ts";
 import type { ExplainedRule, RbacRule } from "./policy_rule.ts";
 

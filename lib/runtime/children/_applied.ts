@@ -1,7 +1,7 @@
 /**
  * What a field manager's server-side apply left on an object, as one number
- * the store keeps beside it and a controller compares with what it would
- * apply now: {@link appliedFingerprint} reads the object's `managedFields`
+ * the store keeps beside it (the memo {@link appliedMemo} gives a cache of
+ * children) and the child applier compares with what it would apply now: {@link appliedFingerprint} reads the object's `managedFields`
  * entry of that manager (operation `Apply`, no subresource) and takes the
  * object's values at exactly the fields the entry owns; {@link
  * desiredFingerprint} takes the same of a desired object. The two are equal
@@ -18,7 +18,7 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { sameJson } from "../objects/same_json.ts";
-import { hashText } from "./_fingerprint.ts";
+import { hashText } from "../cache/fingerprint.ts";
 
 /** A `fieldsV1` set: `f:<field>`, `k:<keys>`, `v:<value>`, `i:<index>` and `.` (the node itself). */
 type FieldSet = { readonly [path: string]: FieldSet };
@@ -41,6 +41,20 @@ export function appliedFingerprint(object: KubeObject, manager: string): number 
     out,
   );
   return hashText(out.join(""));
+}
+
+/** One memo per field manager, so that the caches of two controllers with one manager are shared. */
+const memos = new Map<string, (object: KubeObject) => number | undefined>();
+
+/**
+ * The store memo of a cache of children written by `manager`'s server-side
+ * applies: {@link appliedFingerprint} of each object. The same function for
+ * the same manager, since caches are shared by their memo function.
+ */
+export function appliedMemo(manager: string): (object: KubeObject) => number | undefined {
+  let memo = memos.get(manager);
+  if (!memo) memos.set(manager, memo = (object) => appliedFingerprint(object, manager));
+  return memo;
 }
 
 /** The fingerprint an apply of `desired` leaves, when the server keeps every value as sent. */

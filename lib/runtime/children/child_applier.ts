@@ -15,23 +15,22 @@
  * fingerprint of labels and annotations), so the cached child itself may be
  * projected down to whatever the reconcile reads.
  *
- * Where a child may live: in its owner's namespace, carrying the controller
- * owner reference the reconcile gives it (the garbage collector deletes it
- * with its owner); or, for a kind the spec owns `anywhere`, in any namespace
- * or none, recorded to its owner by the labels of owner_labels.ts and
- * deleted by the runtime when the owner goes. The runtime decides by where
- * the child lives; the reconcile writes the same code either way.
+ * A child lives in its owner's namespace with the owner reference the
+ * reconcile gives it, or, of a kind owned `anywhere`, wherever it is put,
+ * recorded to its owner by the labels of owner_labels.ts: the runtime
+ * decides by where the child lives, the reconcile's code is the same.
  *
  * The record is in memory. A restarted controller has none, and reads
  * instead what its field manager's last apply left on the child, which the
- * cache records when the runtime writes the children (no `applyChild` of
- * the spec's own) and caches the kind whole (not `metadataOnly`): the values
- * at the fields the manager owns in `metadata.managedFields`. A child
- * someone else changed, or that the manager no longer fully owns, is applied
- * again; so is one whose values the server keeps in another spelling. A
- * change by someone else to a child's metadata alone is
- * repaired by the next reconcile, and a requeue brings one even when no watch
- * maps the change back to the owner (a lost owner reference).
+ * cache keeps as its entries' memo ({@link childCacheMemo}) when the runtime
+ * writes the children (no `applyChild` of the spec's own) and caches the
+ * kind whole (not `metadataOnly`): the values at the fields the manager owns
+ * in `metadata.managedFields`. A child someone else changed, or that the
+ * manager no longer fully owns, is applied again; so is one whose values the
+ * server keeps in another spelling. A change by someone else to a child's
+ * metadata alone is repaired by the next reconcile, and a requeue brings one
+ * even when no watch maps the change back to the owner (a lost owner
+ * reference).
  *
  * @example
  * ```ts
@@ -58,47 +57,75 @@ import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import { objectKey } from "../../kube/object_key.ts";
 import { resourceId } from "../../kube/resources.ts";
 import type { CacheReader, StoreEntry, StoreView } from "../cache/store.ts";
-import { hashJson, metadataFingerprint } from "../cache/_fingerprint.ts";
-import { desiredFingerprint } from "../cache/_applied.ts";
+import { hashJson, metadataFingerprint } from "../cache/fingerprint.ts";
+import type {
+  ApplyChild,
+  Children,
+  ControllerSpec,
+  Owned,
+  ReconcileClient,
+} from "../controller/spec.ts";
+import { appliedMemo, desiredFingerprint } from "./_applied.ts";
 import { reachedByReference, withOwnerLabels } from "./owner_labels.ts";
-import type { ControllerSpec } from "./spec.ts";
 
-/** Writes one child and resolves to it as the API server returned it. */
-export type ApplyChild = (
-  resource: Resource,
-  desired: KubeObject,
-  signal: AbortSignal,
-) => Promise<KubeObject>;
+/** The API server's limit on a field manager's length. */
+const FIELD_MANAGER_LIMIT = 128;
 
-/** What a reconcile uses to write the children its controller owns. */
-export interface Children {
-  /**
-   * Applies `desired` unless the controller's cache of `resource` shows it
-   * already in place; resolves to the child as applied, or as cached when the
-   * write was skipped. A child outside its owner's namespace, or
-   * cluster-scoped under a namespaced owner, is applied with owner labels
-   * instead of owner references, when its kind is owned `anywhere`.
-   *
-   * @throws {TypeError} when the controller does not own `resource`, or
-   * `desired` lies out of its owner references' reach and `resource` is
-   * not owned `anywhere`.
-   * @throws {TerminalError} when such a child's owner has a name too long
-   * for a label value.
-   */
-  apply<C extends KubeObject>(resource: Resource, desired: C, signal: AbortSignal): Promise<C>;
+/**
+ * The field manager of a spec's applies (children and status): its own, or
+ * its name.
+ *
+ * @throws {RangeError} when `fieldManager` is empty or longer than 128 characters.
+ */
+export function fieldManagerOf(spec: Pick<ControllerSpec, "name" | "fieldManager">): string {
+  const manager = spec.fieldManager ?? spec.name;
+  if (!manager || manager.length > FIELD_MANAGER_LIMIT) {
+    throw new RangeError(
+      `Cannot create controller '${spec.name}': 'fieldManager' must be 1 to ` +
+        `${FIELD_MANAGER_LIMIT} characters, got ${JSON.stringify(manager)}`,
+    );
+  }
+  return manager;
+}
+
+/**
+ * How a controller of `spec` writes a child: the spec's `applyChild`, or a
+ * server-side apply with its field manager, forced (the default).
+ */
+export function childWriter(
+  spec: Pick<ControllerSpec, "name" | "fieldManager" | "applyChild">,
+  client: Pick<ReconcileClient, "apply">,
+): ApplyChild {
+  if (spec.applyChild) return spec.applyChild;
+  const fieldManager = fieldManagerOf(spec);
+  return (resource, desired, signal) =>
+    client.apply(resource, desired, { fieldManager, force: true, signal });
+}
+
+/**
+ * The memo the cache of an owned kind keeps for a restarted applier: what
+ * the spec's field manager last applied to each child. None when the spec
+ * writes children its own way (`applyChild`), or the kind is cached
+ * `metadataOnly`, whose objects lack the values.
+ */
+export function childCacheMemo(
+  spec: Pick<ControllerSpec, "name" | "fieldManager" | "applyChild">,
+  owned: Pick<Owned, "metadataOnly">,
+): ((object: KubeObject) => number | undefined) | undefined {
+  if (spec.applyChild || owned.metadataOnly) return undefined;
+  return appliedMemo(fieldManagerOf(spec));
 }
 
 /**
  * The {@link Children} of `owner` under the controller of `spec`, written
- * with `applier`; `cache` gives the cache of an owned resource. A child no
- * owner reference can reach is labelled with its owner (see owner_labels.ts),
- * when its kind is owned `anywhere`.
+ * with `applier` against the caches it tracks. A child no owner reference
+ * can reach is labelled with its owner (see owner_labels.ts), when its kind
+ * is owned `anywhere`.
  */
 export function controllerChildren(
   spec: Pick<ControllerSpec<KubeObject>, "name" | "resource" | "owns">,
   owner: KubeObject,
   applier: ChildApplier,
-  cache: (resource: Resource) => CacheReader,
 ): Children {
   return {
     apply(resource, desired, signal) {
@@ -109,7 +136,7 @@ export function controllerChildren(
         );
       }
       if (reachedByReference(spec.resource, owner, resource, desired)) {
-        return applier.apply(resource, desired, cache(resource), signal);
+        return applier.apply(resource, desired, applier.cacheOf(resource), signal);
       }
       if (!owned.anywhere) {
         const { namespace, name } = owner.metadata ?? {};
@@ -124,7 +151,7 @@ export function controllerChildren(
         );
       }
       const labelled = withOwnerLabels(spec.resource, owner, desired);
-      return applier.apply(resource, labelled, cache(resource), signal);
+      return applier.apply(resource, labelled, applier.cacheOf(resource), signal);
     },
   };
 }
@@ -146,6 +173,8 @@ export class ChildApplier {
    * whose apply the cache has not caught up with, of tracked kinds.
    */
   readonly #unseen = new Map<string, Map<ObjectKey, { hash: number; generation: number }>>();
+  /** By plural: the cache {@link ChildApplier.track} was given. */
+  readonly #caches = new Map<string, CacheReader>();
 
   /** Creates an applier that writes with `write`. */
   constructor(write: ApplyChild) {
@@ -201,8 +230,26 @@ export class ChildApplier {
     return applied as C;
   }
 
-  /** Keeps the records in step with `store`: a deleted child loses its record. */
-  track(resource: Resource, store: Pick<StoreView, "subscribe">): void {
+  /**
+   * The cache of `resource` given to {@link ChildApplier.track}.
+   *
+   * @throws {TypeError} when no cache of `resource` is tracked.
+   */
+  cacheOf(resource: Resource): CacheReader {
+    const cache = this.#caches.get(resource.plural);
+    if (cache) return cache;
+    throw new TypeError(
+      `Cannot apply ${resource.plural}: the child applier tracks no cache of them; ` +
+        "add the kind to the spec's 'owns'",
+    );
+  }
+
+  /**
+   * Reads the children of `resource` from `store`, and keeps the records in
+   * step with it: a deleted child loses its record.
+   */
+  track(resource: Resource, store: CacheReader & Pick<StoreView, "subscribe">): void {
+    this.#caches.set(resource.plural, store);
     const unseen = new Map<ObjectKey, { hash: number; generation: number }>();
     this.#unseen.set(resource.plural, unseen);
     store.subscribe((change) => {
@@ -228,7 +275,7 @@ export class ChildApplier {
  * Whether the cached child is as an apply of `desired` (of hash `hash`)
  * would leave it: by this process' record of its last apply (`last`), or,
  * when the cache records the field manager's applies, by what the manager
- * owns on the child (after a restart, with no record yet).
+ * owns on the child, its cache's memo (after a restart, with no record yet).
  */
 function inPlace(
   entry: StoreEntry,
@@ -237,7 +284,7 @@ function inPlace(
   desired: KubeObject,
 ): boolean {
   if (last !== undefined && record(hash, entry) === last) return true;
-  return entry.applied !== undefined && entry.applied === desiredFingerprint(desired);
+  return entry.memo !== undefined && entry.memo === desiredFingerprint(desired);
 }
 
 /** Whether the cached child still carries every owner reference of `desired` (by uid). */

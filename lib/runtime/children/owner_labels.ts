@@ -37,7 +37,12 @@
  */
 import { keyOf } from "../../kube/object_key.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
-import { type ControllerSpec, type Owned, type ReconcileClient, TerminalError } from "./spec.ts";
+import {
+  type ControllerSpec,
+  type Owned,
+  type ReconcileClient,
+  TerminalError,
+} from "../controller/spec.ts";
 
 /**
  * The labels a child elsewhere carries instead of an owner reference; all

@@ -2,7 +2,17 @@
  * Hashes for telling states apart without keeping them: {@link hashJson} of
  * any JSON value, and the {@link metadataFingerprint} a store keeps of every
  * object's labels and annotations, so that a cache whose projection drops
- * them still sees when someone changed them.
+ * them still sees when someone changed them. The child applier compares
+ * the same fingerprints of what it applied with what its cache holds.
+ *
+ * @example
+ * ```ts
+ * import { hashJson, metadataFingerprint } from "./fingerprint.ts";
+ * const a = { metadata: { name: "web", labels: { app: "web" } } };
+ * const b = { metadata: { name: "web", labels: { app: "shop" } } };
+ * if (metadataFingerprint(a) === metadataFingerprint(b)) throw new Error("a label moved");
+ * if (hashJson([1, "a"]) !== hashJson([1, "a"])) throw new Error("not a function of the value");
+ * ```
  *
  * @module
  */
