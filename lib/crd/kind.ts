@@ -50,7 +50,7 @@
  * @module
  */
 import { type KubeObject, type ObjectMeta, type Resource, resourceName } from "../kube/mod.ts";
-import { checkNames, defaultPlural, refuse } from "./_names.ts";
+import { checkNames, defaultPlural, refuse } from "./names.ts";
 import { structuralProblems, toKubernetesSchema, unenforcedConstraints } from "./structural.ts";
 import type {
   CelRule,

@@ -37,7 +37,7 @@ export interface DeployedResource {
 
 /**
  * A rule a controller or the program declares, with why it is needed: an
- * `RbacRule` of `@kinglet/kinglet/runtime` is one.
+ * `RbacRule` of `@kinglet/kinglet/runtime/rbac` is one.
  */
 export interface DeclaredRule {
   /** API groups of the resources; `""` is the core group. */

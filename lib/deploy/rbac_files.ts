@@ -26,13 +26,13 @@
  * @module
  */
 import type { KubeObject } from "../kube/mod.ts";
+import type { ControllerSpec } from "../runtime/controller/mod.ts";
 import {
   controllerRules,
-  type ControllerSpec,
   type ExplainedRule,
   leaderElectionRules,
   ownershipPolicy,
-} from "../runtime/mod.ts";
+} from "../runtime/rbac/mod.ts";
 import { commentedYaml } from "./_commented_yaml.ts";
 import type { Operator } from "./operator.ts";
 

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Clock } from "../async/clock.ts";
-import type { ClusterConfig } from "./config.ts";
+import type { ClusterConfig } from "./cluster_config.ts";
 import { ConfigError, describeError } from "./errors.ts";
 import { FileTokenSource } from "./token_source.ts";
 

@@ -7,7 +7,7 @@
  */
 import { logger } from "../log.ts";
 import type { Clock } from "../async/clock.ts";
-import type { ClusterConfig } from "./config.ts";
+import type { ClusterConfig } from "./cluster_config.ts";
 import { ConfigError, describeError } from "./errors.ts";
 import { ExecTokenSource } from "./_exec.ts";
 import {

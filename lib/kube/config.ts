@@ -16,40 +16,10 @@ import type { Clock } from "../async/clock.ts";
 import { ConfigError } from "./errors.ts";
 import { inClusterConfig, SERVICE_ACCOUNT_DIR } from "./_in_cluster.ts";
 import type { KubeconfigOptions } from "./_kubeconfig.ts";
-import type { TokenSource } from "./token_source.ts";
+import type { ClusterConfig } from "./cluster_config.ts";
 
+export type { ClusterConfig } from "./cluster_config.ts";
 export type { TokenSource } from "./token_source.ts";
-
-/** Everything a {@link KubeClient} needs to reach and authenticate to one API server. */
-export interface ClusterConfig {
-  /** Base URL, without a trailing slash, e.g. `https://10.0.0.1:6443`. */
-  server: string;
-  /**
-   * PEM of the CA that signed the server certificate, trusted besides Deno's
-   * certificate stores (none in kinglet's launchers: see `DENO_TLS_CA_STORE`).
-   */
-  caCert?: string;
-  /**
-   * Set when the kubeconfig asks to skip server certificate verification.
-   * Deno can only do that process-wide (`--unsafely-ignore-certificate-errors`),
-   * so the client reports a certificate failure as a {@link ConfigError} that says so.
-   */
-  insecureSkipTLSVerify?: boolean;
-  /** PEM client certificate (chain) for mTLS. */
-  clientCert?: string;
-  /** PEM private key of {@link clientCert}. */
-  clientKey?: string;
-  /** `proxy-url` of the cluster: an http(s):// or socks5:// proxy. */
-  proxyUrl?: string;
-  /** Where the bearer token comes from, if any (exec plugin, token file, static). */
-  auth: TokenSource;
-  /** The context's namespace, `"default"` when it sets none. */
-  namespace: string;
-  /** The kubeconfig context this came from. */
-  contextName?: string;
-  /** The kubeconfig path(s), separated as in `KUBECONFIG`, or `"in-cluster"`. */
-  source: string;
-}
 
 /** Options of {@link loadConfig}; everything but the first two exists for tests. */
 export interface LoadConfigOptions {

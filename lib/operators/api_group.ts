@@ -1,6 +1,7 @@
 /**
- * The API group and version of kinglet's kinds, in one place for the CRDs,
- * the kinds' resources and the objects kinglet writes.
+ * The API group and version of kinglet's kinds and the kinds' resources, in
+ * one place for the CRDs (each kind's `schema.ts`), the run time (its
+ * `kind.ts`, which loads no zod) and the objects kinglet writes.
  *
  * @example
  * ```ts
@@ -10,6 +11,7 @@
  *
  * @module
  */
+import type { Resource } from "../kube/mod.ts";
 
 /** The API group of kinglet's kinds. */
 export const GROUP = "kinglet.dev";
@@ -17,3 +19,30 @@ export const GROUP = "kinglet.dev";
 export const VERSION = "v1alpha1";
 /** `apiVersion` of kinglet's objects. */
 export const API_VERSION = `${GROUP}/${VERSION}`;
+
+/** The `webapps.kinglet.dev` resource. */
+export const WEB_APPS: Resource = {
+  group: GROUP,
+  version: VERSION,
+  plural: "webapps",
+  kind: "WebApp",
+  namespaced: true,
+};
+
+/** The `databaseclusters.kinglet.dev` resource. */
+export const DATABASE_CLUSTERS: Resource = {
+  group: GROUP,
+  version: VERSION,
+  plural: "databaseclusters",
+  kind: "DatabaseCluster",
+  namespaced: true,
+};
+
+/** The `inferenceservices.kinglet.dev` resource. */
+export const INFERENCE_SERVICES: Resource = {
+  group: GROUP,
+  version: VERSION,
+  plural: "inferenceservices",
+  kind: "InferenceService",
+  namespaced: true,
+};

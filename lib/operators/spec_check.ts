@@ -22,7 +22,17 @@
  * @module
  */
 import { notAQuantity, QUANTITY_PATTERN, quantityTypeMessage } from "./quantity.ts";
-import type { FieldPath, Problem } from "./validation.ts";
+
+/** One field path: keys and list indices below `spec`. */
+export type FieldPath = readonly PropertyKey[];
+
+/** One semantic rule broken by a spec. */
+export interface Problem {
+  /** Path below `spec`, e.g. `["env", 0, "name"]`. */
+  path: FieldPath;
+  /** What is wrong and what to do, without the path. */
+  message: string;
+}
 
 /**
  * The subset of JSON Schema that kinglet's spec schemas use, plus the

@@ -19,18 +19,9 @@
  *
  * @module
  */
-import { checkSpec, type SpecSchema } from "./spec_check.ts";
+import { checkSpec, type FieldPath, type Problem, type SpecSchema } from "./spec_check.ts";
 
-/** One field path: keys and list indices below `spec`. */
-export type FieldPath = readonly PropertyKey[];
-
-/** One semantic rule broken by a spec. */
-export interface Problem {
-  /** Path below `spec`, e.g. `["env", 0, "name"]`. */
-  path: FieldPath;
-  /** What is wrong and what to do, without the path. */
-  message: string;
-}
+export type { FieldPath, Problem } from "./spec_check.ts";
 
 /** A spec that passed validation, or the reasons it did not. */
 export type Validation<T> =

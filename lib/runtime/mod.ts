@@ -52,21 +52,21 @@
  *   for the object to change; `{ requeueAfterMs }` asks to be called again.
  * - The caches may be stale by the latency of the watch: writes carry
  *   preconditions or use server-side apply.
- * - Every stage takes a {@link Clock} from the async layer, so tests step a
- *   `FakeClock` instead of sleeping.
- *
+ * - Every stage takes a `Clock` of `@kinglet/kinglet/async`, so tests step
+ *   a `FakeClock` instead of sleeping.
  * - The manager's endpoints listen on loopback by default
  *   (`127.0.0.1:8080`, `127.0.0.1:8081`).
  *
- * This module exports what an author writes and runs controllers with (the
- * manager, the controller spec and its reconcile context, conditions,
- * finalizers, error policies, CRD installation, RBAC rules, logging) and the
- * types their signatures name. The stages are usable on their own, each
- * reached by its module path, `lib/runtime/<stage>/mod.ts`: `watcher/`,
- * `cache/`, `queue/`, `controller/`, `events/`, `leader/`, `metrics/`,
- * `memory/` (a memory limit kept by degrading in order), `manager/`, `crds/`
- * and `rbac/` (least-privilege rules derived from the controller specs);
- * `objects/` holds the helpers a reconcile uses on the objects it writes
+ * This module exports what an author's operator imports: what the examples,
+ * `kinglet init`'s project and kinglet's own operators use, and nothing else.
+ * Each stage is a module of its own, usable on its own and reached by its
+ * path: `@kinglet/kinglet/runtime/watcher` (lists and watches with recovery),
+ * `/cache` (stores, reflectors, the shared caches), `/queue` (the work queue
+ * and its rate limiters), `/controller` (the controller, its spec and
+ * reconcile context, finalizers, error policies), `/events`, `/leader`,
+ * `/metrics`, `/memory` (a memory limit kept by degrading in order),
+ * `/manager` (its options, endpoints and election), `/crds`, `/rbac`
+ * (least-privilege rules derived from the controller specs) and `/objects`
  * (conditions, owner references, order-insensitive equality).
  *
  * @example A work queue on a fake clock, the way the runtime's tests drive it
@@ -83,132 +83,20 @@
  *
  * @module
  */
-// What examples, kinglet's operators, main.ts, the CLI and the README use, and every type their
-// signatures name: Manager's `add`, `caches`, `events` and `metrics` bring in the stages' classes.
-export type { Clock } from "../async/clock.ts";
-export { type LogFormat, type LoggingOptions, type LogLevel, setupLogging } from "../log.ts";
+export { setupLogging } from "../log.ts";
+export { projectPrimary } from "./cache/mod.ts";
 export {
-  type CacheClient,
-  type CacheEntry,
-  type CacheOptions,
-  type CacheReader,
-  type Caches,
-  projectPrimary,
-  type Reflector,
-  type Store,
-  type StoreBudget,
-  type StoreChange,
-  type StoreEntry,
-  type StoreStats,
-  type StoreView,
-} from "./cache/mod.ts";
-export {
-  type Action,
-  addFinalizer,
-  type ApplyChild,
-  type Children,
-  type Controller,
-  type ControllerClient,
   type ControllerSpec,
   type ErrorPolicy,
-  finalizer,
-  type FinalizerClient,
-  type FinalizerHandlers,
-  type FinalizerSpec,
   fixedErrorPolicy,
-  type Owned,
   OWNER_LABELS,
   ownerKind,
-  type PacingOptions,
-  type PrimaryView,
-  type ReconcileClient,
   type ReconcileContext,
   type ReconcileEvents,
-  removeFinalizer,
   TerminalError,
   tieredErrorPolicy,
-  type Watch,
 } from "./controller/mod.ts";
-export {
-  type CrdCondition,
-  CrdWaitError,
-  installCrds,
-  type InstallCrdsOptions,
-  uninstallCrds,
-  type UninstallCrdsOptions,
-} from "./crds/mod.ts";
-export type { EventInit, EventPublisher, EventRecorder, EventRecorderStats } from "./events/mod.ts";
-export type { LeaseClient } from "./leader/mod.ts";
-export {
-  type EndpointAuth,
-  type LeaderElection,
-  type LeaseElectionOptions,
-  Manager,
-  type ManagerClient,
-  type ManagerOptions,
-  type ManagerOutcome,
-  type ReviewClient,
-  type RunningListener,
-  tokenReviewAuth,
-  type TokenReviewAuthOptions,
-} from "./manager/mod.ts";
-export {
-  type CgroupMemoryLimit,
-  cgroupMemoryLimit,
-  type CgroupReadOptions,
-  MEMORY_LIMIT_FORMS,
-  type MemoryLevel,
-  type MemoryStats,
-  parseMemoryLimit,
-} from "./memory/mod.ts";
-export {
-  type ControllerMetrics,
-  type Counter,
-  type Gauge,
-  type Histogram,
-  type Labels,
-  type Metric,
-  type ProcessStats,
-  type ReconcileResult,
-  type Registry,
-  RuntimeMetrics,
-  type RuntimeMetricsOptions,
-  type Series,
-  type StatsSource,
-} from "./metrics/mod.ts";
-export {
-  type Condition,
-  type ConditionStatus,
-  type ConditionUpdate,
-  controllerReference,
-  findCondition,
-  isConditionTrue,
-  setCondition,
-} from "./objects/mod.ts";
-export type { AddOptions, QueueMetrics, QueueSnapshot, WorkQueue } from "./queue/mod.ts";
-export {
-  type AdmissionObject,
-  type ConfinedResource,
-  controllerRules,
-  type ControllerRulesOptions,
-  crdInstallRule,
-  type ExplainedRule,
-  leaderElectionRules,
-  type OwnershipPolicy,
-  ownershipPolicy,
-  type OwnershipPolicyOptions,
-  type OwnershipSpec,
-  type PolicyRule,
-  type RbacRule,
-  type RbacSpec,
-  type UnconfinedResource,
-} from "./rbac/mod.ts";
-export type {
-  ListWatchClient,
-  OutageReport,
-  StreamingLists,
-  Unreachable,
-  WatcherEvent,
-  WatcherFreshness,
-  WatcherOptions,
-} from "./watcher/mod.ts";
+export { installCrds } from "./crds/mod.ts";
+export { Manager } from "./manager/mod.ts";
+export { type Condition, controllerReference, findCondition, setCondition } from "./objects/mod.ts";
+export { controllerRules } from "./rbac/mod.ts";

@@ -68,7 +68,6 @@ import { CLUSTER_ROLES, ROLES, SUBJECT_ACCESS_REVIEWS } from "../kube/resources.
 import type { KubeObject } from "../kube/types.ts";
 import type { PolicyRule } from "../runtime/rbac/policy_rule.ts";
 import type { OwnershipSpec } from "../runtime/rbac/ownership_policy.ts";
-import type { TestCluster } from "./cluster.ts";
 import { type Denial, DenialRecorder } from "./denials.ts";
 import { accountObjects, accountUser, type RbacObject } from "./_account_objects.ts";
 
@@ -153,7 +152,8 @@ export interface TestServiceAccount extends AsyncDisposable {
 /**
  * Creates a ServiceAccount in `cluster`'s namespace bound to exactly the
  * rules of `options`, waits until RBAC applies them, and returns it with a
- * token kubeconfig and a client; see the module documentation.
+ * token kubeconfig and a client; see the module documentation. `cluster` is
+ * the admin side the account is made with: a `TestCluster` is one.
  *
  * @throws {RangeError} when `name` is not a DNS label of at most 63
  * characters, or `expirationSeconds` is below 600.
@@ -164,7 +164,7 @@ export interface TestServiceAccount extends AsyncDisposable {
  * @throws the signal's reason when aborted.
  */
 export async function testServiceAccount(
-  cluster: Pick<TestCluster, "client" | "kubeconfig" | "namespace">,
+  cluster: { readonly client: KubeClient; readonly kubeconfig: string; readonly namespace: string },
   options: ServiceAccountOptions,
 ): Promise<TestServiceAccount> {
   const name = options.name ?? "operator";

@@ -15,7 +15,8 @@ import {
   LEASES,
   PERSISTENT_VOLUME_CLAIMS,
 } from "../../lib/kube/mod.ts";
-import { controllerRules, findCondition, leaderElectionRules } from "../../lib/runtime/mod.ts";
+import { findCondition } from "../../lib/runtime/mod.ts";
+import { controllerRules, leaderElectionRules } from "../../lib/runtime/rbac/mod.ts";
 import { testCluster } from "../../lib/testing/mod.ts";
 import { backupController } from "../../examples/backup/backup.ts";
 import { type Backup, BACKUPS } from "../../examples/backup/kind.ts";

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { defineKind } from "../../lib/crd/mod.ts";
 import { ApiError } from "../../lib/kube/errors.ts";
-import { installCrds, uninstallCrds } from "../../lib/runtime/mod.ts";
+import { installCrds, uninstallCrds } from "../../lib/runtime/crds/mod.ts";
 import { adminClient } from "../_support/kube.ts";
 
 const sites = defineKind({

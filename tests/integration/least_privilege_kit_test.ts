@@ -8,12 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { type KubeClient, type KubeObject } from "../../lib/kube/mod.ts";
-import {
-  controllerRules,
-  type ExplainedRule,
-  installCrds,
-  Manager,
-} from "../../lib/runtime/mod.ts";
+import { installCrds, Manager } from "../../lib/runtime/mod.ts";
+import { controllerRules, type ExplainedRule } from "../../lib/runtime/rbac/mod.ts";
 import { type TestCluster, testCluster, waitFor } from "../../lib/testing/mod.ts";
 import { greetingController } from "../../examples/greeting/greeting.ts";
 import { type Greeting, greetings } from "../../examples/greeting/schema.ts";

@@ -7,8 +7,8 @@ import {
   type Resource,
   SECRETS,
 } from "../../lib/kube/mod.ts";
+import type { Action } from "../../lib/runtime/controller/mod.ts";
 import {
-  type Action,
   controllerReference,
   type ControllerSpec,
   OWNER_LABELS,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { kingletRbac } from "../../lib/cli/rbac.ts";
 import type { KubeObject } from "../../lib/kube/mod.ts";
-import type { PolicyRule } from "../../lib/runtime/mod.ts";
+import type { PolicyRule } from "../../lib/runtime/rbac/mod.ts";
 
 Deno.test("the RBAC kinglet install applies is deploy/'s, object for object", async () => {
   const files = [

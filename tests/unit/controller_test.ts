@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { FakeClock, flushMicrotasks, Semaphore } from "../../lib/async/mod.ts";
 import { CONFIG_MAPS, DEPLOYMENTS, type KubeObject, NODES, SECRETS } from "../../lib/kube/mod.ts";
+import type { Action } from "../../lib/runtime/controller/mod.ts";
 import {
-  type Action,
   type ControllerSpec,
   fixedErrorPolicy,
   type ReconcileContext,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../../lib/async/mod.ts";
 import { ApiError, type KubeObject, type Resource } from "../../lib/kube/mod.ts";
-import { CrdWaitError, installCrds, uninstallCrds } from "../../lib/runtime/mod.ts";
+import { CrdWaitError, installCrds, uninstallCrds } from "../../lib/runtime/crds/mod.ts";
 
 const CRD = {
   apiVersion: "apiextensions.k8s.io/v1",

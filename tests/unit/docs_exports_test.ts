@@ -12,7 +12,7 @@ const GUIDE = await Deno.readTextFile(new URL("../../docs/writing-operators.md",
 
 /** `@kinglet/kinglet/<name>` → `lib/<...>/mod.ts`, from the rows of the guide's export table. */
 function guideTable(): Record<string, string> {
-  const rows = GUIDE.split("\n").filter((line) => /^\| `@kinglet\/kinglet\/\w+`/.test(line));
+  const rows = GUIDE.split("\n").filter((line) => /^\| `@kinglet\/kinglet\/[\w/]+`/.test(line));
   return Object.fromEntries(rows.map((row) => {
     const [name, path] = row.split("|").slice(1, 3).map((cell) => cell.trim().replaceAll("`", ""));
     return [name!, path!];
@@ -50,7 +50,7 @@ Deno.test("the import maps the guide shows name every exported module", () => {
   const blocks = GUIDE.split("```jsonc").slice(1).map((rest) => rest.split("```")[0]!);
   assert.equal(blocks.length, 2, "the vendored and the URL import maps");
   for (const block of blocks) {
-    const shown = [...block.matchAll(/"(@kinglet\/kinglet\/\w+)"/g)].map((m) => m[1]!);
+    const shown = [...block.matchAll(/"(@kinglet\/kinglet\/[\w/]+)"/g)].map((m) => m[1]!);
     assert.deepEqual(shown.sort(), Object.keys(exported()).sort());
   }
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock, flushMicrotasks } from "../../lib/async/mod.ts";
 import { CONFIG_MAPS, type KubeObject, SECRETS } from "../../lib/kube/mod.ts";
-import { Manager, type ManagerOptions } from "../../lib/runtime/mod.ts";
+import { Manager, type ManagerOptions } from "../../lib/runtime/manager/mod.ts";
 import { MemoryCluster } from "../../lib/testing/mod.ts";
 import { Happenings } from "./_until.ts";
 

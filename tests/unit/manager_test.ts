@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { FakeClock, flushMicrotasks } from "../../lib/async/mod.ts";
 import { CONFIG_MAPS, EVENTS, type KubeObject, LEASES, SECRETS } from "../../lib/kube/mod.ts";
-import { type LeaderElection, type LeaseElectionOptions, Manager } from "../../lib/runtime/mod.ts";
+import {
+  type LeaderElection,
+  type LeaseElectionOptions,
+  Manager,
+} from "../../lib/runtime/manager/mod.ts";
 import type { KubeEvent } from "../../lib/runtime/events/mod.ts";
 import type { Lease } from "../../lib/runtime/leader/mod.ts";
 import { managerRoutes } from "../../lib/runtime/manager/_routes.ts";

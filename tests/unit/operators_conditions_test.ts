@@ -6,7 +6,7 @@ import {
   findCondition,
   isConditionTrue,
   setCondition,
-} from "../../lib/runtime/mod.ts";
+} from "../../lib/runtime/objects/mod.ts";
 
 const T0 = new Date("2025-03-01T10:00:00.123Z");
 const T1 = new Date("2025-03-01T10:05:00Z");

@@ -15,7 +15,7 @@ import { INFERENCE_SERVICES } from "../../lib/operators/inference/kind.ts";
 import { inferenceServiceController } from "../../lib/operators/inference/reconcile.ts";
 import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
 import { webAppController } from "../../lib/operators/webapp/reconcile.ts";
-import type { EventInit } from "../../lib/runtime/mod.ts";
+import type { EventInit } from "../../lib/runtime/events/mod.ts";
 import type { ControllerSpec } from "../../lib/runtime/mod.ts";
 import { Caches } from "../../lib/runtime/cache/mod.ts";
 import { Controller } from "../../lib/runtime/controller/mod.ts";

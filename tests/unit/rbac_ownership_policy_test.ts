@@ -7,12 +7,12 @@ import {
   type Resource,
   STATEFUL_SETS,
 } from "../../lib/kube/mod.ts";
+import type { ControllerSpec } from "../../lib/runtime/mod.ts";
 import {
   controllerRules,
-  type ControllerSpec,
   type OwnershipPolicy,
   ownershipPolicy,
-} from "../../lib/runtime/mod.ts";
+} from "../../lib/runtime/rbac/mod.ts";
 
 const SITES: Resource = {
   group: "example.com",

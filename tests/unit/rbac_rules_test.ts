@@ -8,12 +8,12 @@ import {
   SECRETS,
   SERVICES,
 } from "../../lib/kube/mod.ts";
+import type { ControllerSpec } from "../../lib/runtime/mod.ts";
 import {
   controllerRules,
-  type ControllerSpec,
   type ExplainedRule,
   leaderElectionRules,
-} from "../../lib/runtime/mod.ts";
+} from "../../lib/runtime/rbac/mod.ts";
 
 const APPS: Resource = {
   group: "example.com",

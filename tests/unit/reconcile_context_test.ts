@@ -7,12 +7,12 @@
 import assert from "node:assert/strict";
 import { FakeClock, Semaphore } from "../../lib/async/mod.ts";
 import { type ApplyOptions, CONFIG_MAPS, type KubeObject, SECRETS } from "../../lib/kube/mod.ts";
+import type { Action } from "../../lib/runtime/controller/mod.ts";
+import type { EventInit } from "../../lib/runtime/events/mod.ts";
 import {
-  type Action,
   type Condition,
   controllerReference,
   type ControllerSpec,
-  type EventInit,
   type ReconcileContext,
   setCondition,
 } from "../../lib/runtime/mod.ts";

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { defaultPlural, DNS_LABEL, DNS_SUBDOMAIN, KIND } from "../../crd/_names.ts";
+import { defaultPlural, DNS_LABEL, DNS_SUBDOMAIN, KIND } from "../../crd/names.ts";
 import { UsageError } from "../flags.ts";
 
 /** What the command line names. */

@@ -14,8 +14,7 @@
  * @module
  */
 import type { V1ObjectMeta } from "../models.ts";
-import type { KubeObject, Resource } from "../../kube/mod.ts";
-import { GROUP, VERSION } from "../api_group.ts";
+import type { KubeObject } from "../../kube/mod.ts";
 import { DATABASE_CLUSTER_SPEC } from "../_spec_schemas.ts";
 import { checkResources } from "../pod_fields.ts";
 import { parseQuantity } from "../quantity.ts";
@@ -24,15 +23,7 @@ import { ENGINES, isSupportedVersion } from "./engines.ts";
 import type { DatabaseSpec, DatabaseStatus } from "./schema.ts";
 
 export type { DatabaseSpec, DatabaseStatus };
-
-/** The `databaseclusters.kinglet.dev` resource. */
-export const DATABASE_CLUSTERS: Resource = {
-  group: GROUP,
-  version: VERSION,
-  plural: "databaseclusters",
-  kind: "DatabaseCluster",
-  namespaced: true,
-};
+export { DATABASE_CLUSTERS } from "../api_group.ts";
 
 /** A DatabaseCluster object whose spec passed {@link validateDatabaseCluster}. */
 export interface DatabaseCluster extends KubeObject {

@@ -24,12 +24,12 @@
  */
 import { z } from "npm:zod@4.6.7";
 import { type CustomKind, defineKind } from "../../crd/mod.ts";
+import { DATABASE_CLUSTERS } from "../api_group.ts";
 import { kingletKindOptions } from "../schema/kind_options.ts";
 import { standardConditionsSchema } from "../schema/conditions.ts";
 import { resourcesSchema } from "../schema/pod_fields.ts";
 import { quantitySchema } from "../schema/quantity.ts";
 import { ENGINE_NAMES } from "./engines.ts";
-import { DATABASE_CLUSTERS } from "./kind.ts";
 import { DATABASE_PHASES } from "./state.ts";
 
 const immutable = (what: string) => ({

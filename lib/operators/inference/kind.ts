@@ -1,7 +1,7 @@
 /**
- * The `InferenceService` kind at run time: its resource, GPU types, object
- * type and the validation of a stored spec, with no zod loaded (the schema is
- * in `schema.ts`; the checks use the spec schema generated from it).
+ * The `InferenceService` kind at run time: its resource, object type and the
+ * validation of a stored spec, with no zod loaded (the schema is in
+ * `schema.ts`; the checks use the spec schema generated from it).
  *
  * @example
  * ```ts
@@ -13,33 +13,16 @@
  * @module
  */
 import type { V1ObjectMeta } from "../models.ts";
-import type { KubeObject, Resource } from "../../kube/mod.ts";
-import { GROUP, VERSION } from "../api_group.ts";
+import type { KubeObject } from "../../kube/mod.ts";
 import { INFERENCE_SERVICE_SPEC } from "../_spec_schemas.ts";
 import { checkResources } from "../pod_fields.ts";
 import { type Problem, validateSpec, type Validation } from "../validation.ts";
 import type { WorkloadStatus } from "../workload_status.ts";
+import { MAX_CPU_BATCH_SIZE } from "./gpu.ts";
 import type { InferenceSpec } from "./schema.ts";
 
 export type { InferenceSpec };
-
-/** The `inferenceservices.kinglet.dev` resource. */
-export const INFERENCE_SERVICES: Resource = {
-  group: GROUP,
-  version: VERSION,
-  plural: "inferenceservices",
-  kind: "InferenceService",
-  namespaced: true,
-};
-
-/** The GPU types kinglet schedules for; `none` runs on CPUs. */
-export const GPU_TYPES = ["A100", "H100", "L40S", "none"] as const;
-
-/** One of {@link GPU_TYPES}. */
-export type GpuType = typeof GPU_TYPES[number];
-
-/** Largest batch accepted without a GPU: beyond it, CPU serving only adds latency. */
-export const MAX_CPU_BATCH_SIZE = 32;
+export { INFERENCE_SERVICES } from "../api_group.ts";
 
 /** An InferenceService object whose spec passed {@link validateInferenceService}. */
 export interface InferenceService extends KubeObject {

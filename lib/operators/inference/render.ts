@@ -26,7 +26,8 @@ import type { V1Deployment, V1Service } from "../models.ts";
 import { GROUP } from "../api_group.ts";
 import { childMetadata, recommendedLabels, selectorLabels } from "../labels.ts";
 import { containerResources } from "../pod_fields.ts";
-import type { GpuType, InferenceService } from "./kind.ts";
+import type { GpuType } from "./gpu.ts";
+import type { InferenceService } from "./kind.ts";
 
 /** The node label that names a node's GPU type. */
 export const GPU_TYPE_LABEL = `${GROUP}/gpu-type`;

@@ -24,10 +24,11 @@
  */
 import { z } from "npm:zod@4.6.7";
 import { type CustomKind, defineKind } from "../../crd/mod.ts";
+import { INFERENCE_SERVICES } from "../api_group.ts";
 import { kingletKindOptions } from "../schema/kind_options.ts";
 import { resourcesSchema } from "../schema/pod_fields.ts";
 import { workloadStatusSchema } from "../schema/workload_status.ts";
-import { GPU_TYPES, INFERENCE_SERVICES, MAX_CPU_BATCH_SIZE } from "./kind.ts";
+import { GPU_TYPES, MAX_CPU_BATCH_SIZE } from "./gpu.ts";
 
 /** Desired state of an InferenceService. */
 export const inferenceSpecSchema = z.object({

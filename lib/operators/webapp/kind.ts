@@ -13,8 +13,7 @@
  * @module
  */
 import type { V1ObjectMeta } from "../models.ts";
-import type { KubeObject, Resource } from "../../kube/mod.ts";
-import { GROUP, VERSION } from "../api_group.ts";
+import type { KubeObject } from "../../kube/mod.ts";
 import { WEB_APP_SPEC } from "../_spec_schemas.ts";
 import { checkEnv, checkNodeSelector, checkResources, checkTolerations } from "../pod_fields.ts";
 import { validateSpec, type Validation } from "../validation.ts";
@@ -22,15 +21,7 @@ import type { WorkloadStatus } from "../workload_status.ts";
 import type { WebAppSpec } from "./schema.ts";
 
 export type { WebAppSpec };
-
-/** The `webapps.kinglet.dev` resource. */
-export const WEB_APPS: Resource = {
-  group: GROUP,
-  version: VERSION,
-  plural: "webapps",
-  kind: "WebApp",
-  namespaced: true,
-};
+export { WEB_APPS } from "../api_group.ts";
 
 /** A WebApp object whose spec passed {@link validateWebApp}. */
 export interface WebApp extends KubeObject {

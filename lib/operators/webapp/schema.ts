@@ -18,6 +18,7 @@
  */
 import { z } from "npm:zod@4.6.7";
 import { type CustomKind, defineKind } from "../../crd/mod.ts";
+import { WEB_APPS } from "../api_group.ts";
 import { kingletKindOptions } from "../schema/kind_options.ts";
 import {
   envSchema,
@@ -26,7 +27,6 @@ import {
   tolerationsSchema,
 } from "../schema/pod_fields.ts";
 import { workloadStatusSchema } from "../schema/workload_status.ts";
-import { WEB_APPS } from "./kind.ts";
 
 /** Desired state of a WebApp. */
 export const webAppSpecSchema = z.object({

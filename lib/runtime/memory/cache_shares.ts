@@ -30,6 +30,7 @@ export interface CacheShares {
 
 /** Something whose budget can be set: a cache's reflector. */
 export interface Budgeted {
+  /** Changes the cache's budget, evicting down to it at once. */
   setBudget(budget: StoreBudget | undefined): void;
 }
 

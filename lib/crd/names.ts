@@ -1,6 +1,8 @@
 /**
  * The naming rules of a CRD, checked before the API server sees it: group,
- * version, kind and the names derived from the kind.
+ * version, kind and the names derived from the kind. `defineKind` checks a
+ * kind's names with them, and `kinglet init` the names it is given before it
+ * writes a project, so both refuse what the API server would.
  *
  * @module
  */
