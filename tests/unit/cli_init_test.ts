@@ -279,7 +279,7 @@ Deno.test("a project that imports kinglet by URL says its bench needs a checkout
   const files = projectFiles(projectNames(MIRROR), { source: url });
   assert.match(
     files.get("scripts/bench.ts")!,
-    /console\.error\("deno task bench runs the benchmark harness of a kinglet checkout/,
+    /console\.error\(\s*"deno task bench runs the benchmark harness of a kinglet checkout/,
   );
   assert.match(files.get("README.md")!, /kinglet's sources at `https:\/\/example\.com\/kinglet/);
 });

@@ -6,7 +6,8 @@
  * of its names: `deno fmt` breaks its lines.
  *
  * Everything is checked before anything is written: the names, the folder
- * (new or empty) and `--kinglet`. The files are then written into a temporary
+ * (new or empty) and `--kinglet`. The files (kinglet's scaffold with the
+ * author's names, see `scaffold.ts`) are then written into a temporary
  * folder beside `<dir>` (with, by default, a copy of the kinglet init runs
  * from in `vendor/kinglet`, recorded in `kinglet.json`), formatted, and
  * renamed into place in one step, so that a failure leaves no half-written
@@ -164,9 +165,9 @@ async function vendor(kinglet: KingletLocation, project: string): Promise<void> 
 
 /**
  * Formats the project as its `deno task check` checks it, with the Deno
- * running init and the project's own `deno.json`: the templates leave line
- * breaking to the formatter, so that no name, however long, leaves a line
- * it would break.
+ * running init and the project's own `deno.json`: the scaffold is formatted
+ * for its own names, and the author's, however long, may need lines broken
+ * elsewhere.
  *
  * @throws {Error} with the formatter's output when it fails.
  */

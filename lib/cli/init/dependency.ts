@@ -4,8 +4,9 @@
  * pointed at a copy of the files kinglet publishes, vendored into the project
  * from the kinglet `init` runs from (the default, `./vendor/kinglet`),
  * anywhere on disk (`--kinglet ../kinglet`), or at a URL (`--kinglet
- * https://raw.githubusercontent.com/<owner>/kinglet/<commit>`); and the
- * record of which kinglet that is, the project's `kinglet.json`.
+ * https://raw.githubusercontent.com/<owner>/kinglet/<commit>`); the record
+ * of which kinglet that is, the project's `kinglet.json`; and what its README
+ * says of it.
  *
  * The npm packages beside them are the versions kinglet's own `deno.json`
  * pins, so that the project's schemas and `./crd` share one copy of zod.
@@ -21,10 +22,12 @@
 import { isAbsolute, join, relative, resolve } from "node:path";
 import meta from "../../../deno.json" with { type: "json" };
 import {
+  KINGLET_FILES,
   KINGLET_ROOT,
   kingletDigest,
   type KingletRecord,
   kingletRevision,
+  VENDOR_DIR,
 } from "../../build/vendor.ts";
 import { UsageError } from "../flags.ts";
 
@@ -113,4 +116,39 @@ export async function locateKinglet(
   const rel = relative(resolve(projectDir), path) || ".";
   const spec = isAbsolute(rel) || rel.startsWith("../") || rel === ".." ? rel : `./${rel}`;
   return { spec, path, record: { ...await kingletRevision(path), source: spec } };
+}
+
+/**
+ * The paragraph of the project's README on the kinglet its import map names:
+ * the path or URL `--kinglet` named, or the vendored copy, how it is pinned,
+ * and how to get it back or replace it.
+ */
+export function kingletParagraph(kinglet: KingletRecord): string {
+  const { version, commit, source } = kinglet;
+  if (!kinglet.sha256) {
+    const at = commit ? ` at commit \`${commit}\`` : "";
+    const which = version
+      ? `, kinglet ${version}${at} when \`kinglet init\` wrote this project`
+      : "";
+    return `The import map names kinglet's sources at \`${source}\`${which}, as ` +
+      "`kinglet init --kinglet` was told.";
+  }
+  const files = KINGLET_FILES.map((path) => path.replace(/\/$/, "")).join(" ");
+  const from = !commit
+    ? `kinglet ${version} (not from a git checkout: its SHA-256 alone pins it)`
+    : kinglet.uncommitted
+    ? `kinglet ${version} at commit \`${commit}\` with changes not committed (its SHA-256 alone ` +
+      "pins it)"
+    : `kinglet ${version} at commit \`${commit}\``;
+  return [
+    `\`${VENDOR_DIR}\` is a copy of the files kinglet publishes, vendored by \`kinglet init\` ` +
+    `from ${from}. Commit it with the project.`,
+    "`kinglet.json` holds the SHA-256 of the copy's paths and contents beside its version and " +
+    "commit, and `tests/unit/kinglet_test.ts` fails when the copy differs from it.",
+    "The same copy comes back from the commit alone: `git -C <kinglet checkout> archive " +
+    `${commit ?? "<commit>"} ${files} | tar -x -C ${VENDOR_DIR}\`.`,
+    "To move to another kinglet, run that kinglet's vendoring here, which replaces the copy and " +
+    "rewrites `kinglet.json`: `deno run --allow-read --allow-write=vendor,kinglet.json " +
+    "--allow-run=git <kinglet checkout>/lib/build/vendor.ts .`",
+  ].join(" ");
 }
