@@ -1,6 +1,6 @@
 /**
  * The control plane a benchmark run talks to: by default a fresh local one
- * (hack/cluster.ts) per run, so that no run inherits another's objects,
+ * (lib/testing/control_plane/) per run, so that no run inherits another's objects,
  * garbage collection or etcd history; or an existing cluster named by a
  * kubeconfig, where each run gets a namespace of its own instead.
  *
@@ -18,7 +18,7 @@
  */
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { type Cluster, startCluster } from "../hack/cluster.ts";
+import { type Cluster, startCluster } from "../lib/testing/control_plane/mod.ts";
 import { KubeClient } from "../lib/kube/client.ts";
 import { type ClusterConfig, loadConfig } from "../lib/kube/config.ts";
 import { isNotFound, isTooManyRequests } from "../lib/kube/errors.ts";
