@@ -30,7 +30,7 @@ import { EVENTS } from "../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../lib/kube/types.ts";
 import { DATABASE_CLUSTERS, INFERENCE_SERVICES, WEB_APPS } from "../lib/operators/mod.ts";
 import { systemClock } from "../lib/async/clock.ts";
-import { startCluster } from "./cluster.ts";
+import { startCluster } from "../lib/testing/control_plane/mod.ts";
 import { type MetricSums, operatorFigures, redraw, renderView, sumMetrics } from "./_dev_view.ts";
 import { buildBundle, BuildError } from "./build.ts";
 import { denoFlags, grantsFromEnv, kingletEnv } from "./_permissions.ts";

@@ -19,8 +19,7 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Cluster, startCluster } from "./cluster.ts";
-import { tailFile } from "../lib/testing/_process.ts";
+import { type Cluster, startCluster, tailFile } from "../lib/testing/control_plane/mod.ts";
 
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 type ForwardedSignal = keyof typeof SIGNAL_EXIT_CODES;
@@ -36,7 +35,7 @@ Starts a local control plane (etcd or kine, kube-apiserver, kube-controller-mana
 kube-scheduler, kwok nodes), runs <command> against it with KINGLET_TEST_KUBECONFIG set,
 then stops it; exits with the command's exit code.
 
-  KINGLET_K8S_VERSION=oldest   the oldest Kubernetes kinglet supports (hack/versions.env)
+  KINGLET_K8S_VERSION=oldest   the oldest Kubernetes kinglet supports (lib/testing/control_plane/versions.env)
   KINGLET_DATASTORE=kine       kine on SQLite instead of etcd, as a single-server k3s
   KUBEBUILDER_ASSETS=<dir>     prebuilt etcd and kube-apiserver instead of ~/.cache/kinglet`;
 
@@ -95,7 +94,6 @@ async function main(args: string[]): Promise<number> {
         return SIGNAL_EXIT_CODES[interrupted];
       }
       say(error instanceof Error ? error.message : String(error));
-      say(`cluster folder kept: ${dir}`);
       return 1;
     }
     const { timings } = cluster;

@@ -18,7 +18,7 @@
  */
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { type Cluster, startCluster } from "./borrowed.ts";
+import { type Cluster, startCluster } from "../../lib/testing/control_plane/mod.ts";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { type ClusterConfig, loadConfig } from "../../lib/kube/config.ts";
 import { isNotFound, isTooManyRequests } from "../../lib/kube/errors.ts";

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { freePorts } from "./borrowed.ts";
+import { freePorts } from "../../lib/testing/control_plane/mod.ts";
 import { expandCommand, type LaunchValues, type Target } from "./target.ts";
 
 /** Options of {@link OperatorProcess.start}: the placeholders but the ports, and a log file. */

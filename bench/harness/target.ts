@@ -49,7 +49,7 @@ import { parseAllDocuments } from "yaml";
 import { z } from "zod";
 import type { KubeObject, Resource } from "../../lib/kube/types.ts";
 import { type ReadyRule, readyRuleSchema } from "../measure/ready_rule.ts";
-import { runQuiet } from "./borrowed.ts";
+import { runQuiet } from "./run_quiet.ts";
 import { SCENARIO_NAMES, type ScenarioName } from "../measure/results.ts";
 
 const OPTIONAL = ["v8Flags", "concurrency", "cacheMaxObjects"] as const;

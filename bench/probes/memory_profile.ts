@@ -12,7 +12,7 @@
  */
 // deno-lint-ignore-file no-console -- prints its report
 import { parseArgs } from "node:util";
-import { V8_FLAGS } from "../harness/borrowed.ts";
+import { V8_FLAGS } from "../../lib/build/mod.ts";
 
 /** The split of one process' resident memory, in bytes. */
 export interface MemorySplit {

@@ -50,7 +50,7 @@ import { KubeClient } from "../kube/client.ts";
 import { loadConfig } from "../kube/config.ts";
 import { isNotFound } from "../kube/errors.ts";
 import { NAMESPACES } from "../kube/resources.ts";
-import { ControlPlane, StartFailure } from "./_control_plane.ts";
+import { startCluster } from "./control_plane/mod.ts";
 import { ClusterNodes, type TestNode, type TestNodeOptions } from "./nodes.ts";
 import {
   type ServiceAccountOptions,
@@ -201,34 +201,28 @@ async function startFrom(
   signal: AbortSignal | undefined,
 ): Promise<TestCluster> {
   await requireBinaries(assets);
-  const dir = await Deno.makeTempDir({ prefix: "kinglet-test-cluster-" });
-  const plane = new ControlPlane({ dir, binDir: assets, logDir: join(dir, "logs"), signal });
-  const remove = () => Deno.remove(dir, { recursive: true });
+  const cluster = await startCluster({
+    binDir: assets,
+    apiServerOnly: true,
+    datastore: "etcd",
+    ...(signal && { signal }),
+  });
+  const { kubeconfig } = cluster;
+  const namespace = namespaceName(prefix);
   let client: KubeClient | undefined;
   try {
-    const { kubeconfigs } = await plane.start();
-    const kubeconfig = kubeconfigs["admin"]!;
-    const namespace = namespaceName(prefix);
-    const admin = new KubeClient({ ...await loadConfig({ kubeconfig }), namespace });
-    client = admin;
-    await createNamespace(admin, namespace, signal);
-    return new Fixture({ client: admin, kubeconfig, namespace, started: true }, async () => {
-      admin.close();
-      await plane.stop();
-      await remove();
-    });
+    client = new KubeClient({ ...await loadConfig({ kubeconfig }), namespace });
+    await createNamespace(client, namespace, signal);
   } catch (error) {
     client?.close();
-    await plane.stop();
-    if (error instanceof StartFailure && !signal?.aborted) {
-      throw new Error(
-        `Cannot start a test cluster from KUBEBUILDER_ASSETS=${assets}: ${await error
-          .withLog()}\n(the files of this start are kept in ${dir})`,
-      );
-    }
-    await remove();
+    await cluster.stop();
     throw signal?.aborted ? signal.reason : error;
   }
+  const admin = client;
+  return new Fixture({ client: admin, kubeconfig, namespace, started: true }, async () => {
+    admin.close();
+    await cluster.stop();
+  });
 }
 
 class Fixture implements TestCluster {

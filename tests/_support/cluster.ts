@@ -12,7 +12,7 @@
  * @module
  */
 import { join } from "node:path";
-import { compactEtcd as compactEtcdAt } from "../../hack/cluster.ts";
+import { compactEtcd as compactEtcdAt } from "../../lib/testing/control_plane/mod.ts";
 
 /** What {@link kubectl} printed and how it exited. */
 export interface KubectlResult {

@@ -20,7 +20,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
-import { generatePki } from "../../lib/testing/_pki.ts";
+import { generatePki } from "../../lib/testing/control_plane/mod.ts";
 import { testKubeconfig } from "../_support/cluster.ts";
 import { freePort, probe, runToExit, stackFrames, startRun } from "./_kinglet_cli.ts";
 import { figure, fixed1 } from "./_measure.ts";

@@ -4,7 +4,7 @@
  * server; the operator runs as a separate process under the deploy/ RBAC.
  */
 import assert from "node:assert/strict";
-import { startCluster } from "../../hack/cluster.ts";
+import { startCluster } from "../../lib/testing/control_plane/mod.ts";
 import { install } from "../../lib/cli/install.ts";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { loadConfig } from "../../lib/kube/config.ts";

@@ -13,7 +13,7 @@
  */
 import assert from "node:assert/strict";
 import { WEB_APPS } from "../../lib/operators/webapp/kind.ts";
-import { startCluster } from "../../hack/cluster.ts";
+import { startCluster } from "../../lib/testing/control_plane/mod.ts";
 import { install } from "../../lib/cli/install.ts";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { loadConfig } from "../../lib/kube/config.ts";

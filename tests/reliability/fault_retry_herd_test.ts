@@ -7,7 +7,7 @@
  * control plane of its own, since it stops its API server.
  */
 import assert from "node:assert/strict";
-import { startCluster } from "../../hack/cluster.ts";
+import { startCluster } from "../../lib/testing/control_plane/mod.ts";
 import { Semaphore } from "../../lib/async/semaphore.ts";
 import { KubeClient } from "../../lib/kube/client.ts";
 import { loadConfig } from "../../lib/kube/config.ts";

@@ -303,3 +303,18 @@ Deno.test("no import circle among the files of lib/, hack/ and bench/", async ()
   }
   assert.deepEqual(circles(edges), []);
 });
+Deno.test("the local control plane is reached through its face alone, and hack reaches no private file of lib", async () => {
+  const home = "lib/testing/control_plane/";
+  const isPrivate = (target: string) => /(^|\/)_[^/]*\.ts$/.test(target);
+  const reaching = [
+    ...await imports("lib"),
+    ...await imports("hack"),
+    ...await imports("bench"),
+    // Unit tests exercise private modules on purpose.
+    ...(await imports("tests")).filter(({ file }) => !file.startsWith("tests/unit/")),
+  ].filter(({ file, target }) =>
+    (target.startsWith(home) && !file.startsWith(home) && target !== `${home}mod.ts`) ||
+    (file.startsWith("hack/") && target.startsWith("lib/") && isPrivate(target))
+  );
+  assert.deepEqual(reaching, []);
+});

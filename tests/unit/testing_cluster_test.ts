@@ -79,7 +79,7 @@ Deno.test("a datastore that exits at once fails the start with the end of its lo
     const error = await failure(testCluster({ env: { KUBEBUILDER_ASSETS: assets } }));
     assert.match(
       error.message,
-      /^Cannot start a test cluster from KUBEBUILDER_ASSETS=.*: etcd exited with code 3 while waiting for etcd to become healthy\. Last lines of (.*)\/logs\/etcd\.log:\netcd: unknown flag --unsafe-no-fsync\n\(the files of this start are kept in (.*)\)$/,
+      /^Cannot start the local control plane from .*: etcd exited with code 3 while waiting for etcd to become healthy\. Last lines of (.*)\/logs\/etcd\.log:\netcd: unknown flag --unsafe-no-fsync\n\(the files of this start are kept in (.*)\)$/,
     );
     const kept = error.message.match(/kept in (.*)\)$/)![1]!;
     assert.ok((await Deno.stat(`${kept}/logs/etcd.log`)).isFile);

@@ -1,5 +1,5 @@
 /**
- * Runs a program quietly for the build and benchmark scripts, reporting its
+ * Runs a program quietly for the benchmark, reporting its
  * output only when it fails.
  *
  * @module

@@ -1,7 +1,8 @@
 /**
- * Finds the control-plane binaries through `hack/build-control-plane.sh`,
- * which builds them once into a cache (minutes) and afterwards only prints
- * where they are (milliseconds), or uses `KUBEBUILDER_ASSETS` when set.
+ * Finds the control-plane binaries through `build.sh` beside this file
+ * (`deno task control-plane`), which builds them once into a cache (minutes)
+ * and afterwards only prints where they are (milliseconds), or uses
+ * `KUBEBUILDER_ASSETS` when set.
  *
  * @module
  */
@@ -16,7 +17,8 @@ export interface Binaries {
   ms: number;
 }
 
-const SCRIPT = fileURLToPath(new URL("./build-control-plane.sh", import.meta.url));
+/** Resolved on use: from a published copy of this module the script is no local file. */
+const SCRIPT = new URL("./build.sh", import.meta.url);
 const DONE_MARKER = "[build-control-plane] done";
 
 /**
@@ -31,8 +33,9 @@ export async function controlPlaneBinaries(
   datastore: Datastore = "etcd",
 ): Promise<Binaries> {
   const started = performance.now();
+  const script = fileURLToPath(SCRIPT);
   const child = new Deno.Command("bash", {
-    args: [SCRIPT],
+    args: [script],
     env: { KINGLET_DATASTORE: datastore },
     stdin: "null",
     stdout: "piped",
@@ -56,7 +59,7 @@ export async function controlPlaneBinaries(
   const binDir = stdout.trimEnd().split("\n").at(-1)?.trim() ?? "";
   if (!status.success || binDir === "") {
     throw new Error(
-      `Cannot get the control-plane binaries: ${SCRIPT} exited with code ${status.code}:\n` +
+      `Cannot get the control-plane binaries: ${script} exited with code ${status.code}:\n` +
         recent.join("\n"),
     );
   }

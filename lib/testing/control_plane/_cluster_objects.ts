@@ -1,11 +1,15 @@
 /**
- * The fake nodes of the local control plane. kwok manages every node with the
- * annotation `kwok.x-k8s.io/node: fake`: it marks them Ready, renews their
- * Leases and moves the pods bound to them to Running.
+ * The objects a full local cluster starts with. Fake nodes: kwok manages every
+ * node with the annotation `kwok.x-k8s.io/node: fake`, marks them Ready,
+ * renews their Leases and moves the pods bound to them to Running. Storage: a
+ * default StorageClass `standard` and a pool of pre-created
+ * PersistentVolumes, so the PersistentVolumeClaims of StatefulSets bind
+ * through kube-controller-manager's volume binder as they would on a cluster
+ * with a provisioner. No volume is ever mounted: kwok runs no containers.
  *
  * @module
  */
-import type { V1Node, V1Taint } from "@kubernetes/client-node";
+import type { KubeObject } from "../../kube/types.ts";
 
 /** Annotation that hands a node to kwok (its `--manage-nodes-with-annotation-selector`). */
 export const KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node";
@@ -14,13 +18,13 @@ export const KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node";
 export const FAKE_NODE_SELECTOR = "type=kwok";
 
 /** GPU types with one fake node each, named `kwok-gpu-<type in lower case>`. */
-export const GPU_TYPES = ["A100", "H100", "L40S"] as const;
+const GPU_TYPES = ["A100", "H100", "L40S"] as const;
 
 /**
  * The fake nodes to create: `kwok-node-0` and `kwok-node-1`, plus one node per
  * GPU type (label `kinglet.dev/gpu-type`, 8 `nvidia.com/gpu`) when `gpuNodes`.
  */
-export function fakeNodes(gpuNodes: boolean): V1Node[] {
+export function fakeNodes(gpuNodes: boolean): KubeObject[] {
   const specs: NodeSpec[] = [{ name: "kwok-node-0" }, { name: "kwok-node-1" }];
   if (gpuNodes) {
     for (const type of GPU_TYPES) {
@@ -37,8 +41,13 @@ export function fakeNodes(gpuNodes: boolean): V1Node[] {
   return specs.map((spec, i) => fakeNode(spec, `10.1.0.${i + 10}`));
 }
 
+/** A Node as the API server lists it: what {@link nodeReady} reads. */
+export interface ListedNode {
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
 /** Whether a node's Ready condition is True. */
-export function nodeReady(node: V1Node): boolean {
+export function nodeReady(node: ListedNode): boolean {
   return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
 }
 
@@ -46,13 +55,13 @@ interface NodeSpec {
   name: string;
   labels?: Record<string, string>;
   extraCapacity?: Record<string, string>;
-  taints?: V1Taint[];
+  taints?: { key: string; value: string; effect: string }[];
 }
 
 function fakeNode(
   { name, labels = {}, extraCapacity = {}, taints }: NodeSpec,
   ip: string,
-): V1Node {
+): KubeObject {
   const capacity = { cpu: "32", memory: "128Gi", pods: "110", ...extraCapacity };
   return {
     apiVersion: "v1",
@@ -76,4 +85,38 @@ function fakeNode(
       addresses: [{ type: "InternalIP", address: ip }, { type: "Hostname", address: name }],
     },
   };
+}
+
+/** Name of the default StorageClass. */
+const STORAGE_CLASS = "standard";
+
+/** The default StorageClass; it provisions nothing, the pool below is all there is. */
+export function storageClass(): KubeObject {
+  return {
+    apiVersion: "storage.k8s.io/v1",
+    kind: "StorageClass",
+    metadata: {
+      name: STORAGE_CLASS,
+      annotations: { "storageclass.kubernetes.io/is-default-class": "true" },
+    },
+    provisioner: "kubernetes.io/no-provisioner",
+    volumeBindingMode: "Immediate",
+    reclaimPolicy: "Retain",
+  };
+}
+
+/** `count` volumes of 100Gi each, named `kwok-pv-<i>`. */
+export function volumePool(count: number): KubeObject[] {
+  return Array.from({ length: count }, (_, i) => ({
+    apiVersion: "v1",
+    kind: "PersistentVolume",
+    metadata: { name: `kwok-pv-${i}`, labels: { type: "kwok" } },
+    spec: {
+      storageClassName: STORAGE_CLASS,
+      capacity: { storage: "100Gi" },
+      accessModes: ["ReadWriteOnce"],
+      persistentVolumeReclaimPolicy: "Retain",
+      hostPath: { path: `/var/lib/kwok-pv-${i}` },
+    },
+  }));
 }

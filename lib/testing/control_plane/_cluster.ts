@@ -1,31 +1,14 @@
 /**
- * A real local Kubernetes control plane for tests, `deno task dev` and the
- * benchmark: etcd, kube-apiserver, kube-controller-manager, kube-scheduler
- * and kwok as child processes on loopback, with fresh certificates, and fake
- * kwok nodes on which pods become Running and Ready without a container
- * runtime.
- *
- * Everything lives in one folder (etcd data, certificates, kubeconfigs,
- * `logs/<component>.log`); processes are stopped by process id only.
- *
- * @example
- * ```ts ignore
- * import { startCluster } from "./cluster.ts";
- * await using cluster = await startCluster({ log: (m) => console.error(m) });
- * console.log(cluster.kubeconfig, cluster.server);
- * ```
+ * {@link startCluster}: the local control plane started, its binaries found
+ * or built first, and handed out as one {@link Cluster} that stops it.
  *
  * @module
  */
 import { join } from "node:path";
-import { ControlPlane, StartFailure } from "../lib/testing/_control_plane.ts";
 import { controlPlaneBinaries } from "./_binaries.ts";
 import { bootCluster, type Booted } from "./_boot.ts";
-import { type Datastore, datastoreFromEnv } from "./_datastore.ts";
-import { compactEtcd } from "./_etcd.ts";
-
-export { compactEtcd } from "./_etcd.ts";
-export { type Datastore, DATASTORES } from "./_datastore.ts";
+import { ControlPlane, StartFailure } from "./_control_plane.ts";
+import { compactEtcd, type Datastore, datastoreFromEnv } from "./_datastore.ts";
 
 /** Options of {@link startCluster}. */
 export interface StartClusterOptions {
@@ -38,6 +21,19 @@ export interface StartClusterOptions {
   signal?: AbortSignal;
   /** Receives progress messages, one line each. Defaults to discarding them. */
   log?: (message: string) => void;
+  /**
+   * A folder holding the binaries to run (envtest's `KUBEBUILDER_ASSETS`):
+   * nothing is built or looked up. Defaults to kinglet's own, built once
+   * into `~/.cache/kinglet/control-plane`.
+   */
+  binDir?: string;
+  /**
+   * Start only the datastore and kube-apiserver, as envtest does: no
+   * controller manager, scheduler, nodes or storage.
+   *
+   * @default {false}
+   */
+  apiServerOnly?: boolean;
   /** Whether to add one node per GPU type. Defaults to `true`. */
   gpuNodes?: boolean;
   /** Initial value of {@link Cluster.keepLogs}. Defaults to `false`. */
@@ -56,11 +52,11 @@ export interface StartClusterOptions {
 
 /** How long the phases of {@link startCluster} took. */
 export interface ClusterTimings {
-  /** Getting the binaries: a cold build takes minutes, a cached lookup milliseconds. */
+  /** Getting the binaries: a cold build takes minutes, a cached lookup milliseconds, none 0. */
   binariesMs: number;
   /** Whether the binaries were compiled by this start. */
   binariesBuilt: boolean;
-  /** From having the binaries to nodes Ready and the default ServiceAccount present. */
+  /** From having the binaries to nodes Ready and the default ServiceAccount present (or /readyz). */
   startMs: number;
 }
 
@@ -101,11 +97,12 @@ export interface Cluster extends AsyncDisposable {
 
 /**
  * Starts a local control plane and waits until it can run pods: fake nodes
- * Ready and the `default` ServiceAccount created.
+ * Ready and the `default` ServiceAccount created (or, with `apiServerOnly`,
+ * until kube-apiserver reports /readyz ok).
  *
  * @example
  * ```ts ignore
- * import { startCluster } from "./cluster.ts";
+ * import { startCluster } from "./mod.ts";
  * const cluster = await startCluster({ gpuNodes: false });
  * try {
  *   const revision = await cluster.compactEtcd();
@@ -115,8 +112,10 @@ export interface Cluster extends AsyncDisposable {
  * ```
  *
  * @throws {RangeError} when `dir` exists and is not empty.
- * @throws {Error} when a component fails to start, naming it and quoting the
- *   end of its log; everything started so far is stopped and `dir` is kept.
+ * @throws {TypeError} when `KINGLET_DATASTORE` names no datastore.
+ * @throws {Error} when the binaries cannot be built; when a component fails
+ *   to start, naming it and quoting the end of its log: everything started so
+ *   far is stopped and `dir` is kept.
  * @throws the signal's reason when aborted; `dir` is then deleted unless
  *   `keepLogs`.
  */
@@ -125,7 +124,9 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
   const log = options.log ?? (() => {});
   signal?.throwIfAborted();
   const datastore = options.datastore ?? datastoreFromEnv();
-  const binaries = await controlPlaneBinaries(log, signal, datastore);
+  const binaries = options.binDir === undefined
+    ? await controlPlaneBinaries(log, signal, datastore)
+    : { binDir: options.binDir, built: false, ms: 0 };
   log(`control-plane binaries in ${binaries.binDir}`);
   const started = performance.now();
   const dir = await claimDir(options.dir);
@@ -135,6 +136,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     const booted = await bootCluster(plane, {
       dir,
       datastore,
+      apiServerOnly: options.apiServerOnly ?? false,
       gpuNodes: options.gpuNodes ?? true,
       apiserverFlags: options.apiserverFlags ?? [],
       ...(signal && { signal }),
@@ -157,10 +159,14 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
       if (!options.keepLogs) await Deno.remove(dir, { recursive: true }).catch(() => {});
       throw signal.reason;
     }
+    const kept = `(the files of this start are kept in ${dir})`;
     if (error instanceof StartFailure) {
-      throw new Error(`Cannot start the local control plane: ${await error.withLog()}`);
+      throw new Error(
+        `Cannot start the local control plane from ${binaries.binDir}: ${await error
+          .withLog()}\n${kept}`,
+      );
     }
-    throw new Error(`Cannot start the local control plane in ${dir}: ${describe(error)}`, {
+    throw new Error(`Cannot start the local control plane: ${describe(error)}\n${kept}`, {
       cause: error,
     });
   }

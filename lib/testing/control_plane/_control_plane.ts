@@ -9,28 +9,16 @@
  * @module
  */
 import { join } from "node:path";
-import { systemClock } from "../async/clock.ts";
+import { systemClock } from "../../async/clock.ts";
 import { ApiClient, type TlsFiles } from "./_api.ts";
-import { apiserverArgs, etcdArgs, etcdEndpoint, etcdHealthy, type Layout } from "./_components.ts";
+import { apiserverArgs, etcdEndpoint, type Layout } from "./_components.ts";
+import type { DatastoreProcess } from "./_datastore.ts";
 import { writeKubeconfig } from "./_kubeconfig.ts";
 import { type ClientIdentity, generatePki } from "./_pki.ts";
 import { Component, freePorts } from "./_process.ts";
 
 const DATASTORE_TIMEOUT_MS = 30_000;
 const APISERVER_TIMEOUT_MS = 90_000;
-
-/** The process that keeps the API server's data, and how to tell it is up. */
-export interface DatastoreProcess {
-  /** Its executable in the binaries folder, which also names the component. */
-  name: string;
-  /** Its command line; it must serve etcd's API at {@link etcdEndpoint}. */
-  args(layout: Pick<Layout, "dir" | "ports">): string[];
-  /** Whether it answers at `endpoint`. */
-  healthy(endpoint: string, signal?: AbortSignal): Promise<boolean>;
-}
-
-/** etcd, the datastore unless another is asked for. */
-export const ETCD: DatastoreProcess = { name: "etcd", args: etcdArgs, healthy: etcdHealthy };
 
 /** The `system:masters` identity of `admin.kubeconfig`. */
 const ADMIN: ClientIdentity = { commonName: "kinglet-admin", organizations: ["system:masters"] };
@@ -53,8 +41,8 @@ export interface ControlPlaneOptions {
 export interface StartOptions {
   /** Client identities besides `admin`; each gets `<name>.kubeconfig` in the folder. */
   clients?: Record<string, ClientIdentity>;
-  /** Defaults to {@link ETCD}. */
-  datastore?: DatastoreProcess;
+  /** etcd or kine. */
+  datastore: DatastoreProcess;
   /** Flags added to kube-apiserver's, after (so overriding) the defaults. */
   apiserverFlags?: readonly string[];
 }
@@ -108,7 +96,7 @@ export class ControlPlane {
    *
    * @throws {StartFailure} when a component exits or does not get ready.
    */
-  async start(options: StartOptions = {}): Promise<Started> {
+  async start(options: StartOptions): Promise<Started> {
     const { dir } = this.#options;
     await Deno.mkdir(this.#options.logDir, { recursive: true });
     const pkiDir = join(dir, "pki");
@@ -116,7 +104,7 @@ export class ControlPlane {
     const [etcdClient, etcdPeer, apiserverPort] = freePorts(3) as [number, number, number];
     const base = { dir, ports: { etcdClient, etcdPeer, apiserver: apiserverPort } };
     const endpoint = etcdEndpoint(base);
-    const datastore = options.datastore ?? ETCD;
+    const { datastore } = options;
     const store = await this.spawn(datastore.name, datastore.args(base));
     this.#datastore = store;
     const identities = { admin: ADMIN, ...options.clients };

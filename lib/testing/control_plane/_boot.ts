@@ -1,21 +1,27 @@
 /**
- * The start sequence of the full local control plane: the datastore and
+ * The start sequence of the local control plane: the datastore and
  * kube-apiserver as every local control plane starts them
- * (`lib/testing/_control_plane.ts`), then the API server's clients
- * (controller manager, scheduler, kwok) and the fake nodes. Each wait names
- * the component it depends on, so a failure can quote the right log.
+ * (`_control_plane.ts`), then, unless only the API server is asked for, the
+ * API server's clients (controller manager, scheduler, kwok), the fake nodes
+ * and the storage. Each wait names the component it depends on, so a failure
+ * can quote the right log.
  *
  * @module
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { V1NodeList } from "@kubernetes/client-node";
-import { ApiClient } from "../lib/testing/_api.ts";
-import { type ControlPlane, StartFailure } from "../lib/testing/_control_plane.ts";
+import { ApiClient } from "./_api.ts";
+import {
+  FAKE_NODE_SELECTOR,
+  fakeNodes,
+  type ListedNode,
+  nodeReady,
+  storageClass,
+  volumePool,
+} from "./_cluster_objects.ts";
 import { controllerManagerArgs, kwokArgs, schedulerArgs } from "./_components.ts";
+import { type ControlPlane, StartFailure } from "./_control_plane.ts";
 import { type Datastore, datastoreProcess } from "./_datastore.ts";
-import { FAKE_NODE_SELECTOR, fakeNodes, nodeReady } from "./_nodes.ts";
-import { storageClass, volumePool } from "./_storage.ts";
 
 /** PersistentVolumes in the pool: enough for the e2e suite and the samples. */
 const VOLUMES = 24;
@@ -32,6 +38,8 @@ export interface Booted {
 export interface BootOptions {
   dir: string;
   datastore: Datastore;
+  /** Only the datastore and kube-apiserver, as envtest starts them. */
+  apiServerOnly: boolean;
   gpuNodes: boolean;
   apiserverFlags: readonly string[];
   signal?: AbortSignal;
@@ -45,7 +53,7 @@ export interface BootOptions {
 export async function bootCluster(plane: ControlPlane, options: BootOptions): Promise<Booted> {
   if (options.datastore === "kine") await Deno.mkdir(join(options.dir, "kine"));
   const started = await plane.start({
-    clients: {
+    clients: options.apiServerOnly ? {} : {
       "kube-controller-manager": { commonName: "system:kube-controller-manager" },
       "kube-scheduler": { commonName: "system:kube-scheduler" },
       kwok: { commonName: "kwok", organizations: ["system:masters"] },
@@ -54,6 +62,12 @@ export async function bootCluster(plane: ControlPlane, options: BootOptions): Pr
     apiserverFlags: options.apiserverFlags,
   });
   const { kubeconfigs } = started;
+  const booted = {
+    kubeconfig: kubeconfigs["admin"]!,
+    server: started.server,
+    etcdEndpoint: started.etcdEndpoint,
+  };
+  if (options.apiServerOnly) return booted;
   const layout = {
     pki: started.layout.pki,
     kubeconfigs: {
@@ -94,7 +108,7 @@ export async function bootCluster(plane: ControlPlane, options: BootOptions): Pr
       NODES_TIMEOUT_MS,
       async () => {
         const list = await get(nodesPath);
-        const items = list.status === 200 ? (list.body as V1NodeList).items : [];
+        const items = list.status === 200 ? (list.body as { items: ListedNode[] }).items : [];
         return items.length === nodes.length && items.every(nodeReady);
       },
     ),
@@ -106,9 +120,5 @@ export async function bootCluster(plane: ControlPlane, options: BootOptions): Pr
     ),
   ]);
   plane.progress(`${nodes.length} kwok nodes Ready, default ServiceAccount present`);
-  return {
-    kubeconfig: kubeconfigs["admin"]!,
-    server: started.server,
-    etcdEndpoint: started.etcdEndpoint,
-  };
+  return booted;
 }

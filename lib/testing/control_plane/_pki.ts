@@ -9,6 +9,13 @@
  * and rustls) except the service-account key, which is RSA as the API server
  * and controller manager expect.
  *
+ * The DER is written by hand (`_der.ts`) because the maintained libraries cost
+ * more than the 380 lines they would save: importing `@peculiar/x509` (21
+ * packages, and a global `Reflect` polyfill), `pkijs` (5 packages) or
+ * `node-forge` (no ECDSA) adds 11 to 15 MiB of RSS to a 34 MiB process and
+ * 0.3 to 1 s of import time to every test that loads the test kit, where
+ * these two files add 1.6 MiB.
+ *
  * @example
  * ```ts
  * import { generatePki } from "./_pki.ts";

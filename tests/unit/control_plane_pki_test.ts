@@ -3,9 +3,9 @@ import { X509Certificate } from "node:crypto";
 import { join } from "node:path";
 import { NOT_BLOCK_YAML, readBlockYaml } from "../../lib/kube/_block_yaml.ts";
 import { loadConfig } from "../../lib/kube/config.ts";
-import { integer, octetString, oid, time } from "../../lib/testing/_der.ts";
-import { writeKubeconfig } from "../../lib/testing/_kubeconfig.ts";
-import { generatePki, type Pki } from "../../lib/testing/_pki.ts";
+import { integer, octetString, oid, time } from "../../lib/testing/control_plane/_der.ts";
+import { writeKubeconfig } from "../../lib/testing/control_plane/_kubeconfig.ts";
+import { generatePki, type Pki } from "../../lib/testing/control_plane/mod.ts";
 
 const hex = (bytes: Uint8Array) =>
   Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { datastoreFromEnv, datastoreProcess } from "../../hack/_datastore.ts";
+import { datastoreFromEnv, datastoreProcess } from "../../lib/testing/control_plane/_datastore.ts";
 
 const layout = { dir: "/tmp/c1", ports: { etcdClient: 2379, etcdPeer: 2380, apiserver: 6443 } };
 
