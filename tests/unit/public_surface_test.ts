@@ -305,6 +305,11 @@ const SURFACE: Record<string, string[]> = {
     "RbacSpec",
     "UnconfinedResource",
   ],
+  "./runtime/children": [
+    "ChildApplier",
+    "OWNER_LABELS",
+    "ownerKind",
+  ],
   "./runtime/objects": [
     "Condition",
     "ConditionStatus",
