@@ -110,23 +110,19 @@ export {
   type Controller,
   type ControllerClient,
   type ControllerSpec,
-  type ErrorPolicy,
   finalizer,
   type FinalizerClient,
   type FinalizerHandlers,
   type FinalizerSpec,
-  fixedErrorPolicy,
   type Owned,
   OWNER_LABELS,
   ownerKind,
-  type PacingOptions,
   type PrimaryView,
   type ReconcileClient,
   type ReconcileContext,
   type ReconcileEvents,
   removeFinalizer,
   TerminalError,
-  tieredErrorPolicy,
   type Watch,
 } from "./controller/mod.ts";
 export {
@@ -186,6 +182,12 @@ export {
   setCondition,
 } from "./objects/mod.ts";
 export type { AddOptions, QueueMetrics, QueueSnapshot, WorkQueue } from "./queue/mod.ts";
+export {
+  type ErrorPolicy,
+  fixedErrorPolicy,
+  type PacingOptions,
+  tieredErrorPolicy,
+} from "./scheduling/mod.ts";
 export {
   type AdmissionObject,
   type ConfinedResource,

@@ -123,3 +123,10 @@ async function bareImports(
   }
   return found;
 }
+
+Deno.test("the pace's home sits below the controller and the manager", async () => {
+  const upward = (await imports("lib/runtime/scheduling")).filter(({ target }) =>
+    /^lib\/runtime\/(controller|manager|cache)\//.test(target)
+  );
+  assert.deepEqual(upward, []);
+});

@@ -32,7 +32,7 @@ import type { CacheOptions } from "../cache/caches.ts";
 import type { CacheReader } from "../cache/store.ts";
 import type { EventInit } from "../events/events.ts";
 import type { ApplyChild, Children } from "./child_applier.ts";
-import type { PacingOptions } from "./pacing.ts";
+import type { PacingOptions } from "../scheduling/pacing.ts";
 import type { RbacRule } from "../rbac/policy_rule.ts";
 
 /** What a reconcile asks for next. `{}` means done until something changes. */
