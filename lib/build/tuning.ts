@@ -32,7 +32,7 @@ export const V8_FLAGS: readonly string[] = [
   "--optimize-for-size",
   "--no-opt",
   // V8 starts no full collection in an idle process: the manager asks for one
-  // after a burst of large objects is deleted (lib/runtime/_heap_release.ts).
+  // after a burst of large objects is deleted (lib/runtime/scheduling/heap_release.ts).
   "--expose-gc",
 ];
 

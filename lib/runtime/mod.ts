@@ -87,16 +87,14 @@ export { setupLogging } from "../log.ts";
 export { projectPrimary } from "./cache/mod.ts";
 export {
   type ControllerSpec,
-  type ErrorPolicy,
-  fixedErrorPolicy,
   OWNER_LABELS,
   ownerKind,
   type ReconcileContext,
   type ReconcileEvents,
   TerminalError,
-  tieredErrorPolicy,
 } from "./controller/mod.ts";
 export { installCrds } from "./crds/mod.ts";
 export { Manager } from "./manager/mod.ts";
 export { type Condition, controllerReference, findCondition, setCondition } from "./objects/mod.ts";
 export { controllerRules } from "./rbac/mod.ts";
+export { type ErrorPolicy, fixedErrorPolicy, tieredErrorPolicy } from "./scheduling/mod.ts";

@@ -14,7 +14,6 @@ import type { KubeClient } from "../../lib/kube/client.ts";
 import { CONFIG_MAPS, DEPLOYMENTS, NODES, SERVICES } from "../../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../../lib/kube/types.ts";
 import { Caches } from "../../lib/runtime/cache/caches.ts";
-import { systemClock } from "../../lib/async/clock.ts";
 import {
   type Action,
   type ControllerSpec,
@@ -28,9 +27,9 @@ import {
   RuntimeMetrics,
 } from "../../lib/runtime/metrics/metrics.ts";
 import {
-  defaultControllerRateLimiter,
+  ExponentialRateLimiter,
   type RateLimiter,
-} from "../../lib/runtime/queue/rate_limiter.ts";
+} from "../../lib/runtime/scheduling/rate_limiter.ts";
 import { Semaphore } from "../../lib/async/semaphore.ts";
 import { testCluster } from "../../lib/testing/cluster.ts";
 import { compactEtcd } from "../_support/cluster.ts";
@@ -392,7 +391,7 @@ Deno.test("a failed reconcile is retried with backoff, a terminal one waits for 
   }, {
     client,
     namespace,
-    rateLimiter: defaultControllerRateLimiter(systemClock, { baseDelayMs: 100 }),
+    rateLimiter: new ExponentialRateLimiter({ baseDelayMs: 100 }),
   });
 
   await client.create(GADGETS, gadget("broken"), { namespace });

@@ -15,7 +15,7 @@ import { keyOf } from "../../lib/kube/object_key.ts";
 import { CONFIG_MAPS } from "../../lib/kube/resources.ts";
 import { Caches } from "../../lib/runtime/cache/caches.ts";
 import { Controller } from "../../lib/runtime/controller/controller.ts";
-import { fixedErrorPolicy } from "../../lib/runtime/controller/error_policy.ts";
+import { fixedErrorPolicy } from "../../lib/runtime/scheduling/error_policy.ts";
 import { createNamespace, waitFor } from "../_support/kube.ts";
 import { figure, seconds } from "./_faults.ts";
 

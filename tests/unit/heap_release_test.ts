@@ -1,6 +1,7 @@
 /** HeapRelease: when V8's heap is worth a full collection. */
 import assert from "node:assert/strict";
-import { HeapRelease } from "../../lib/runtime/manager/_heap_release.ts";
+import { FakeClock } from "../../lib/async/clock.ts";
+import { HeapRelease } from "../../lib/runtime/scheduling/heap_release.ts";
 
 const MiB = 2 ** 20;
 
@@ -63,4 +64,29 @@ Deno.test("heap release refuses a minGrowthBytes that is not positive", () => {
     () => new HeapRelease({ heapBytes: () => 0, idle: () => true, minGrowthBytes: 0 }),
     /'minGrowthBytes' must be positive, got 0/,
   );
+});
+
+Deno.test("heap release checks every five seconds while it runs, and stops with its signal", async () => {
+  const clock = new FakeClock();
+  let checks = 0;
+  const release = new HeapRelease({
+    heapBytes: () => {
+      checks++;
+      return 14 * MiB;
+    },
+    idle: () => false,
+    collect: () => {},
+    clock,
+  });
+  const stop = new AbortController();
+  const running = release.run(stop.signal);
+  await clock.advance(4_999);
+  assert.equal(checks, 0);
+  await clock.advance(1);
+  assert.equal(checks, 1);
+  await clock.advance(10_000);
+  assert.equal(checks, 3);
+  stop.abort();
+  await running;
+  assert.equal(clock.pending, 0);
 });

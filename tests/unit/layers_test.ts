@@ -318,3 +318,10 @@ Deno.test("the local control plane is reached through its face alone, and hack r
   );
   assert.deepEqual(reaching, []);
 });
+
+Deno.test("the pace's home sits below the controller and the manager", async () => {
+  const upward = (await imports("lib/runtime/scheduling")).filter(({ target }) =>
+    /^lib\/runtime\/(controller|manager|cache)\//.test(target)
+  );
+  assert.deepEqual(upward, []);
+});

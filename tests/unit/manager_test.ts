@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import { FakeClock, flushMicrotasks } from "../../lib/async/mod.ts";
-import { CONFIG_MAPS, EVENTS, type KubeObject, LEASES, SECRETS } from "../../lib/kube/mod.ts";
+import {
+  CONFIG_MAPS,
+  EVENTS,
+  type KubeObject,
+  LEASES,
+  type ListOptions,
+  type Resource,
+  SECRETS,
+} from "../../lib/kube/mod.ts";
 import {
   type LeaderElection,
   type LeaseElectionOptions,
@@ -9,6 +17,8 @@ import {
 import type { KubeEvent } from "../../lib/runtime/events/mod.ts";
 import type { Lease } from "../../lib/runtime/leader/mod.ts";
 import { managerRoutes } from "../../lib/runtime/manager/_routes.ts";
+import { managerParts } from "../../lib/runtime/manager/_parts.ts";
+import { managerRunnables } from "../../lib/runtime/manager/_runnables.ts";
 import { MemoryCluster } from "../../lib/testing/mod.ts";
 import { Happenings } from "./_until.ts";
 
@@ -322,4 +332,62 @@ Deno.test("a warm standby lists and watches its caches while it waits and reconc
     stop.abort();
     assert.equal(await outcome, "stopped");
   }
+});
+
+Deno.test("a manager starts its runnables in order, the leader-elected ones only while leading", () => {
+  const order = (options: { standby?: "warm"; memoryLimit?: number }) =>
+    managerRunnables(
+      managerParts({ client: new MemoryCluster(), reportingInstance: "t", ...options }),
+      {
+        routes: [],
+        shutdown: new AbortController().signal,
+        onListening: () => {},
+      },
+    ).map((r) => `${r.name}${r.leaderElected ? " (leading)" : ""}`);
+  assert.deepEqual(order({}), [
+    "endpoints",
+    "client",
+    "events",
+    "crds",
+    "caches (leading)",
+    "heap release (leading)",
+    "controllers (leading)",
+  ]);
+  assert.deepEqual(order({ standby: "warm", memoryLimit: 2 ** 30 }), [
+    "endpoints",
+    "client",
+    "events",
+    "crds",
+    "caches",
+    "memory limit (leading)",
+    "heap release (leading)",
+    "controllers (leading)",
+  ]);
+});
+
+Deno.test("a watch denied by Deno's permissions stops the manager, and its run throws the denial", async () => {
+  const denial = new Deno.errors.PermissionDenied("Requires net access to the API server");
+  // Secrets are denied; everything else is the cluster's.
+  class DeniedSecrets extends MemoryCluster {
+    override list<T extends KubeObject>(resource: Resource, options?: ListOptions) {
+      return resource.plural === "secrets"
+        ? Promise.reject(denial)
+        : super.list<T>(resource, options);
+    }
+  }
+  const client = new DeniedSecrets();
+  client.put(CONFIG_MAPS, configMap("a"));
+  const m = new Manager({
+    client,
+    clock: new FakeClock(),
+    metricsAddress: "0",
+    healthAddress: "0",
+    watcherOptions: { streamingList: "off" },
+  });
+  const reconcile = () => Promise.resolve({});
+  const configMaps = m.add({ name: "configmaps", resource: CONFIG_MAPS, reconcile });
+  m.add({ name: "secrets", resource: SECRETS, reconcile });
+  await assert.rejects(m.run(new AbortController().signal), Deno.errors.PermissionDenied);
+  assert.deepEqual(m.readiness(), ["stopping"]);
+  assert.equal(configMaps.queue.shuttingDown, true, "the controllers stopped");
 });

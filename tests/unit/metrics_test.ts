@@ -25,7 +25,7 @@ Deno.test("runtime metrics publish a work queue under controller-runtime's names
   queue.done("a");
   await queue.get();
   await clock.advance(4000);
-  queue.addRateLimited("a");
+  queue.addAfter("a", 5);
 
   const families = parseExposition(metrics.render());
   const labels = { name: "webapp", controller: "webapp" };

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { FakeClock } from "../../lib/async/clock.ts";
-import { fixedErrorPolicy, tieredErrorPolicy } from "../../lib/runtime/controller/error_policy.ts";
-import { Pacing, type PacingOptions } from "../../lib/runtime/controller/pacing.ts";
+import { fixedErrorPolicy, tieredErrorPolicy } from "../../lib/runtime/scheduling/error_policy.ts";
+import { Pacing, type PacingOptions } from "../../lib/runtime/scheduling/pacing.ts";
 import { WorkQueue } from "../../lib/runtime/queue/queue.ts";
 
 /** A deterministic source in [0, 1) (mulberry32), so spreads are reproducible. */

@@ -3,7 +3,6 @@ import { type QueueMetrics, type QueueSnapshot, WorkQueue } from "../../lib/runt
 
 /** While both lanes wait, one key in this many comes from the backlog (the queue's contract). */
 const BACKLOG_SHARE = 8;
-import { ExponentialRateLimiter } from "../../lib/runtime/queue/rate_limiter.ts";
 import { FakeClock, flushMicrotasks } from "../../lib/async/clock.ts";
 
 function setup() {
@@ -134,32 +133,12 @@ Deno.test("queue requeue-after of an in-flight key runs it after done and the de
   const { clock, queue } = setup();
   queue.add("a");
   const key = (await queue.get())!;
-  queue.forget(key);
   queue.addAfter(key, 30_000);
   queue.done(key);
   await clock.advance(29_999);
   assert.equal(queue.len, 0);
   await clock.advance(1);
   assert.equal(await queue.get(), "a");
-});
-
-Deno.test("queue addRateLimited backs off exponentially and forget on success resets it", async () => {
-  const clock = new FakeClock();
-  const queue = new WorkQueue<string>({ clock, rateLimiter: new ExponentialRateLimiter() });
-  const retry = async (expectedDelay: number) => {
-    queue.addRateLimited("a");
-    await clock.advance(expectedDelay - 1);
-    assert.equal(queue.len, 0, `not before ${expectedDelay} ms`);
-    await clock.advance(1);
-    queue.done((await queue.get())!);
-  };
-  await retry(5);
-  await retry(10);
-  await retry(20);
-  assert.equal(queue.numRequeues("a"), 3);
-  queue.forget("a");
-  assert.equal(queue.numRequeues("a"), 0);
-  await retry(5);
 });
 
 Deno.test("queue get rejects and leaves the line when its signal aborts", async () => {
@@ -186,27 +165,6 @@ Deno.test("queue shutDown releases waiting workers and ignores later adds", asyn
   assert.equal(queue.len, 0);
   assert.equal(await queue.get(), undefined);
   assert.equal(clock.pending, 0, "the delay timer was cancelled");
-});
-
-Deno.test("queue shutDownWithDrain waits for in-flight keys to be done", async () => {
-  const { queue } = setup();
-  queue.add("a");
-  const key = (await queue.get())!;
-  const drained = queue.shutDownWithDrain();
-  assert.equal(await peek(drained), "pending");
-  queue.done(key);
-  await drained;
-  await queue.shutDownWithDrain();
-});
-
-Deno.test("queue shutDownWithDrain gives up when its signal aborts", async () => {
-  const { queue } = setup();
-  queue.add("a");
-  await queue.get();
-  await assert.rejects(
-    queue.shutDownWithDrain(AbortSignal.abort(new Error("deadline"))),
-    /deadline/,
-  );
 });
 
 Deno.test("queue reports adds, retries, queue and work durations and in-flight work", async () => {

@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
 import {
-  defaultControllerRateLimiter,
   ExponentialRateLimiter,
-  MaxOfRateLimiter,
   TokenBucketRateLimiter,
-} from "../../lib/runtime/queue/rate_limiter.ts";
+} from "../../lib/runtime/scheduling/rate_limiter.ts";
 import { FakeClock } from "../../lib/async/clock.ts";
 
 Deno.test("exponential limiter doubles from 5 ms per failure of a key", () => {
@@ -53,44 +51,10 @@ Deno.test("token bucket refills with time up to its burst", async () => {
   assert.equal(limiter.when("k"), 500, "the bucket holds at most its burst");
 });
 
-Deno.test("max-of limiter takes the longest delay and forgets in all limiters", () => {
-  const clock = new FakeClock();
-  const limiter = new MaxOfRateLimiter<string>(
-    new ExponentialRateLimiter({ baseDelayMs: 10 }),
-    new TokenBucketRateLimiter(clock, { qps: 1, burst: 1 }),
-  );
-  assert.equal(limiter.when("a"), 10);
-  assert.equal(limiter.when("a"), 1000);
-  assert.equal(limiter.numRequeues("a"), 2);
-  limiter.forget("a");
-  assert.equal(limiter.numRequeues("a"), 0);
-});
-
-Deno.test("default controller limiter combines per-key backoff with a shared bucket", () => {
-  const clock = new FakeClock();
-  const limiter = defaultControllerRateLimiter<string>(clock);
-  assert.equal(limiter.when("a"), 5);
-  assert.equal(limiter.when("a"), 10);
-  for (let i = 0; i < 98; i++) limiter.when(`other${i}`);
-  assert.equal(limiter.when("fresh"), 100, "the bucket is spent, so a first failure waits for it");
-});
-
-Deno.test("default controller limiter takes its options", () => {
-  const limiter = defaultControllerRateLimiter<string>(new FakeClock(), {
-    baseDelayMs: 1,
-    maxDelayMs: 4,
-    burst: 1,
-    qps: 1000,
-  });
-  const delays = Array.from({ length: 4 }, () => limiter.when("a"));
-  assert.deepEqual(delays, [1, 2, 4, 4]);
-});
-
 Deno.test("rate limiters reject options out of range", () => {
   const clock = new FakeClock();
   assert.throws(() => new ExponentialRateLimiter({ baseDelayMs: 0 }), RangeError);
   assert.throws(() => new ExponentialRateLimiter({ baseDelayMs: 10, maxDelayMs: 5 }), RangeError);
   assert.throws(() => new TokenBucketRateLimiter(clock, { qps: 0 }), /'qps' must be a positive/);
   assert.throws(() => new TokenBucketRateLimiter(clock, { burst: 0.5 }), /'burst'/);
-  assert.throws(() => new MaxOfRateLimiter(), RangeError);
 });

@@ -5,12 +5,12 @@ import {
   type ErrorPolicy,
   ErrorPolicyRateLimiter,
   tieredErrorPolicy,
-} from "../../lib/runtime/controller/error_policy.ts";
-import { Pacing } from "../../lib/runtime/controller/pacing.ts";
-import { type Outcome, Retries } from "../../lib/runtime/controller/retries.ts";
+} from "../../lib/runtime/scheduling/error_policy.ts";
+import { Pacing } from "../../lib/runtime/scheduling/pacing.ts";
+import { type Outcome, Retries } from "../../lib/runtime/scheduling/retries.ts";
 import { TerminalError } from "../../lib/runtime/controller/spec.ts";
 import type { ReconcileResult } from "../../lib/runtime/metrics/metrics.ts";
-import type { RateLimiter } from "../../lib/runtime/queue/rate_limiter.ts";
+import type { RateLimiter } from "../../lib/runtime/scheduling/rate_limiter.ts";
 
 /** Retries over a queue that records what it is asked, without jitter. */
 function harness(errorPolicy?: ErrorPolicy, rateLimiter?: RateLimiter<string>) {
@@ -143,4 +143,14 @@ Deno.test("retries past the bucket's burst wait for its tokens", () => {
   const h = harness(() => 0);
   for (let i = 0; i < 102; i++) h.settle(`ns/k${i}`, failure());
   assert.deepEqual(h.added.slice(99).map(([, ms]) => ms), [0, 100, 200]);
+});
+
+Deno.test("without an error policy a key backs off exponentially, and never before the bucket has a token", () => {
+  const h = harness();
+  h.settle("ns/a", failure());
+  h.settle("ns/a", failure());
+  for (let i = 0; i < 98; i++) h.settle(`ns/other-${i}`, failure());
+  h.settle("ns/fresh", failure());
+  assert.deepEqual(h.added.slice(0, 2), [["ns/a", 5], ["ns/a", 10]]);
+  assert.deepEqual(h.added.at(-1), ["ns/fresh", 100], "the bucket is spent: a first failure waits");
 });

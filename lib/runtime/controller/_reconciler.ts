@@ -25,7 +25,7 @@ import { sameJson } from "../objects/same_json.ts";
 import { checkFinalizerName } from "./_finalizer_name.ts";
 import { finalizer } from "./finalizer.ts";
 import { revision } from "./relations.ts";
-import type { Outcome, Retries } from "./retries.ts";
+import type { Outcome, Retries } from "../scheduling/retries.ts";
 import {
   type Action,
   type Children,

@@ -22,8 +22,9 @@
  *   else triggers its key meanwhile; a success forgets the key's failures. A
  *   reconcile that throws never stops the controller.
  * - A requeue the reconcile asks for, or the optional resync, is jittered;
- *   an optional token bucket paces reconcile starts. See pacing.ts, and
- *   retries.ts for what each outcome does to its key.
+ *   an optional token bucket paces reconcile starts. See
+ *   lib/runtime/scheduling/: pacing.ts, and retries.ts for what each outcome
+ *   does to its key.
  * - Each reconcile gets an `AbortSignal` that fires on its timeout and when
  *   a shutdown's drain deadline passes, and the rest of its
  *   `ReconcileContext`: the client, the caches, the children, Events
@@ -75,7 +76,7 @@ import { type CacheClient, Caches } from "../cache/caches.ts";
 import { type Clock, systemClock } from "../../async/clock.ts";
 import type { ControllerMetrics } from "../metrics/metrics.ts";
 import { type QueueMetrics, WorkQueue } from "../queue/queue.ts";
-import type { RateLimiter } from "../queue/rate_limiter.ts";
+import type { RateLimiter } from "../scheduling/rate_limiter.ts";
 import type { Reflector } from "../cache/reflector.ts";
 import type { Semaphore } from "../../async/semaphore.ts";
 import type { StoreBudget, StoreView } from "../cache/store.ts";
@@ -92,10 +93,10 @@ import { ControllerCaches } from "./_caches.ts";
 import { RelationErrors } from "./_relation_errors.ts";
 import { entryMap, guardedIndexes, refuseAmbiguousCaches } from "./_relation_specs.ts";
 import { Reconciler } from "./_reconciler.ts";
-import { Pacing } from "./pacing.ts";
 import { controllerOwnerKeys, primaryTrigger, relatedTrigger, unobserved } from "./relations.ts";
-import { Retries } from "./retries.ts";
-import { Runner } from "./runner.ts";
+import { Pacing } from "../scheduling/pacing.ts";
+import { Retries } from "../scheduling/retries.ts";
+import { Runner } from "../scheduling/runner.ts";
 import type { Children, ControllerSpec, PrimaryView, ReconcileClient, Watch } from "./spec.ts";
 
 /** What a controller needs of the client: its caches' list and watch, and a reconcile's writes. */

@@ -4,7 +4,8 @@
  * finalizer helpers a reconcile uses to clean up before deletion.
  *
  * See {@link Controller} for the guarantees (level-triggered, one reconcile
- * per key at a time, generation predicate, retries, {@link TerminalError})
+ * per key at a time, generation predicate, {@link TerminalError}; its
+ * pacing, retries and error policies are in lib/runtime/scheduling/)
  * and {@link finalizer} for the add → cleanup → remove protocol.
  *
  * @example
@@ -24,14 +25,8 @@
  * @module
  */
 export { Controller, type ControllerClient, type ControllerDeps } from "./controller.ts";
-export {
-  DEFAULT_TIERS_MS,
-  type ErrorPolicy,
-  fixedErrorPolicy,
-  tieredErrorPolicy,
-} from "./error_policy.ts";
 export * from "./finalizer.ts";
 export { OWNER_LABELS, ownerKind } from "../children/mod.ts";
-export type { PacingOptions } from "./pacing.ts";
+export type { PacingOptions, RateLimiter } from "../scheduling/mod.ts";
 export { controllerOwnerKeys } from "./relations.ts";
 export * from "./spec.ts";

@@ -41,6 +41,7 @@ import { keyOf } from "../../kube/object_key.ts";
 import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import type { StoreChange } from "../cache/store.ts";
 import type { AddOptions } from "../queue/queue.ts";
+import type { Revision } from "../scheduling/retries.ts";
 import { labelledOwnerKey } from "../children/owner_labels.ts";
 
 /** Where a trigger sends the keys it finds: the controller's queue. */
@@ -55,9 +56,6 @@ function laneOf(change: StoreChange<KubeObject>): AddOptions {
 const BACKLOG: AddOptions = { backlog: true };
 const MISSED: AddOptions = { missed: true };
 const FRESH: AddOptions = {};
-
-/** What must move for an object to count as changed; see the module documentation. */
-export type Revision = number | string | undefined;
 
 /** The generation of `meta`, or its resourceVersion for kinds without a generation. */
 export function revision(

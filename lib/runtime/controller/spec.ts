@@ -34,7 +34,7 @@ import type { KubeObject, ObjectKey, Resource } from "../../kube/types.ts";
 import type { CacheOptions } from "../cache/caches.ts";
 import type { CacheReader } from "../cache/store.ts";
 import type { EventInit } from "../events/events.ts";
-import type { PacingOptions } from "./pacing.ts";
+import type { PacingOptions } from "../scheduling/pacing.ts";
 import type { RbacRule } from "../rbac/policy_rule.ts";
 
 /** What a reconcile asks for next. `{}` means done until something changes. */

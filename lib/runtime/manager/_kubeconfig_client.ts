@@ -15,7 +15,7 @@
  */
 import { type ClientOptions, KubeClient } from "../../kube/client.ts";
 import { loadConfig, type LoadConfigOptions } from "../../kube/config.ts";
-import type { ManagerClient } from "./manager.ts";
+import type { ManagerClient } from "./options.ts";
 
 /** A `KubeClient` created by {@link KubeconfigClient.connect}; every call before it throws. */
 export class KubeconfigClient implements ManagerClient {

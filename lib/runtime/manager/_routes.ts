@@ -6,14 +6,26 @@
  * @module
  */
 import { cacheKeysPage } from "../cache/cache_debug.ts";
+import type { Caches } from "../cache/caches.ts";
+import type { RuntimeMetrics } from "../metrics/metrics.ts";
 import { CONTENT_TYPE } from "../metrics/prometheus.ts";
 import type { EndpointAuth } from "./endpoint_auth.ts";
 import type { Listener, Route } from "./http.ts";
-import type { Manager, ManagerOptions } from "./manager.ts";
+import type { ManagerOptions } from "./options.ts";
+
+/** What the endpoints read of a manager. */
+export interface Served {
+  metrics: RuntimeMetrics;
+  caches: Caches;
+  /** What each cache holds, for `/debug/cache`. */
+  debugCache(): Record<string, unknown>;
+  /** Why the manager is not ready; empty when it is. */
+  readiness(): string[];
+}
 
 /** The listeners of `manager`, at the addresses `options` name. */
 export function managerRoutes(
-  manager: Pick<Manager, "metrics" | "caches" | "debugCache" | "readiness">,
+  manager: Served,
   options: Pick<ManagerOptions, "metricsAddress" | "metricsAuth" | "healthAddress">,
 ): Listener[] {
   const json = (body: unknown, status = 200) =>

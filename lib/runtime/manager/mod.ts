@@ -1,7 +1,8 @@
 /**
- * The {@link Manager}: owns the lifecycles of a set of controllers. It serves
- * `/healthz`, `/readyz`, `/metrics` and `/debug/cache` (on loopback unless
- * told otherwise), takes the leader Lease when given one
+ * The {@link Manager}: owns the lifecycles of a set of controllers, as an
+ * ordered list of {@link Runnable}s started in order and stopped in reverse.
+ * It serves `/healthz`, `/readyz`, `/metrics` and `/debug/cache` (on loopback
+ * unless told otherwise), takes the leader Lease when given one
  * ({@link LeaseElectionOptions} or a {@link LeaderElection}), starts the
  * shared caches, waits for them to sync, runs the controllers, records their
  * Events, and on shutdown drains the reconciles in flight and flushes the

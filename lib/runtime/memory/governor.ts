@@ -231,3 +231,15 @@ export class MemoryGovernor {
 function mebibytes(bytes: number): number {
   return Math.round(bytes / 2 ** 20 * 10) / 10;
 }
+
+/**
+ * V8's full collection that gives emptied pages back, or `undefined` when
+ * `gc` is not exposed (kinglet's V8 flags expose it).
+ */
+export function v8Collect(): (() => void) | undefined {
+  const gc = (globalThis as { gc?: unknown }).gc;
+  if (typeof gc !== "function") return undefined;
+  // "last-resort" collects until nothing more is freed and gives emptied
+  // pages back; a plain gc() keeps them committed for the next allocations.
+  return () => gc({ type: "major", execution: "sync", flavor: "last-resort" });
+}

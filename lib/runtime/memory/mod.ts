@@ -8,7 +8,9 @@
  * cache/budget.ts: limits, eviction, read-back); and
  * {@link cgroupMemoryLimit} reads the container's limit, the usual default;
  * {@link parseMemoryLimit} reads one as a person writes it (`64Mi`, `none`).
- * A manager given `memoryLimit` wires all of it.
+ * A manager given `memoryLimit` wires all of it through a {@link MemoryKeeper};
+ * the reconcile permits the governor resizes live with the rest of the pace,
+ * in lib/runtime/scheduling/permits.ts.
  *
  * No key is lost on the way: evicted objects stay indexed and are read back
  * live, and queued keys stay queued.
@@ -32,5 +34,6 @@
 export { type Budgeted, type CacheShares, cacheShares, limitCaches } from "./cache_shares.ts";
 export { type CgroupMemoryLimit, cgroupMemoryLimit, type CgroupReadOptions } from "./cgroup.ts";
 export * from "./governor.ts";
+export * from "./keeper.ts";
 export { MEMORY_LIMIT_FORMS, MIN_MEMORY_LIMIT, parseMemoryLimit } from "./limit.ts";
 export { type MemoryLevel, type MemoryPlan, memoryPlan } from "./plan.ts";

@@ -24,9 +24,9 @@
  * - {@link WorkQueue.addAfter} delays an add; when a key is delayed twice, the
  *   earlier time wins. Delayed keys cost one heap slot each and share one
  *   timer, so thousands of them are cheap.
- * - {@link WorkQueue.addRateLimited} delays by the rate limiter; call
- *   {@link WorkQueue.forget} when the key succeeds, or its failures are
- *   tracked forever and its next failure waits needlessly long.
+ * - The queue keeps no failures: what a key's reconcile came to, and so how
+ *   long it waits, is decided by the controller's retries
+ *   (lib/runtime/scheduling/retries.ts), which call {@link WorkQueue.addAfter}.
  * - After {@link WorkQueue.shutDown}, adds are ignored, waiting and delayed
  *   keys are dropped and {@link WorkQueue.get} returns `undefined`. (Unlike
  *   client-go, queued keys are not handed out after shutdown: a manager that
@@ -42,7 +42,6 @@
  * const key = await queue.get();
  * try {
  *   // reconcile key
- *   queue.forget(key!);
  * } finally {
  *   queue.done(key!);
  * }
@@ -54,7 +53,6 @@
 import type { ObjectKey } from "../../kube/types.ts";
 import { type Clock, systemClock } from "../../async/clock.ts";
 import { DelayHeap } from "../../async/delay_heap.ts";
-import { defaultControllerRateLimiter, type RateLimiter } from "./rate_limiter.ts";
 
 /** What a queue reports when its metrics are read. */
 export interface QueueSnapshot {
@@ -77,18 +75,16 @@ export interface QueueMetrics {
   taken(queuedSeconds: number): void;
   /** A worker finished a key it had held for `workSeconds`. */
   finished(workSeconds: number): void;
-  /** A delayed add was scheduled (a rate-limited retry or a requeue-after). */
+  /** A delayed add was scheduled (a retry or a requeue-after). */
   retried(): void;
   /** Called once by the queue's constructor with a probe to read on scrape. */
   track(snapshot: () => QueueSnapshot): void;
 }
 
 /** Options of {@link WorkQueue}. */
-export interface WorkQueueOptions<K> {
+export interface WorkQueueOptions {
   /** Time source for delays and durations. Defaults to {@link systemClock}. */
   clock?: Clock;
-  /** Paces {@link WorkQueue.addRateLimited}. Defaults to `defaultControllerRateLimiter(clock)`. */
-  rateLimiter?: RateLimiter<K>;
   /** Receives the queue's metric events. Defaults to none. */
   metrics?: QueueMetrics;
 }
@@ -167,10 +163,9 @@ interface Getter<K> {
 
 const BACKLOG: AddOptions = { backlog: true };
 
-/** A deduplicating, per-key exclusive, delaying and rate-limited work queue with three lanes. */
+/** A deduplicating, per-key exclusive and delaying work queue with three lanes. */
 export class WorkQueue<K = ObjectKey> {
   readonly #clock: Clock;
-  readonly #limiter: RateLimiter<K>;
   readonly #metrics: QueueMetrics | undefined;
   /**
    * Keys that need a run, each with when it became dirty. A key leaves when a
@@ -198,13 +193,11 @@ export class WorkQueue<K = ObjectKey> {
   #timer: { at: number; cancel: AbortController } | undefined;
   /** Workers blocked in `get`, in arrival order. */
   #getters = new Set<Getter<K>>();
-  #drained: (() => void)[] = [];
   #shuttingDown = false;
 
   /** Creates an empty queue. */
-  constructor(options: WorkQueueOptions<K> = {}) {
+  constructor(options: WorkQueueOptions = {}) {
     this.#clock = options.clock ?? systemClock;
-    this.#limiter = options.rateLimiter ?? defaultControllerRateLimiter<K>(this.#clock);
     this.#metrics = options.metrics;
     this.#metrics?.track(() => this.#snapshot());
   }
@@ -255,21 +248,6 @@ export class WorkQueue<K = ObjectKey> {
     this.#arm();
   }
 
-  /** Adds `key` after the delay its rate limiter says; counts as a requeue. */
-  addRateLimited(key: K): void {
-    this.addAfter(key, this.#limiter.when(key));
-  }
-
-  /** Forgets `key`'s failures; call it when the key succeeds. */
-  forget(key: K): void {
-    this.#limiter.forget(key);
-  }
-
-  /** Rate-limited requeues of `key` since it was last forgotten. */
-  numRequeues(key: K): number {
-    return this.#limiter.numRequeues(key);
-  }
-
   /**
    * Waits for a key and marks it in flight; pass it to {@link done} when
    * finished. Resolves to `undefined` once the queue shuts down.
@@ -312,7 +290,6 @@ export class WorkQueue<K = ObjectKey> {
     this.#processing.delete(key);
     this.#metrics?.finished((this.#clock.now() - takenAt) / 1000);
     if (this.#dirty.has(key) && !this.#shuttingDown) this.#enqueue(key);
-    if (this.#processing.size === 0) this.#drained.splice(0).forEach((resolve) => resolve());
   }
 
   /**
@@ -349,29 +326,6 @@ export class WorkQueue<K = ObjectKey> {
     for (const lane of this.#lanes) lane.clear();
     for (const getter of this.#getters) getter.resolve(undefined);
     this.#getters.clear();
-  }
-
-  /**
-   * Shuts down, then waits until every in-flight key is done.
-   *
-   * @throws the signal's reason when `signal` aborts before the queue drains.
-   */
-  shutDownWithDrain(signal?: AbortSignal): Promise<void> {
-    this.shutDown();
-    if (this.#processing.size === 0) return Promise.resolve();
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
-        this.#drained = this.#drained.filter((fn) => fn !== onDrained);
-        reject(signal?.reason);
-      };
-      const onDrained = () => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      };
-      this.#drained.push(onDrained);
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
   }
 
   /** Puts a dirty, not-processing `key` in its lane, or hands it to a waiting worker. */

@@ -29,7 +29,7 @@
  */
 import type { Clock } from "../../async/clock.ts";
 import type { ErrorPolicy } from "./error_policy.ts";
-import { TokenBucketRateLimiter } from "../queue/rate_limiter.ts";
+import { TokenBucketRateLimiter } from "./rate_limiter.ts";
 
 /** How a controller paces its keys; every field is optional. */
 export interface PacingOptions {
@@ -47,10 +47,10 @@ export interface PacingOptions {
    */
   resyncPeriodMs?: number;
   /**
-   * What a thrown error costs; see error_policy.ts. Defaults to the work
-   * queue's rate limiter (per-key exponential, 5 ms doubling to 1000 s,
-   * beside a 10 qps bucket). A Retry-After from the API server takes
-   * precedence over either.
+   * What a thrown error costs; see error_policy.ts. Defaults to client-go's
+   * per-key exponential (5 ms doubling to 1000 s); either way a retry also
+   * waits for the retry bucket (10 qps, burst 100). A Retry-After from the
+   * API server takes precedence over the delay.
    */
   errorPolicy?: ErrorPolicy;
   /**

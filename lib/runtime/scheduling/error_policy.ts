@@ -3,16 +3,16 @@
  * maps the error and the key's attempt number to a delay before the next
  * try, or to `"terminal"` (not retried until the object changes).
  *
- * A controller without a policy keeps the work queue's rate limiter
- * (client-go's: per-key exponential from 5 ms to 1000 s, beside a 10 qps
- * bucket). The ready-made policies here are the shapes operators ask for
+ * A controller without a policy backs off as client-go's controllers do:
+ * per key, exponentially from 5 ms to 1000 s (rate_limiter.ts), beside the
+ * retry bucket of 10 a second that every retry waits for either way. The ready-made policies here are the shapes operators ask for
  * most: {@link fixedErrorPolicy} (always the same pause) and
  * {@link tieredErrorPolicy} (a short list of growing pauses). Either way a
  * success resets the attempt count.
  *
  * Inside a controller a policy is a rate limiter ({@link ErrorPolicyRateLimiter}):
- * it counts a key's failures and forgets them on success, as the work
- * queue's limiter does, and sees the error besides.
+ * it counts a key's failures and forgets them on success, as client-go's
+ * rate limiters do, and sees the error besides.
  *
  * @example
  * ```ts

@@ -55,18 +55,25 @@ import {
   ExponentialRateLimiter,
   type RateLimiter,
   TokenBucketRateLimiter,
-} from "../queue/rate_limiter.ts";
+} from "./rate_limiter.ts";
 import { ErrorPolicyRateLimiter, type FailureRateLimiter } from "./error_policy.ts";
 import type { Pacing, PacingOptions } from "./pacing.ts";
-import type { Revision } from "./relations.ts";
-import type { Action, TerminalError } from "./spec.ts";
+
+/**
+ * What must move for an object to count as changed: its generation, or its
+ * resourceVersion for kinds without one (see `revision` in
+ * lib/runtime/controller/relations.ts).
+ */
+export type Revision = number | string | undefined;
 
 /** How a reconcile of one key ended. */
 export type Outcome =
-  | { kind: "success"; action: Action }
+  /** `action` is what the reconcile returned: its `requeueAfterMs`, if any. */
+  | { kind: "success"; action: { requeueAfterMs?: number } }
   /** `revision` is the object's, when the failure came after reading it. */
   | { kind: "error"; error: unknown; revision?: Revision }
-  | { kind: "terminal"; error: TerminalError; revision: Revision }
+  /** A `TerminalError` thrown at `revision`. */
+  | { kind: "terminal"; error: unknown; revision: Revision }
   /** The object failed terminally at this revision already; its reconcile was not called. */
   | { kind: "skipped" }
   | { kind: "gone" };

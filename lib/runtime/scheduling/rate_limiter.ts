@@ -1,17 +1,20 @@
 /**
- * Retry pacing for the work queue, in client-go's shape: a {@link RateLimiter}
- * says how long a key waits before its next attempt, and forgets the key once
- * it succeeds.
+ * Rate limiters in client-go's shape: a {@link RateLimiter} says how long a
+ * key waits before its next attempt, and forgets the key once it succeeds.
  *
- * The default, {@link defaultControllerRateLimiter}, is the max of a per-key
- * exponential backoff (one failing object backs off on its own) and a global
- * token bucket (a storm of failures cannot hammer the API server).
+ * Two serve a controller's retries (retries.ts): the per-key
+ * {@link ExponentialRateLimiter} (one failing object backs off on its own,
+ * 5 ms doubling to 1000 s) counts a key's failures when its spec has no
+ * error policy, and the {@link TokenBucketRateLimiter} (10 qps, burst 100)
+ * that every retry takes a token of, shared by a manager's controllers
+ * (permits.ts), so that a storm of failures cannot hammer the API server.
+ * client-go's default controller limiter is the larger of the two; a
+ * retry here waits for the larger of the two as well.
  *
  * @example
  * ```ts
- * import { defaultControllerRateLimiter } from "./rate_limiter.ts";
- * import { FakeClock } from "../../async/clock.ts";
- * const limiter = defaultControllerRateLimiter(new FakeClock());
+ * import { ExponentialRateLimiter } from "./rate_limiter.ts";
+ * const limiter = new ExponentialRateLimiter<string>();
  * limiter.when("default/web"); // 5
  * limiter.when("default/web"); // 10
  * limiter.forget("default/web");
@@ -155,78 +158,4 @@ export class TokenBucketRateLimiter<K = unknown> implements RateLimiter<K> {
   numRequeues(_key: K): number {
     return 0;
   }
-}
-
-/**
- * Combines limiters: the longest delay wins, every limiter sees every call.
- *
- * @example
- * ```ts
- * import { ExponentialRateLimiter, MaxOfRateLimiter } from "./rate_limiter.ts";
- * const limiter = new MaxOfRateLimiter<string>(
- *   new ExponentialRateLimiter({ baseDelayMs: 1 }),
- *   new ExponentialRateLimiter({ baseDelayMs: 50 }),
- * );
- * limiter.when("a"); // 50
- * ```
- */
-export class MaxOfRateLimiter<K> implements RateLimiter<K> {
-  readonly #limiters: readonly RateLimiter<K>[];
-
-  /**
-   * Combines `limiters`: the longest delay wins.
-   *
-   * @throws {RangeError} when no limiter is given.
-   */
-  constructor(...limiters: RateLimiter<K>[]) {
-    if (limiters.length === 0) {
-      throw new RangeError("Cannot combine rate limiters: pass at least one limiter");
-    }
-    this.#limiters = limiters;
-  }
-
-  when(key: K): number {
-    let delay = 0;
-    for (const limiter of this.#limiters) delay = Math.max(delay, limiter.when(key));
-    return delay;
-  }
-
-  forget(key: K): void {
-    for (const limiter of this.#limiters) limiter.forget(key);
-  }
-
-  numRequeues(key: K): number {
-    let requeues = 0;
-    for (const limiter of this.#limiters) requeues = Math.max(requeues, limiter.numRequeues(key));
-    return requeues;
-  }
-}
-
-/** Options of {@link defaultControllerRateLimiter}; every field has client-go's default. */
-export interface ControllerRateLimiterOptions
-  extends ExponentialRateLimiterOptions, TokenBucketRateLimiterOptions {}
-
-/**
- * client-go's `DefaultControllerRateLimiter`: the max of a per-key
- * exponential backoff (5 ms doubling up to 1000 s) and a token bucket
- * (10 qps, burst 100).
- *
- * @example
- * ```ts
- * import { defaultControllerRateLimiter } from "./rate_limiter.ts";
- * import { systemClock } from "../../async/clock.ts";
- * const limiter = defaultControllerRateLimiter<string>(systemClock, { maxDelayMs: 60_000 });
- * limiter.numRequeues("default/web"); // 0
- * ```
- *
- * @throws {RangeError} when an option is out of range.
- */
-export function defaultControllerRateLimiter<K>(
-  clock: Clock,
-  options: ControllerRateLimiterOptions = {},
-): RateLimiter<K> {
-  return new MaxOfRateLimiter<K>(
-    new ExponentialRateLimiter<K>(options),
-    new TokenBucketRateLimiter<K>(clock, options),
-  );
 }

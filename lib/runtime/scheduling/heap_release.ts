@@ -8,11 +8,12 @@
  * no reconcile is queued or running, and once when it first finds kinglet
  * idle: what start-up left (the kubeconfig, the first lists, the CRD check)
  * is garbage by then, and an idle operator starts no collection of its own
- * (about 0.4 MiB of resident memory at idle).
+ * (about 0.4 MiB of resident memory at idle). {@link HeapRelease.run} checks
+ * every `intervalMs` (5 s) while the controllers run.
  *
  * @example
  * ```ts
- * import { HeapRelease } from "./_heap_release.ts";
+ * import { HeapRelease } from "./heap_release.ts";
  * let heap = 14_000_000;
  * let collections = 0;
  * const release = new HeapRelease({
@@ -31,6 +32,8 @@
  *
  * @module
  */
+import { type Clock, systemClock } from "../../async/clock.ts";
+import { v8Collect } from "../memory/governor.ts";
 
 /** Options of {@link HeapRelease}. */
 export interface HeapReleaseOptions {
@@ -45,6 +48,10 @@ export interface HeapReleaseOptions {
   collect?: () => void;
   /** How far the heap must have grown to be worth a collection. Defaults to 2 MiB. */
   minGrowthBytes?: number;
+  /** Time between two checks of {@link HeapRelease.run}, in ms. Defaults to 5 000. */
+  intervalMs?: number;
+  /** Times the checks. Defaults to {@link systemClock}. */
+  clock?: Clock;
 }
 
 /** Decides when the heap is worth a full collection; see the module documentation. */
@@ -53,23 +60,42 @@ export class HeapRelease {
   readonly #idle: () => boolean;
   readonly #collect: (() => void) | undefined;
   readonly #minGrowthBytes: number;
+  readonly #intervalMs: number;
+  readonly #clock: Clock;
   /** The heap after the last collection, or its smallest size since; unset before the first check. */
   #level?: number;
   /** Whether the collection after start-up happened. */
   #collected = false;
 
-  /** @throws {RangeError} when `minGrowthBytes` is not a positive number. */
+  /** @throws {RangeError} when `minGrowthBytes` or `intervalMs` is not a positive number. */
   constructor(options: HeapReleaseOptions) {
     const minGrowthBytes = options.minGrowthBytes ?? 2 * 2 ** 20;
-    if (!(minGrowthBytes > 0)) {
-      throw new RangeError(
-        `Cannot create the heap release: 'minGrowthBytes' must be positive, got ${minGrowthBytes}`,
-      );
+    const intervalMs = options.intervalMs ?? 5_000;
+    for (const [name, value] of [["minGrowthBytes", minGrowthBytes], ["intervalMs", intervalMs]]) {
+      if (!(Number(value) > 0)) {
+        throw new RangeError(
+          `Cannot create the heap release: '${name}' must be positive, got ${value}`,
+        );
+      }
     }
     this.#heapBytes = options.heapBytes;
     this.#idle = options.idle;
     this.#collect = options.collect ?? v8Collect();
     this.#minGrowthBytes = minGrowthBytes;
+    this.#intervalMs = intervalMs;
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  /** Checks every `intervalMs` until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await this.#clock.sleep(this.#intervalMs, signal);
+      } catch {
+        return;
+      }
+      this.check();
+    }
   }
 
   /**
@@ -89,16 +115,4 @@ export class HeapRelease {
     this.#level = this.#heapBytes();
     return true;
   }
-}
-
-/**
- * V8's full collection that gives emptied pages back, or `undefined` when
- * `gc` is not exposed (kinglet's V8 flags expose it).
- */
-export function v8Collect(): (() => void) | undefined {
-  const gc = (globalThis as { gc?: unknown }).gc;
-  if (typeof gc !== "function") return undefined;
-  // "last-resort" collects until nothing more is freed and gives emptied
-  // pages back; a plain gc() keeps them committed for the next allocations.
-  return () => gc({ type: "major", execution: "sync", flavor: "last-resort" });
 }
