@@ -342,6 +342,7 @@ Deno.test("a manager starts its runnables in order, the leader-elected ones only
         routes: [],
         shutdown: new AbortController().signal,
         onListening: () => {},
+        onControllersEnded: () => {},
       },
     ).map((r) => `${r.name}${r.leaderElected ? " (leading)" : ""}`);
   assert.deepEqual(order({}), [

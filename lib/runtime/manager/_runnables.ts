@@ -27,6 +27,8 @@ export interface RunParts {
   shutdown: AbortSignal;
   /** Hears the ports the endpoints listen on. */
   onListening(listeners: RunningListener[]): void;
+  /** Hears that every controller has returned: with none, at once. The lead is then over. */
+  onControllersEnded(): void;
 }
 
 /** The runnables of a manager made of `parts`, in the order they start. */
@@ -56,10 +58,11 @@ export function managerRunnables(parts: ManagerParts, run: RunParts): Runnable[]
         idle: () => controllers.every((c) => c.queue.len === 0 && c.inFlight === 0),
         clock,
       }).run(signal)),
-    runnable("controllers", true, (signal) => {
+    runnable("controllers", true, async (signal) => {
       // A shutdown drains; a lost Lease does not wait, since another leader may already act.
       const drain = () => shutdown.aborted ? drainMs : 0;
-      return Promise.all(controllers.map((c) => c.run(signal, { drainMs: drain })));
+      await Promise.all(controllers.map((c) => c.run(signal, { drainMs: drain })));
+      run.onControllersEnded();
     }),
   ];
 }

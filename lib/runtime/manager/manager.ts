@@ -161,10 +161,12 @@ export class Manager {
   async #run(shutdown: AbortSignal): Promise<ManagerOutcome> {
     const failure = new FirstFailure();
     const life = AbortSignal.any([shutdown, failure.signal]);
+    const ended = new AbortController();
     const runnables = managerRunnables(this.#parts, {
       routes: managerRoutes(this, this.#parts.options),
       shutdown,
       onListening: (listeners) => this.#listeners = listeners,
+      onControllersEnded: () => ended.abort(),
     });
     const leaderElected = runnables.filter((r) => r.leaderElected);
     const everyCandidate = new RunGroup(failure.report);
@@ -172,11 +174,12 @@ export class Manager {
     let lost = false;
     try {
       if (await everyCandidate.start(runnables.filter((r) => !r.leaderElected), life)) {
-        if (!election) await this.#lead(leaderElected, life, failure);
-        else {
+        if (!election) {
+          await this.#lead(leaderElected, AbortSignal.any([life, ended.signal]), failure);
+        } else {
           this.#phase = "standby";
           await election.run(life, async (leading) => {
-            await this.#lead(leaderElected, leading, failure);
+            await this.#lead(leaderElected, AbortSignal.any([leading, ended.signal]), failure);
             lost = !life.aborted;
           });
         }
@@ -191,7 +194,10 @@ export class Manager {
     return lost ? "leadership-lost" : "stopped";
   }
 
-  /** Runs the leader-elected `runnables` until `leading` aborts, then stops them in reverse. */
+  /**
+   * Runs the leader-elected `runnables` until `leading` aborts (or the
+   * controllers all returned), then stops them in reverse.
+   */
   async #lead(runnables: Runnable[], leading: AbortSignal, failure: FirstFailure): Promise<void> {
     this.#phase = "syncing";
     this.caches.synced().then(() => {
