@@ -71,6 +71,41 @@ export function deadline(clock: Clock, ms: number): Deadline {
   return { signal: timeout.signal, [Symbol.dispose]: () => stop.abort(DEADLINE_DISPOSED) };
 }
 
+/**
+ * Calls `tick` every `intervalMs` on `clock`, the first time one interval
+ * after the call, until `signal` aborts; a tick that returns a promise is
+ * awaited before the next interval starts. Resolves once stopped, never
+ * rejects on the abort.
+ *
+ * @example
+ * ```ts
+ * import { every, FakeClock } from "./clock.ts";
+ * const clock = new FakeClock();
+ * const stop = new AbortController();
+ * let ticks = 0;
+ * const ticking = every(clock, 1000, stop.signal, () => void ticks++);
+ * await clock.advance(3000);
+ * stop.abort();
+ * await ticking;
+ * ticks; // 3
+ * ```
+ */
+export async function every(
+  clock: Clock,
+  intervalMs: number,
+  signal: AbortSignal,
+  tick: () => void | Promise<void>,
+): Promise<void> {
+  while (!signal.aborted) {
+    try {
+      await clock.sleep(intervalMs, signal);
+    } catch {
+      return;
+    }
+    await tick();
+  }
+}
+
 type Schedule = (fn: () => void, ms: number) => () => void;
 
 function abortableDelay(ms: number, signal: AbortSignal | undefined, schedule: Schedule) {

@@ -354,6 +354,7 @@ const SURFACE: Record<string, string[]> = {
     "SingleFlight",
     "TokenBucket",
     "deadline",
+    "every",
     "flushMicrotasks",
     "systemClock",
   ],

@@ -35,7 +35,7 @@
  *
  * @module
  */
-import { type Clock, systemClock } from "../../async/clock.ts";
+import { type Clock, every, systemClock } from "../../async/clock.ts";
 import { logger } from "../../log.ts";
 import { MEMORY_LEVELS, type MemoryLevel, type MemoryPlan, memoryPlan, nextLevel } from "./plan.ts";
 
@@ -159,14 +159,7 @@ export class MemoryGovernor {
 
   /** Samples RSS every `intervalMs` until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      try {
-        await this.#clock.sleep(this.#intervalMs, signal);
-      } catch {
-        return;
-      }
-      this.sample();
-    }
+    await every(this.#clock, this.#intervalMs, signal, () => void this.sample());
   }
 
   /**

@@ -32,7 +32,7 @@
  *
  * @module
  */
-import { type Clock, systemClock } from "../../async/clock.ts";
+import { type Clock, every, systemClock } from "../../async/clock.ts";
 import { v8Collect } from "../memory/governor.ts";
 
 /** Options of {@link HeapRelease}. */
@@ -88,14 +88,7 @@ export class HeapRelease {
 
   /** Checks every `intervalMs` until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      try {
-        await this.#clock.sleep(this.#intervalMs, signal);
-      } catch {
-        return;
-      }
-      this.check();
-    }
+    await every(this.#clock, this.#intervalMs, signal, () => void this.check());
   }
 
   /**
