@@ -1,6 +1,6 @@
 /**
  * The control plane a benchmark run talks to: by default a fresh local one
- * (hack/cluster.ts) per run, so that no run inherits another's objects,
+ * (lib/testing/control_plane/) per run, so that no run inherits another's objects,
  * garbage collection or etcd history; or an existing cluster named by a
  * kubeconfig, where each run gets a namespace of its own instead.
  *
