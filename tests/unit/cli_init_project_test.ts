@@ -29,20 +29,28 @@ async function deno(args: string[], cwd: string): Promise<string> {
   return text;
 }
 
-Deno.test("a project from kinglet init checks, tests, writes its CRD and bundles as generated", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "kinglet-init-" });
-  const project = join(dir, "mirror-operator");
-  try {
-    await deno([
+/** Runs this checkout's `kinglet init` for `project` (group example.dev) with `flags`, in `dir`. */
+async function init(project: string, flags: string[], dir: string): Promise<void> {
+  await deno(
+    [
       "run",
       "--allow-all",
       join(ROOT, "main.ts"),
       "init",
       project,
       "--group=example.dev",
-      "--kind=Mirror",
+      ...flags,
       `--kinglet=${ROOT}`,
-    ], dir);
+    ],
+    dir,
+  );
+}
+
+Deno.test("a project from kinglet init checks, tests, writes its CRD and bundles as generated", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "kinglet-init-" });
+  const project = join(dir, "mirror-operator");
+  try {
+    await init(project, ["--kind=Mirror"], dir);
     await deno(["task", "check"], project);
     const tests = await deno(["task", "test"], project);
     assert.match(tests, /ok \| 5 passed \| 0 failed/);
@@ -94,17 +102,7 @@ Deno.test("a cluster-scoped project from kinglet init checks and passes its unit
   const dir = await Deno.makeTempDir({ prefix: "kinglet-init-" });
   const project = join(dir, "gauge-operator");
   try {
-    await deno([
-      "run",
-      "--allow-all",
-      join(ROOT, "main.ts"),
-      "init",
-      project,
-      "--group=example.dev",
-      "--kind=Gauge",
-      "--scope=Cluster",
-      `--kinglet=${ROOT}`,
-    ], dir);
+    await init(project, ["--kind=Gauge", "--scope=Cluster"], dir);
     await deno(["task", "check"], project);
     assert.match(await deno(["task", "test"], project), /ok \| 5 passed \| 0 failed/);
   } finally {
