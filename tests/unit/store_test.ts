@@ -562,3 +562,19 @@ Deno.test("a store entry's fingerprint moves with labels and annotations, not wi
   assert.equal(deleting, first, "the deletion mark is kept apart");
   assert.equal(store.entry("ns/a")!.deleting, true);
 });
+
+Deno.test("store read gives the entry with its object and counts as a get", () => {
+  const store = new Store({ budget: { maxObjects: 1 }, fetch: noFetch });
+  store.apply({ type: "applied", object: cm("a", { generation: 2 }) });
+  store.apply({ type: "applied", object: cm("b") });
+  const evicted = store.read("default/a");
+  assert.equal(evicted?.entry.generation, 2);
+  assert.equal(evicted?.entry.cached, false);
+  assert.equal(evicted?.object, undefined);
+  const cached = store.read("default/b");
+  assert.equal(cached?.entry.cached, true);
+  assert.deepEqual(cached?.object, cm("b"));
+  assert.equal(store.read("default/none"), undefined);
+  const { hits, misses } = store.stats();
+  assert.deepEqual({ hits, misses }, { hits: 1, misses: 1 });
+});

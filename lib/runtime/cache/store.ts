@@ -124,6 +124,11 @@ export interface CacheReader<T extends KubeObject = KubeObject> {
   getOrFetch(key: ObjectKey, signal?: AbortSignal): Promise<T | undefined>;
   /** What the store knows of `key`, evicted or not. */
   entry(key: ObjectKey): StoreEntry | undefined;
+  /**
+   * What the store knows of `key` with its object when in memory: one read
+   * that counts as {@link CacheReader.get} does (a hit, or a miss when evicted).
+   */
+  read(key: ObjectKey): { entry: StoreEntry; object: T | undefined } | undefined;
   /** Keys of objects with an owner reference to `uid`. */
   byOwner(uid: string): ObjectKey[];
   /** Keys whose indexer `name` returned `value`. */
@@ -307,6 +312,16 @@ export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> 
   entry(key: ObjectKey): StoreEntry | undefined {
     const entry = this.#state.entries.get(key);
     return entry && view(key, entry);
+  }
+
+  /**
+   * What the store knows of `key` with its object when in memory: one read
+   * that counts as {@link Store.get} does (a hit, or a miss when evicted).
+   */
+  read(key: ObjectKey): { entry: StoreEntry; object: T | undefined } | undefined {
+    const entry = this.#state.entries.get(key);
+    if (!entry) return undefined;
+    return { entry: view(key, entry), object: this.get(key) };
   }
 
   /**

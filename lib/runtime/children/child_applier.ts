@@ -204,7 +204,8 @@ export class ChildApplier {
     const hash = hashJson(desired);
     let records = this.#applied.get(resource.plural);
     const last = records?.get(key);
-    const entry = cache.entry(key);
+    const found = cache.read(key);
+    const entry = found?.entry;
     const unseen = this.#unseen.get(resource.plural);
     const behind = unseen?.get(key);
     const stale = behind !== undefined && behind.hash === hash &&
@@ -212,8 +213,7 @@ export class ChildApplier {
     if (
       entry && (stale || inPlace(entry, hash, last, desired)) && keepsOwners(entry, desired)
     ) {
-      const cached = cache.get(key);
-      if (cached) return cached as C;
+      if (found?.object) return found.object as C;
     }
     const applied = await this.#write(resource, desired, signal);
     if (!records) this.#applied.set(resource.plural, records = new Map());
