@@ -189,18 +189,47 @@ export type CustomObject<K extends CustomKind> =
   };
 
 /**
- * Defines a custom kind: checks the options and builds its CRD once. A kind
- * of several versions takes `versions` (and `conversion`) instead of
- * `version`, `spec` and `status`; its type and `resource` are those of its
- * storage version.
+ * Defines a custom kind of several versions: checks the options and builds
+ * its CRD once, every version in it. Its type and `resource` are those of
+ * its storage version.
+ *
+ * @throws {RangeError} as the one-version form does, and when not exactly
+ * one version is the storage version or `conversion` does not name exactly
+ * the kind's versions.
+ * @throws {TypeError} as the one-version form does, and when versions differ
+ * in schema and no `conversion` is given.
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * import { defineKind } from "./kind.ts";
+ * import { defineConversion } from "../runtime/webhook/spec.ts";
+ * const spec = z.object({ schedule: z.string() });
+ * const resource = {
+ *   group: "example.com", version: "v2", plural: "backups", kind: "Backup", namespaced: true,
+ * };
+ * const backups = defineKind({
+ *   group: "example.com",
+ *   kind: "Backup",
+ *   versions: [{ name: "v1", spec }, { name: "v2", spec: spec.extend({ keep: z.int32() }), storage: true }],
+ *   conversion: defineConversion({
+ *     resource,
+ *     hub: "v2",
+ *     versions: { v1: { toHub: (o) => o, fromHub: (o) => o } },
+ *   }),
+ * });
+ * backups.crd().spec.conversion?.strategy; // "Webhook"
+ * ```
+ */
+export function defineKind<const Versions extends readonly KindVersion[]>(
+  options: VersionedKindOptions<Versions>,
+): CustomKind<StorageVersion<Versions>["spec"], VersionStatus<StorageVersion<Versions>>>;
+/**
+ * Defines a custom kind: checks the options and builds its CRD once.
  *
  * @throws {RangeError} when a name, printer column, CEL rule or scale path is
- * malformed, not exactly one version is the storage version, or a
- * conversion does not name exactly the kind's versions, naming the option
- * and the value.
+ * malformed, naming the option and the value.
  * @throws {TypeError} when a schema is not structural, listing every problem,
- * with `unenforced: "error"` when it checks what the CRD cannot carry, or
- * when versions differ in schema and no conversion is given.
+ * or with `unenforced: "error"` when it checks what the CRD cannot carry.
  * @example
  * ```ts
  * import { z } from "zod";
@@ -214,42 +243,7 @@ export type CustomObject<K extends CustomKind> =
  * });
  * policies.resource; // { group: "example.com", version: "v1", plural: "policies", kind: "Policy", namespaced: false }
  * ```
- * @example A kind of two versions, converted by the operator's webhook
- * ```ts
- * import { z } from "zod";
- * import { type CustomObject, defineKind } from "./kind.ts";
- * import { defineConversion } from "../runtime/webhook/spec.ts";
- * const resource = {
- *   group: "example.com", version: "v2", plural: "backups", kind: "Backup", namespaced: true,
- * };
- * const backups = defineKind({
- *   group: "example.com",
- *   kind: "Backup",
- *   versions: [
- *     { name: "v1", spec: z.object({ schedule: z.string() }) },
- *     { name: "v2", spec: z.object({ schedules: z.array(z.string()) }), storage: true },
- *   ],
- *   conversion: defineConversion({
- *     resource,
- *     hub: "v2",
- *     versions: {
- *       v1: {
- *         toHub: ({ spec, ...o }) => ({ ...o, spec: { schedules: [(spec as { schedule: string }).schedule] } }),
- *         fromHub: ({ spec, ...o }) => ({ ...o, spec: { schedule: (spec as { schedules: string[] }).schedules[0] } }),
- *       },
- *     },
- *   }),
- * });
- * const backup: CustomObject<typeof backups> = {
- *   metadata: { name: "nightly" },
- *   spec: { schedules: ["0 3 * * *"] },
- * };
- * backups.crd().spec.conversion?.strategy; // "Webhook"
- * ```
  */
-export function defineKind<const Versions extends readonly KindVersion[]>(
-  options: VersionedKindOptions<Versions>,
-): CustomKind<StorageVersion<Versions>["spec"], VersionStatus<StorageVersion<Versions>>>;
 export function defineKind<
   Spec extends ZodSchema,
   Status extends ZodSchema | undefined = undefined,
