@@ -57,6 +57,11 @@ export {
   type Operator,
   type OperatorDescription,
 } from "./operator.ts";
+export {
+  type DeclaredAdmission,
+  type DeployedWebhooks,
+  type OperatorWebhooks,
+} from "./webhook_declarations.ts";
 export { compareDeployFiles, deployFiles, runDeploy, writeDeployFiles } from "./files.ts";
 export { runNodeInstall } from "./node_credentials.ts";
 export { type RbacManifest, rbacObjects } from "./rbac_files.ts";
