@@ -2,12 +2,19 @@
  * The checks of `defineKind`'s options that every version of a kind
  * shares: its CEL rules, printer columns and scale subresource, each
  * refused with a `RangeError` naming the option and the value, or returned
- * as the CRD holds it.
+ * as the CRD holds it; and the report of what its schemas check that the
+ * CRD cannot carry, as its `unenforced` option asks.
  *
  * @module
  */
 import { refuse } from "./names.ts";
-import type { CelRule, JsonSchema, PrinterColumn, ScaleSubresource } from "./types.ts";
+import type {
+  CelRule,
+  JsonSchema,
+  PrinterColumn,
+  ScaleSubresource,
+  UnenforcedConstraint,
+} from "./types.ts";
 
 const COLUMN_TYPES = new Set(["string", "integer", "number", "boolean", "date"]);
 
@@ -75,4 +82,34 @@ export function scaleSubresource(
     statusReplicasPath,
     ...(labelSelectorPath !== undefined && { labelSelectorPath }),
   };
+}
+
+/** Writes or throws what the CRD leaves out, as `mode` (`defineKind`'s `unenforced`) asks. */
+export function reportUnenforced(
+  kind: string,
+  unenforced: readonly UnenforcedConstraint[],
+  mode: "warn" | "error" | "ignore",
+): void {
+  if (mode !== "warn" && mode !== "error" && mode !== "ignore") {
+    refuse(kind, "unenforced", mode, "warn, error or ignore");
+  }
+  if (unenforced.length === 0 || mode === "ignore") return;
+  const lines = unenforced.map(({ path, constraint, advice }) =>
+    `  ${path}: ${constraint}; ${advice}`
+  );
+  const count = unenforced.length === 1
+    ? "a zod constraint"
+    : `${unenforced.length} zod constraints`;
+  if (mode === "error") {
+    throw new TypeError(
+      `Cannot define the kind ${kind}: the API server would not enforce ${count} of its ` +
+        `schema:\n${lines.join("\n")}`,
+    );
+  }
+  // deno-lint-ignore no-console -- at definition, before any logging is set up, and never silent
+  console.warn(
+    `The CRD of ${kind} leaves out ${count}; the API server accepts objects that break ` +
+      `${unenforced.length === 1 ? "it" : "them"}:\n${lines.join("\n")}\n` +
+      `(defineKind's 'unenforced: "error"' refuses such a schema, "ignore" silences this)`,
+  );
 }

@@ -51,7 +51,7 @@
  */
 import { type KubeObject, type ObjectMeta, type Resource, resourceName } from "../kube/mod.ts";
 import type { Conversion } from "../runtime/webhook/spec.ts";
-import { celRule, printerColumn, scaleSubresource } from "./_kind_checks.ts";
+import { celRule, printerColumn, reportUnenforced, scaleSubresource } from "./_kind_checks.ts";
 import { checkNames, defaultPlural, refuse } from "./names.ts";
 import { structuralProblems, toKubernetesSchema, unenforcedConstraints } from "./structural.ts";
 import type {
@@ -375,33 +375,4 @@ function rootSchema(
     required: ["spec"],
     ...(rules.length > 0 && { "x-kubernetes-validations": rules }),
   };
-}
-
-function reportUnenforced(
-  kind: string,
-  unenforced: readonly UnenforcedConstraint[],
-  mode: "warn" | "error" | "ignore",
-): void {
-  if (mode !== "warn" && mode !== "error" && mode !== "ignore") {
-    refuse(kind, "unenforced", mode, "warn, error or ignore");
-  }
-  if (unenforced.length === 0 || mode === "ignore") return;
-  const lines = unenforced.map(({ path, constraint, advice }) =>
-    `  ${path}: ${constraint}; ${advice}`
-  );
-  const count = unenforced.length === 1
-    ? "a zod constraint"
-    : `${unenforced.length} zod constraints`;
-  if (mode === "error") {
-    throw new TypeError(
-      `Cannot define the kind ${kind}: the API server would not enforce ${count} of its ` +
-        `schema:\n${lines.join("\n")}`,
-    );
-  }
-  // deno-lint-ignore no-console -- at definition, before any logging is set up, and never silent
-  console.warn(
-    `The CRD of ${kind} leaves out ${count}; the API server accepts objects that break ` +
-      `${unenforced.length === 1 ? "it" : "them"}:\n${lines.join("\n")}\n` +
-      `(defineKind's 'unenforced: "error"' refuses such a schema, "ignore" silences this)`,
-  );
 }

@@ -9,7 +9,11 @@
  * hardened Deployment of its FROM scratch image with the memory
  * limit handed over by the Downward API, the Dockerfile with its
  * dockerignore and file list, and for node mode a systemd unit, its
- * environment file and the credentials service and timer.
+ * environment file and the credentials service and timer. An operator
+ * that declares `webhooks` (admission webhooks, conversions) gets their
+ * configurations (through a Service in the cluster, at the node's loopback
+ * in node mode), the container's port, and the RBAC to inject its CA bundle
+ * and keep its certificate's Secret.
  *
  * A description that cannot be derived is refused before anything is
  * written, with a `TypeError` naming the spec and the field. A project's
