@@ -50,6 +50,8 @@
  * @module
  */
 import { type KubeObject, type ObjectMeta, type Resource, resourceName } from "../kube/mod.ts";
+import type { Conversion } from "../runtime/webhook/spec.ts";
+import { celRule, printerColumn, reportUnenforced, scaleSubresource } from "./_kind_checks.ts";
 import { checkNames, defaultPlural, refuse } from "./names.ts";
 import { structuralProblems, toKubernetesSchema, unenforcedConstraints } from "./structural.ts";
 import type {
@@ -61,13 +63,19 @@ import type {
   UnenforcedConstraint,
   ZodSchema,
 } from "./types.ts";
+import {
+  type CheckedVersion,
+  checkVersions,
+  crdConversion,
+  type KindVersion,
+  type StorageVersion,
+  type VersionStatus,
+} from "./versions.ts";
 
-/** What {@link defineKind} takes. */
-export interface KindOptions<Spec extends ZodSchema, Status extends ZodSchema | undefined> {
+/** What every form of {@link defineKind}'s options holds: names, columns, rules, scale. */
+export interface KindCommonOptions {
   /** The API group, a DNS subdomain with at least one dot, e.g. `example.com`. */
   group: string;
-  /** The one version served and stored, e.g. `v1alpha1`. */
-  version: string;
   /** The kind, in UpperCamelCase, e.g. `Backup`. */
   kind: string;
   /** The resource name in URLs. Defaults to the kind in lower case, pluralised (`backups`). */
@@ -82,10 +90,6 @@ export interface KindOptions<Spec extends ZodSchema, Status extends ZodSchema | 
   scope?: "Namespaced" | "Cluster";
   /** What the kind is for, shown by `kubectl explain`. */
   description?: string;
-  /** The desired state; `.describe()` texts become the CRD's descriptions. */
-  spec: Spec;
-  /** The observed state; when given, the CRD has the status subresource. */
-  status?: Status;
   /** Columns of `kubectl get`. Defaults to none (name and age). */
   printerColumns?: readonly PrinterColumn[];
   /**
@@ -118,6 +122,33 @@ export interface KindOptions<Spec extends ZodSchema, Status extends ZodSchema | 
   unenforced?: "warn" | "error" | "ignore";
 }
 
+/** What {@link defineKind} takes for a kind of one version. */
+export interface KindOptions<Spec extends ZodSchema, Status extends ZodSchema | undefined>
+  extends KindCommonOptions {
+  /** The one version served and stored, e.g. `v1alpha1`. */
+  version: string;
+  /** The desired state; `.describe()` texts become the CRD's descriptions. */
+  spec: Spec;
+  /** The observed state; when given, the CRD has the status subresource. */
+  status?: Status;
+}
+
+/**
+ * What {@link defineKind} takes for a kind of several versions. Printer
+ * columns, CEL rules, scale and labels apply to every version.
+ */
+export interface VersionedKindOptions<Versions extends readonly KindVersion[]>
+  extends KindCommonOptions {
+  /** Every version, each with its schemas; exactly one has `storage: true`. */
+  versions: Versions;
+  /**
+   * How the API server converts between them: through the hub, by the
+   * operator's webhook. It must name exactly these versions. Without it the
+   * versions must share one schema (`strategy: None`). @default none
+   */
+  conversion?: Conversion;
+}
+
 /** A kind made by {@link defineKind}: its schemas, its resource and its CRD. */
 export interface CustomKind<
   Spec extends ZodSchema = ZodSchema,
@@ -125,12 +156,16 @@ export interface CustomKind<
 > {
   /** What the client, caches and `ControllerSpec.resource` address the kind by. */
   readonly resource: Resource;
-  /** `group/version`, the `apiVersion` of the kind's objects. */
+  /** `group/version`, the `apiVersion` of the kind's objects (in its storage version). */
   readonly apiVersion: string;
-  /** The spec schema. */
+  /** The spec schema (of the storage version). */
   readonly spec: Spec;
-  /** The status schema, if any. */
+  /** The status schema (of the storage version), if any. */
   readonly status: Status;
+  /** The names of its versions, as declared; `resource.version` is the storage version. */
+  readonly versions: readonly string[];
+  /** How its versions convert, when it has several and declared it. */
+  readonly conversion?: Conversion;
   /**
    * The zod constraints of spec and status the CRD does not carry, e.g. a
    * `.refine()` at `.spec.nodeSelector`: the API server accepts objects that
@@ -153,8 +188,41 @@ export type CustomObject<K extends CustomKind> =
     status?: K["status"] extends ZodSchema<infer Status> ? Status : never;
   };
 
-const COLUMN_TYPES = new Set(["string", "integer", "number", "boolean", "date"]);
-
+/**
+ * Defines a custom kind of several versions: checks the options and builds
+ * its CRD once, every version in it. Its type and `resource` are those of
+ * its storage version.
+ *
+ * @throws {RangeError} as the one-version form does, and when not exactly
+ * one version is the storage version or `conversion` does not name exactly
+ * the kind's versions.
+ * @throws {TypeError} as the one-version form does, and when versions differ
+ * in schema and no `conversion` is given.
+ * @example
+ * ```ts
+ * import { z } from "zod";
+ * import { defineKind } from "./kind.ts";
+ * import { defineConversion } from "../runtime/webhook/spec.ts";
+ * const spec = z.object({ schedule: z.string() });
+ * const resource = {
+ *   group: "example.com", version: "v2", plural: "backups", kind: "Backup", namespaced: true,
+ * };
+ * const backups = defineKind({
+ *   group: "example.com",
+ *   kind: "Backup",
+ *   versions: [{ name: "v1", spec }, { name: "v2", spec: spec.extend({ keep: z.int32() }), storage: true }],
+ *   conversion: defineConversion({
+ *     resource,
+ *     hub: "v2",
+ *     versions: { v1: { toHub: (o) => o, fromHub: (o) => o } },
+ *   }),
+ * });
+ * backups.crd().spec.conversion?.strategy; // "Webhook"
+ * ```
+ */
+export function defineKind<const Versions extends readonly KindVersion[]>(
+  options: VersionedKindOptions<Versions>,
+): CustomKind<StorageVersion<Versions>["spec"], VersionStatus<StorageVersion<Versions>>>;
 /**
  * Defines a custom kind: checks the options and builds its CRD once.
  *
@@ -181,38 +249,76 @@ export function defineKind<
   Status extends ZodSchema | undefined = undefined,
 >(
   options: KindOptions<Spec, Status>,
-): CustomKind<Spec, Status> {
-  const { group, version, kind } = options;
+): CustomKind<Spec, Status>;
+export function defineKind(
+  options: KindOptions<ZodSchema, ZodSchema | undefined> | VersionedKindOptions<KindVersion[]>,
+): CustomKind {
+  const { group, kind } = options;
+  const several = "versions" in options;
+  const versions: CheckedVersion[] = several ? checkVersions(kind, options.versions) : [{
+    name: options.version,
+    spec: options.spec,
+    status: options.status,
+    served: true,
+    storage: true,
+  }];
+  if (!several && "conversion" in options) {
+    refuse(kind, "conversion", "(a Conversion)", "absent for a kind of one version");
+  }
+  const storage = versions.find((version) => version.storage)!;
   const plural = options.plural ?? (typeof kind === "string" ? defaultPlural(kind) : "");
   const singular = options.singular ?? (typeof kind === "string" ? kind.toLowerCase() : "");
   const shortNames = [...options.shortNames ?? []];
   const categories = [...options.categories ?? []];
-  checkNames({ group, version, kind, plural, singular, shortNames, categories });
+  checkNames({ group, version: storage.name, kind, plural, singular, shortNames, categories });
   const scope = options.scope ?? "Namespaced";
   if (scope !== "Namespaced" && scope !== "Cluster") {
     refuse(kind, "scope", scope, "Namespaced or Cluster");
   }
-  const resource: Resource = { group, version, plural, kind, namespaced: scope === "Namespaced" };
-  const root = rootSchema(options);
-  const scale = options.scale && scaleSubresource(kind, options.scale, root);
-  const problems = structuralProblems(root);
-  if (problems.length > 0) {
-    throw new TypeError(
-      `Cannot define the kind ${kind}: its schema is not structural:\n${problems.join("\n")}`,
-    );
-  }
-  const unenforced = [
-    ...unenforcedConstraints(options.spec, ".spec"),
-    ...(options.status ? unenforcedConstraints(options.status, ".status") : []),
-  ];
-  reportUnenforced(kind, unenforced, options.unenforced ?? "warn");
-  const subresources = {
-    ...(options.status && { status: {} }),
-    ...(scale && { scale }),
+  const resource: Resource = {
+    group,
+    version: storage.name,
+    plural,
+    kind,
+    namespaced: scope === "Namespaced",
   };
   const printerColumns = (options.printerColumns ?? []).map((column, i) =>
     printerColumn(kind, column, i)
   );
+  const unenforced: UnenforcedConstraint[] = [];
+  const crdVersions = versions.map(({ name, spec, status, served }) => {
+    const root = rootSchema(options, spec, status);
+    const scale = options.scale && scaleSubresource(kind, options.scale, root);
+    const problems = structuralProblems(root);
+    if (problems.length > 0) {
+      const which = several ? `the schema of ${name}` : "its schema";
+      throw new TypeError(
+        `Cannot define the kind ${kind}: ${which} is not structural:\n${problems.join("\n")}`,
+      );
+    }
+    for (
+      const constraint of [
+        ...unenforcedConstraints(spec, ".spec"),
+        ...(status ? unenforcedConstraints(status, ".status") : []),
+      ]
+    ) {
+      const key = JSON.stringify(constraint);
+      if (!unenforced.some((known) => JSON.stringify(known) === key)) unenforced.push(constraint);
+    }
+    const subresources = { ...(status && { status: {} }), ...(scale && { scale }) };
+    return {
+      name,
+      served,
+      storage: name === storage.name,
+      ...(Object.keys(subresources).length > 0 ? { subresources } : {}),
+      ...(printerColumns.length > 0 ? { additionalPrinterColumns: printerColumns } : {}),
+      schema: { openAPIV3Schema: root },
+    };
+  });
+  reportUnenforced(kind, unenforced, options.unenforced ?? "warn");
+  const conversion = several ? options.conversion : undefined;
+  const roots = Object.fromEntries(crdVersions.map((v) => [v.name, v.schema.openAPIV3Schema]));
+  const crdConversionBlock = crdConversion(resource, roots, conversion);
   const crd: CustomResourceDefinition = {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
@@ -231,28 +337,28 @@ export function defineKind<
         ...(shortNames.length > 0 ? { shortNames } : {}),
         ...(categories.length > 0 ? { categories } : {}),
       },
-      versions: [{
-        name: version,
-        served: true,
-        storage: true,
-        ...(Object.keys(subresources).length > 0 ? { subresources } : {}),
-        ...(printerColumns.length > 0 ? { additionalPrinterColumns: printerColumns } : {}),
-        schema: { openAPIV3Schema: root },
-      }],
+      versions: crdVersions,
+      ...(crdConversionBlock && { conversion: crdConversionBlock }),
     },
   };
   return {
     resource,
-    apiVersion: `${group}/${version}`,
-    spec: options.spec,
-    status: options.status as Status,
+    apiVersion: `${group}/${storage.name}`,
+    spec: storage.spec,
+    status: storage.status,
+    versions: versions.map((v) => v.name),
+    ...(conversion && { conversion }),
     unenforced,
     crd: () => structuredClone(crd),
   };
 }
 
 /** The object's schema: apiVersion, kind, metadata where a rule names it, spec and status. */
-function rootSchema(options: KindOptions<ZodSchema, ZodSchema | undefined>): JsonSchema {
+function rootSchema(
+  options: KindCommonOptions,
+  spec: ZodSchema,
+  status: ZodSchema | undefined,
+): JsonSchema {
   const rules = (options.validations ?? []).map((rule, i) => celRule(options.kind, rule, i));
   const namesMetadata = rules.some((rule) => rule.fieldPath?.startsWith(".metadata.name"));
   return {
@@ -263,103 +369,10 @@ function rootSchema(options: KindOptions<ZodSchema, ZodSchema | undefined>): Jso
       kind: { type: "string", description: "REST resource this object represents." },
       ...(namesMetadata &&
         { metadata: { type: "object", properties: { name: { type: "string" } } } }),
-      spec: toKubernetesSchema(options.spec),
-      ...(options.status && { status: toKubernetesSchema(options.status) }),
+      spec: toKubernetesSchema(spec),
+      ...(status && { status: toKubernetesSchema(status) }),
     },
     required: ["spec"],
     ...(rules.length > 0 && { "x-kubernetes-validations": rules }),
-  };
-}
-
-function reportUnenforced(
-  kind: string,
-  unenforced: readonly UnenforcedConstraint[],
-  mode: "warn" | "error" | "ignore",
-): void {
-  if (mode !== "warn" && mode !== "error" && mode !== "ignore") {
-    refuse(kind, "unenforced", mode, "warn, error or ignore");
-  }
-  if (unenforced.length === 0 || mode === "ignore") return;
-  const lines = unenforced.map(({ path, constraint, advice }) =>
-    `  ${path}: ${constraint}; ${advice}`
-  );
-  const count = unenforced.length === 1
-    ? "a zod constraint"
-    : `${unenforced.length} zod constraints`;
-  if (mode === "error") {
-    throw new TypeError(
-      `Cannot define the kind ${kind}: the API server would not enforce ${count} of its ` +
-        `schema:\n${lines.join("\n")}`,
-    );
-  }
-  // deno-lint-ignore no-console -- at definition, before any logging is set up, and never silent
-  console.warn(
-    `The CRD of ${kind} leaves out ${count}; the API server accepts objects that break ` +
-      `${unenforced.length === 1 ? "it" : "them"}:\n${lines.join("\n")}\n` +
-      `(defineKind's 'unenforced: "error"' refuses such a schema, "ignore" silences this)`,
-  );
-}
-
-function celRule(kind: string, rule: CelRule, i: number): CelRule {
-  if (typeof rule?.rule !== "string" || rule.rule.trim() === "") {
-    refuse(kind, `validations[${i}].rule`, rule?.rule, "a CEL expression");
-  }
-  if (typeof rule.message !== "string" || rule.message === "") {
-    refuse(kind, `validations[${i}].message`, rule.message, "the text of a refusal");
-  }
-  if (rule.fieldPath !== undefined && !rule.fieldPath.startsWith(".")) {
-    refuse(kind, `validations[${i}].fieldPath`, rule.fieldPath, "a path starting with '.'");
-  }
-  return { ...rule };
-}
-
-function printerColumn(kind: string, column: PrinterColumn, i: number): PrinterColumn {
-  if (typeof column?.name !== "string" || column.name === "") {
-    refuse(kind, `printerColumns[${i}].name`, column?.name, "a heading");
-  }
-  if (!COLUMN_TYPES.has(column.type)) {
-    refuse(kind, `printerColumns[${i}].type`, column.type, [...COLUMN_TYPES].join(", "));
-  }
-  if (typeof column.jsonPath !== "string" || !column.jsonPath.startsWith(".")) {
-    refuse(kind, `printerColumns[${i}].jsonPath`, column.jsonPath, "a path starting with '.'");
-  }
-  if (
-    column.priority !== undefined && (!Number.isInteger(column.priority) || column.priority < 0)
-  ) {
-    refuse(kind, `printerColumns[${i}].priority`, column.priority, "a non-negative integer");
-  }
-  return { ...column };
-}
-
-/**
- * The scale subresource with its defaults; takes `minimum: 0` off the spec
- * replicas, which the API server checks itself for a kind that scales.
- */
-function scaleSubresource(
-  kind: string,
-  scale: Partial<ScaleSubresource>,
-  root: JsonSchema,
-): ScaleSubresource {
-  const specReplicasPath = scale.specReplicasPath ?? ".spec.replicas";
-  const statusReplicasPath = scale.statusReplicasPath ?? ".status.replicas";
-  const { labelSelectorPath } = scale;
-  if (!specReplicasPath.startsWith(".spec.")) {
-    refuse(kind, "scale.specReplicasPath", specReplicasPath, "a path under .spec");
-  }
-  if (!statusReplicasPath.startsWith(".status.")) {
-    refuse(kind, "scale.statusReplicasPath", statusReplicasPath, "a path under .status");
-  }
-  if (labelSelectorPath !== undefined && !/^\.(spec|status)\./.test(labelSelectorPath)) {
-    refuse(kind, "scale.labelSelectorPath", labelSelectorPath, "a path under .status or .spec");
-  }
-  let node: JsonSchema | undefined = root;
-  for (const name of specReplicasPath.slice(1).split(".")) {
-    node = (node?.properties as Record<string, JsonSchema> | undefined)?.[name];
-  }
-  if (node?.minimum === 0) delete node.minimum;
-  return {
-    specReplicasPath,
-    statusReplicasPath,
-    ...(labelSelectorPath !== undefined && { labelSelectorPath }),
   };
 }

@@ -50,3 +50,4 @@ export * from "./kind.ts";
 export * from "./schema_hash.ts";
 export * from "./structural.ts";
 export * from "./types.ts";
+export type { KindVersion, StorageVersion, VersionStatus } from "./versions.ts";

@@ -103,6 +103,26 @@ export interface ScaleSubresource {
   labelSelectorPath?: string;
 }
 
+/**
+ * A CRD's `spec.conversion`: `None` when its versions share one schema, or
+ * the webhook the API server calls to convert between them.
+ */
+export type CrdConversion =
+  | { strategy: "None" }
+  | {
+    strategy: "Webhook";
+    webhook: {
+      /** The ConversionReview versions the webhook understands: `["v1"]`. */
+      conversionReviewVersions: string[];
+      /** Where the webhook is: a URL, or a Service; and the CA bundle that signs its certificate. */
+      clientConfig: {
+        url?: string;
+        service?: { namespace: string; name: string; path?: string; port?: number };
+        caBundle?: string;
+      };
+    };
+  };
+
 /** The CustomResourceDefinition object, with schema extensions spelled as in YAML. */
 export interface CustomResourceDefinition extends KubeObject {
   /** Always `apiextensions.k8s.io/v1`. */
@@ -115,7 +135,7 @@ export interface CustomResourceDefinition extends KubeObject {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
   };
-  /** Group, scope, names and the one served version. */
+  /** Group, scope, names, the versions, and how they convert when there are several. */
   spec: {
     group: string;
     scope: "Namespaced" | "Cluster";
@@ -135,6 +155,8 @@ export interface CustomResourceDefinition extends KubeObject {
       additionalPrinterColumns?: PrinterColumn[];
       schema: { openAPIV3Schema: JsonSchema };
     }[];
+    /** Absent for a kind of one version. */
+    conversion?: CrdConversion;
   };
 }
 

@@ -25,7 +25,8 @@ import { relative } from "node:path";
 import { wrap } from "./_comment.ts";
 import { commentedYaml } from "./_commented_yaml.ts";
 import { type Operator } from "./operator.ts";
-import { ownershipManifests } from "./rbac_files.ts";
+import { ownershipManifests, rbacObjects } from "./rbac_files.ts";
+import { conversionPatches } from "./webhook_files.ts";
 import { RUNTIME_ENV } from "../build/mod.ts";
 
 const KUSTOMIZATION = { apiVersion: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization" };
@@ -83,10 +84,15 @@ export function crdKustomizationYaml(operator: Operator): string {
 
 /**
  * `kustomization.yaml`: the CRDs, the Namespace, the RBAC, the ownership
- * policy and the Deployment, in order.
+ * policy, the Deployment and the webhooks, in order; with conversions, the
+ * patches that point the converted CRDs at the webhook's Service.
  */
 export function kustomizationYaml(operator: Operator): string {
   const folder = crdFolder(operator);
+  const webhookRole = rbacObjects(operator)
+    .filter((manifest) => manifest.file.startsWith("webhook-"))
+    .map((manifest) => manifest.file);
+  const patches = folder === undefined ? [] : conversionPatches(operator);
   const resources = [
     ...(folder === undefined ? [] : [relative(operator.layout.deploy, folder) + "/"]),
     "namespace.yaml",
@@ -96,10 +102,21 @@ export function kustomizationYaml(operator: Operator): string {
     ...operator.manifests,
     "role.yaml",
     "rolebinding.yaml",
+    ...webhookRole,
     ...ownershipManifests(operator).map((manifest) => manifest.file),
     "deployment.yaml",
+    ...(operator.webhooks ? ["webhooks.yaml"] : []),
   ];
-  return commentedYaml({ ...KUSTOMIZATION, resources }, {
+  const comments = patches.length > 0
+    ? {
+      patches: [
+        "The converted CRDs name the node's webhook URL as defineKind writes them; in the " +
+        `cluster the API server reaches ${operator.name} through its Service instead.`,
+      ],
+    }
+    : {};
+  return commentedYaml({ ...KUSTOMIZATION, resources, ...(patches.length > 0 && { patches }) }, {
+    comments,
     header: [
       `kubectl apply -k ${operator.layout.deploy}/  installs the CRDs and runs ${operator.name} ` +
       `in ${operator.namespace}.`,
@@ -135,7 +152,10 @@ export function deploymentYaml(operator: Operator): string {
       },
       ...operator.env.map((variable) => ({ name: variable.name, value: variable.value })),
     ],
-    ports: operator.ports.map((port) => ({ name: port.name, containerPort: port.port })),
+    ports: [
+      ...operator.ports,
+      ...(operator.webhooks ? [{ name: "webhook", port: operator.webhooks.port }] : []),
+    ].map((port) => ({ name: port.name, containerPort: port.port })),
     livenessProbe: probe("/healthz"),
     readinessProbe: probe("/readyz"),
     resources: {

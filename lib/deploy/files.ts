@@ -32,12 +32,13 @@ import { dockerfile, dockerignore, scratchFilesTxt } from "./image_files.ts";
 import { nodeFiles } from "./node_files.ts";
 import { describeOperator, type OperatorDescription } from "./operator.ts";
 import { rbacFiles } from "./rbac_files.ts";
+import { webhooksYaml } from "./webhook_files.ts";
 import { assembleRootfs } from "./rootfs.ts";
 
 /**
  * Every file, by its path relative to the project's root, in the order they
- * can be applied: the RBAC, the Namespace, the Deployment and the
- * kustomization in deploy/ (and one beside the CRDs), the units in deploy/systemd/, the Dockerfile,
+ * can be applied: the RBAC, the Namespace, the Deployment, the webhooks
+ * (when it serves some) and the kustomization in deploy/ (and one beside the CRDs), the units in deploy/systemd/, the Dockerfile,
  * its dockerignore and the image's file list.
  *
  * @throws {TypeError} naming the field (and the spec) of a description it
@@ -50,6 +51,8 @@ export function deployFiles(description: OperatorDescription): Map<string, strin
   for (const [name, content] of rbacFiles(operator)) files.set(`${deploy}/${name}`, content);
   files.set(`${deploy}/namespace.yaml`, namespaceYaml(operator));
   files.set(`${deploy}/deployment.yaml`, deploymentYaml(operator));
+  const webhooks = webhooksYaml(operator, "service");
+  if (webhooks !== undefined) files.set(`${deploy}/webhooks.yaml`, webhooks);
   files.set(`${deploy}/kustomization.yaml`, kustomizationYaml(operator));
   const crds = crdFolder(operator);
   if (crds !== undefined) files.set(`${crds}kustomization.yaml`, crdKustomizationYaml(operator));

@@ -9,7 +9,11 @@
  * hardened Deployment of its FROM scratch image with the memory
  * limit handed over by the Downward API, the Dockerfile with its
  * dockerignore and file list, and for node mode a systemd unit, its
- * environment file and the credentials service and timer.
+ * environment file and the credentials service and timer. An operator
+ * that declares `webhooks` (admission webhooks, conversions) gets their
+ * configurations (through a Service in the cluster, at the node's loopback
+ * in node mode), the container's port, and the RBAC to inject its CA bundle
+ * and keep its certificate's Secret.
  *
  * A description that cannot be derived is refused before anything is
  * written, with a `TypeError` naming the spec and the field. A project's
@@ -57,6 +61,11 @@ export {
   type Operator,
   type OperatorDescription,
 } from "./operator.ts";
+export {
+  type DeclaredAdmission,
+  type DeployedWebhooks,
+  type OperatorWebhooks,
+} from "./webhook_declarations.ts";
 export { compareDeployFiles, deployFiles, runDeploy, writeDeployFiles } from "./files.ts";
 export { runNodeInstall } from "./node_credentials.ts";
 export { type RbacManifest, rbacObjects } from "./rbac_files.ts";

@@ -55,6 +55,7 @@ import {
 import { commentedYaml } from "./_commented_yaml.ts";
 import { describeOperator, type OperatorDescription } from "./operator.ts";
 import { rbacObjects } from "./rbac_files.ts";
+import { WEBHOOK_CONFIGURATIONS, webhookConfigurations } from "./webhook_files.ts";
 
 /** What the admin client must be able to do. */
 export type CredentialsClient = Pick<KubeClient, "apply" | "requestToken">;
@@ -97,12 +98,14 @@ const KINDS: Readonly<Record<string, Resource>> = {
   RoleBinding: ROLE_BINDINGS,
   ValidatingAdmissionPolicy: VALIDATING_ADMISSION_POLICIES,
   ValidatingAdmissionPolicyBinding: VALIDATING_ADMISSION_POLICY_BINDINGS,
+  ...WEBHOOK_CONFIGURATIONS,
 };
 
 /**
  * What the operator described applies for node mode: its Namespace (so
  * that its ServiceAccount and Lease have one), then the RBAC of its deploy
- * files, object for object.
+ * files, object for object, then its webhook configurations at the node's
+ * loopback (deploy/systemd/webhooks.yaml), whose CA bundle it injects itself.
  *
  * @throws {TypeError} for a description that cannot be derived; see `describeOperator`.
  */
@@ -113,7 +116,11 @@ export function nodeGrant(description: OperatorDescription): NodeGrant {
     kind: "Namespace",
     metadata: { name: operator.namespace, labels: { "app.kubernetes.io/name": operator.name } },
   };
-  const objects = [namespace, ...rbacObjects(operator).map((m) => m.object as KubeObject)];
+  const objects = [
+    namespace,
+    ...rbacObjects(operator).map((m) => m.object as KubeObject),
+    ...webhookConfigurations(operator, "url"),
+  ];
   return {
     objects: objects.map((object) => ({ ...object, resource: KINDS[object.kind ?? ""]! })),
     account: { namespace: operator.namespace, name: operator.serviceAccount },

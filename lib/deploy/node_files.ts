@@ -34,6 +34,7 @@ import { memoryLimitVariable } from "./cluster_files.ts";
 import { type EnvGroup, type Operator, systemdMemory } from "./operator.ts";
 import { RUNTIME_ENV } from "../build/mod.ts";
 import { MEMORY_LIMIT_FORMS } from "../runtime/memory/mod.ts";
+import { webhooksYaml } from "./webhook_files.ts";
 
 /** The hardening both services share, after their `UMask=`-free head. */
 function sandbox(): string {
@@ -282,13 +283,19 @@ WantedBy=timers.target
 `;
 }
 
-/** The node's files by their name in deploy/systemd/. */
+/**
+ * The node's files by their name in deploy/systemd/; with admission
+ * webhooks, `webhooks.yaml`, their configurations at the node's loopback,
+ * which the credentials service applies.
+ */
 export function nodeFiles(operator: Operator): Map<string, string> {
   const units = unitNames(operator);
+  const webhooks = webhooksYaml(operator, "url");
   return new Map([
     [units.service, unitFile(operator)],
     [units.env, envFile(operator)],
     [units.credentials, credentialsService(operator)],
     [units.timer, credentialsTimer(operator)],
+    ...(webhooks === undefined ? [] : [["webhooks.yaml", webhooks] as [string, string]]),
   ]);
 }

@@ -22,6 +22,11 @@
  *
  * @module
  */
+import {
+  type DeployedWebhooks,
+  describeWebhooks,
+  type OperatorWebhooks,
+} from "./webhook_declarations.ts";
 
 /** A resource as RBAC names it: a `Resource` of `@kinglet/kinglet/kube` is one. */
 export interface DeployedResource {
@@ -203,12 +208,23 @@ export interface OperatorDescription {
   layout?: DeployLayout;
   /** Sentences of the comments. */
   notes?: DeployNotes;
+  /**
+   * The admission webhooks and conversions it serves: deploy writes their
+   * configurations (webhooks.yaml in the cluster, beside the units for node
+   * mode), the Service in front of the pod, the container's port and the
+   * RBAC to inject its CA bundle and keep its certificate. Only their
+   * declarations are read. @default none
+   */
+  webhooks?: DeployedWebhooks;
 }
 
 /** A checked description with every default filled in. */
 export interface Operator extends
   Required<
-    Omit<OperatorDescription, "layout" | "notes" | "rules" | "manifests" | "env" | "settings">
+    Omit<
+      OperatorDescription,
+      "layout" | "notes" | "rules" | "manifests" | "env" | "settings" | "webhooks"
+    >
   > {
   /** {@link OperatorDescription.rules}, none when not given. */
   rules: readonly DeclaredRule[];
@@ -222,6 +238,8 @@ export interface Operator extends
   layout: Required<DeployLayout>;
   /** {@link OperatorDescription.notes}, empty when not given. */
   notes: DeployNotes;
+  /** {@link OperatorDescription.webhooks}, checked; absent when it declares none. */
+  webhooks?: OperatorWebhooks;
 }
 
 /** The Deno the image is built with, kinglet's own. */
@@ -239,7 +257,8 @@ const FLAG = /^--[a-z][-a-z0-9]*(=\S*)?$/;
  * that cannot be derived: a name that is no DNS label, an env prefix that is
  * not upper case ending in `_`, an empty image, no controllers, a spec
  * without a name or a resource, a memory limit that is no `Ki`, `Mi` or
- * `Gi` quantity.
+ * `Gi` quantity, a webhook declaration that cannot be written (see
+ * `describeWebhooks`).
  */
 export function describeOperator(description: OperatorDescription): Operator {
   const d = description;
@@ -304,6 +323,8 @@ export function describeOperator(description: OperatorDescription): Operator {
     if (!FLAG.test(flag)) refuse(`the flag ${JSON.stringify(flag)} is not --name or --name=value`);
   }
   const deploy = d.layout?.deploy ?? "deploy";
+  const ports = d.ports ?? [{ name: "health", port: 8081 }];
+  const webhooks = describeWebhooks(d.webhooks, ports, refuse);
   return {
     name: d.name,
     envPrefix: d.envPrefix,
@@ -321,7 +342,7 @@ export function describeOperator(description: OperatorDescription): Operator {
     flags: d.flags ?? [],
     kubeconfigFlag: d.kubeconfigFlag ?? "",
     env: d.env ?? [],
-    ports: d.ports ?? [{ name: "health", port: 8081 }],
+    ports,
     settings: d.settings ?? ["memory-limit"],
     compileTask: d.compileTask ?? "build",
     rootfsScript: d.rootfsScript ?? "scripts/deploy.ts --rootfs",
@@ -332,6 +353,7 @@ export function describeOperator(description: OperatorDescription): Operator {
       scratchFiles: d.layout?.scratchFiles ?? `${deploy}/scratch_files.txt`,
     },
     notes: d.notes ?? {},
+    ...(webhooks && { webhooks }),
   };
 }
 

@@ -32,9 +32,11 @@ import {
   type ExplainedRule,
   leaderElectionRules,
   ownershipPolicy,
+  type RbacRule,
 } from "../runtime/rbac/mod.ts";
 import { commentedYaml } from "./_commented_yaml.ts";
 import type { Operator } from "./operator.ts";
+import { webhookClusterRules, webhookSecretRules } from "./webhook_files.ts";
 
 const RBAC = "rbac.authorization.k8s.io";
 
@@ -68,7 +70,51 @@ export function leaderElectionRoleName(operator: Pick<Operator, "name">): string
 export function clusterRules(operator: Operator): ExplainedRule[] {
   // controllerRules reads a spec's declarations alone, which a DeployedController holds.
   const specs = operator.controllers as readonly unknown[] as ControllerSpec<KubeObject>[];
-  return controllerRules(specs, { extra: operator.rules });
+  return controllerRules(specs, { extra: [...operator.rules, ...webhookClusterRules(operator)] });
+}
+
+/** The name of the Role and RoleBinding of the operator's webhook certificate. */
+export function webhookRoleName(operator: Pick<Operator, "name">): string {
+  return `${operator.name}-webhook-certificate`;
+}
+
+/** The Role of the webhook's certificate Secret and its binding, when it serves webhooks. */
+function webhookRoleManifests(operator: Operator): RbacManifest[] {
+  const rules = webhookSecretRules(operator);
+  if (rules.length === 0) return [];
+  const { name, namespace } = operator;
+  const role = webhookRoleName(operator);
+  const explained = mergeRules(rules);
+  const metadata = { name: role, namespace, labels: { "app.kubernetes.io/name": name } };
+  return [
+    {
+      file: "webhook-role.yaml",
+      object: { apiVersion: `${RBAC}/v1`, kind: "Role", metadata, rules: bare(explained) },
+      header: [
+        `The certificate of ${name}'s webhooks: one Secret in ${namespace}, kept by ${name} ` +
+        "(created when absent, rotated in place). Other Secrets stay out of reach but for " +
+        "create, which RBAC cannot limit by name.",
+      ],
+      reasons: explained.map((rule) => rule.reasons),
+    },
+    {
+      file: "webhook-rolebinding.yaml",
+      object: {
+        apiVersion: `${RBAC}/v1`,
+        kind: "RoleBinding",
+        metadata: { ...metadata, labels: { ...metadata.labels } },
+        roleRef: { apiGroup: RBAC, kind: "Role", name: role },
+        subjects: [{ kind: "ServiceAccount", name: operator.serviceAccount, namespace }],
+      },
+      header: [`Grants webhook-role.yaml to ${name}'s ServiceAccount, in ${namespace} only.`],
+      reasons: [],
+    },
+  ];
+}
+
+/** Declared rules with their reasons, as `controllerRules` explains them. */
+function mergeRules(rules: readonly RbacRule[]): ExplainedRule[] {
+  return controllerRules([], { extra: rules });
 }
 
 /**
@@ -166,6 +212,7 @@ export function rbacObjects(operator: Operator): RbacManifest[] {
       header: [`Grants role.yaml to ${name}'s ServiceAccount, in ${namespace} only.`],
       reasons: [],
     },
+    ...webhookRoleManifests(operator),
     ...policy,
   ];
 }
@@ -187,7 +234,7 @@ export function ownershipManifests(operator: Operator): RbacManifest[] {
   const { policy, binding, confined, unconfined } = ownershipPolicy(operator.controllers, {
     name: ownershipPolicyName(operator),
     username: `system:serviceaccount:${namespace}:${serviceAccount}`,
-    rules: clusterRules(operator),
+    rules: [...clusterRules(operator), ...webhookPolicyRules(operator)],
     labels: { "app.kubernetes.io/name": name },
   });
   if (confined.length === 0) return [];
@@ -226,6 +273,20 @@ export function ownershipManifests(operator: Operator): RbacManifest[] {
       reasons: [],
     },
   ];
+}
+
+/**
+ * What the policy must know of the webhook's Secret: the Role lets the
+ * operator create any Secret in its namespace, and the Secret is labelled
+ * managed-by, not owned, so its create and its updates are the operator's
+ * by name (excluded from what the policy confines), every other create of
+ * a Secret must make one the operator owns.
+ */
+function webhookPolicyRules(operator: Operator): RbacRule[] {
+  const rules = webhookSecretRules(operator);
+  return rules.map((rule) =>
+    rule.resourceNames ? { ...rule, verbs: ["create", ...rule.verbs] } : rule
+  );
 }
 
 /**
