@@ -238,6 +238,24 @@ Deno.test("run steps on the clock: the serving certificate is renewed when due, 
   await running;
 });
 
+Deno.test("a failed injection is thrown after the certificate is handed out, and the next step injects", async () => {
+  const clock = new FakeClock(Date.UTC(2031, 0, 1));
+  let refusals = 1;
+  const injected: string[] = [];
+  const { keeper } = setup(clock, {
+    inject: (bundle) => {
+      if (refusals-- > 0) return Promise.reject(new Error("forbidden"));
+      injected.push(bundle);
+      return Promise.resolve();
+    },
+  });
+  const one = keeper();
+  await assert.rejects(one.step(), /forbidden/);
+  assert.ok(one.current(), "served while the bundle could not be put in place");
+  await one.step();
+  assert.deepEqual(injected, [one.caBundle()]);
+});
+
 Deno.test("a keeper refuses options it cannot keep, naming them", () => {
   const clock = new FakeClock(0);
   const { cluster } = setup(clock);

@@ -17,6 +17,11 @@
  *   joins the bundle first, the serving certificate is issued from it only
  *   once this keeper has injected a bundle holding it and `settleMs` has
  *   passed, and the old CA leaves the bundle when it expires.
+ * - Every keeper injects the bundle it has just read. One that read just
+ *   before another's write may put the older bundle back for a moment; it
+ *   decided on the same due time, so its own write loses and it reads and
+ *   injects the newer bundle in the same step. `settleMs` covers that
+ *   moment as well as the API server's own catching up.
  * - The clock must read Unix milliseconds (the system clock does; in tests
  *   a `FakeClock` started at `Date.now()`): certificates carry dates.
  * - Failures (store, injection) are logged and retried with backoff; the
@@ -167,12 +172,14 @@ export class CertificateKeeper implements CertificateSource {
   }
 
   /**
-   * One pass: reads the store, hands out its serving certificate, injects
-   * its bundle, and writes what the rotation rules want (reading again
-   * after each write, lost or won). Resolves to when the next pass is due,
-   * in Unix milliseconds. A call while a pass runs joins it.
+   * One pass: reads the store, injects its bundle, writes what the
+   * rotation rules want (reading again after each write, lost or won), and
+   * hands out the serving certificate that stands. Resolves to when the
+   * next pass is due, in Unix milliseconds. A call while a pass runs joins
+   * it.
    *
-   * @throws what the store or the injection throws; {@link run} retries.
+   * @throws what the store throws, or, once the certificate is handed out,
+   * what the injection threw; {@link run} retries.
    */
   step(signal?: AbortSignal): Promise<number> {
     this.#stepping ??= this.#step(signal).finally(() => this.#stepping = undefined);
@@ -209,46 +216,65 @@ export class CertificateKeeper implements CertificateSource {
   }
 
   async #step(signal: AbortSignal | undefined): Promise<number> {
+    let injection: { failed: unknown } | undefined;
     for (let writes = 0;; writes++) {
       const record = await this.#store.read(signal);
       const stored = record?.certificates;
-      if (stored) await this.#adopt(stored, signal);
+      if (stored) injection = await this.#injectBundle(stored, signal);
       const now = this.#clock.now();
       const trustedSince = stored && this.#trusted?.ca === stored.ca.cert
         ? this.#trusted.at
         : undefined;
       const { next, reason, wakeAt } = await rotationStep(stored, now, trustedSince, this.#policy);
-      if (!next || writes === MAX_WRITES_PER_STEP) return next ? now + this.#refreshMs : wakeAt;
-      const version = await this.#store.write(next, record?.version, signal);
-      if (version === undefined) {
-        log.debug("Another candidate changed the webhook's certificates first; reading them");
-      } else {
-        log.info("Wrote new webhook certificates: {reason}", { reason });
+      if (next && writes < MAX_WRITES_PER_STEP) {
+        const version = await this.#store.write(next, record?.version, signal);
+        if (version === undefined) {
+          log.debug("Another candidate changed the webhook's certificates first; reading them");
+        } else {
+          log.info("Wrote new webhook certificates: {reason}", { reason });
+        }
+        continue;
+      }
+      // Served only once the rules let it stand: never one about to be replaced.
+      if (stored) this.#serve(stored.serving);
+      if (injection) throw injection.failed;
+      return next ? now + this.#refreshMs : wakeAt;
+    }
+  }
+
+  #serve({ cert, key }: ServingCertificate): void {
+    if (this.#current?.cert === cert && this.#current.key === key) return;
+    const certificate = { cert, key };
+    this.#current = certificate;
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(certificate);
+      } catch (error) {
+        log.error("A listener of the serving certificate failed: {error}", {
+          error: describeError(error),
+        });
       }
     }
   }
 
-  /** Serves `stored`'s certificate and injects its bundle. */
-  async #adopt(stored: StoredCertificates, signal: AbortSignal | undefined): Promise<void> {
-    const { cert, key } = stored.serving;
-    if (this.#current?.cert !== cert || this.#current.key !== key) {
-      const certificate = { cert, key };
-      this.#current = certificate;
-      for (const listener of [...this.#listeners]) {
-        try {
-          listener(certificate);
-        } catch (error) {
-          log.error("A listener of the serving certificate failed: {error}", {
-            error: describeError(error),
-          });
-        }
-      }
-    }
+  /**
+   * Injects `stored`'s bundle and notes when its current CA became trusted;
+   * a failure is handed back, so that the certificate is still served.
+   */
+  async #injectBundle(
+    stored: StoredCertificates,
+    signal: AbortSignal | undefined,
+  ): Promise<{ failed: unknown } | undefined> {
     this.#bundle = stored.caBundle;
-    await this.#inject?.(stored.caBundle, signal);
+    try {
+      await this.#inject?.(stored.caBundle, signal);
+    } catch (failed) {
+      return { failed };
+    }
     const ca = stored.ca.cert;
     if (this.#trusted?.ca !== ca && splitCertificates(stored.caBundle).includes(ca)) {
       this.#trusted = { ca, at: this.#clock.now() };
     }
+    return undefined;
   }
 }
