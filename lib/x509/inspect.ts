@@ -124,9 +124,8 @@ export async function verifyIssuedBy(cert: string, ca: string): Promise<boolean>
   const issued = parseCertificate(first(cert));
   const authority = parseCertificate(first(ca));
   if (hex(issued.issuer) !== hex(authority.subject)) return false;
-  if (hex(readChildren(readTlv(issued.signatureAlgorithm).value)[0]!.raw) !== ECDSA_WITH_SHA256) {
-    return false;
-  }
+  const [algorithm] = readChildren(readTlv(issued.signatureAlgorithm).value);
+  if (!algorithm || hex(algorithm.raw) !== ECDSA_WITH_SHA256) return false;
   let key: CryptoKey;
   try {
     const spki = authority.spki.slice();
