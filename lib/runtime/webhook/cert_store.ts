@@ -53,6 +53,7 @@ export interface StoredCertificates {
 export interface StoredRecord {
   /** `undefined` when something is stored but not all five texts are. */
   certificates?: StoredCertificates;
+  /** What a write names to replace this: a resourceVersion, or a digest of the files. */
   version: string;
 }
 

@@ -68,9 +68,9 @@ export interface CertificateKeeperOptions {
   ipAddresses?: readonly string[];
   /** The CA's common name, followed by `@<Unix seconds>`. @default "kinglet-webhook-ca" */
   caName?: string;
-  /** @default 365 days */
+  /** How long a CA is valid; it is replaced at two thirds of it. @default 365 days */
   caLifetimeMs?: number;
-  /** @default 90 days */
+  /** How long a serving certificate is valid; renewed at two thirds of it. @default 90 days */
   servingLifetimeMs?: number;
   /**
    * How long a bundle holding a new CA is in the API server before the
