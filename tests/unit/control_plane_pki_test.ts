@@ -3,7 +3,7 @@ import { X509Certificate } from "node:crypto";
 import { join } from "node:path";
 import { NOT_BLOCK_YAML, readBlockYaml } from "../../lib/kube/_block_yaml.ts";
 import { loadConfig } from "../../lib/kube/config.ts";
-import { integer, octetString, oid, time } from "../../lib/testing/control_plane/_der.ts";
+import { oid } from "../../lib/x509/_der.ts";
 import { writeKubeconfig } from "../../lib/testing/control_plane/_kubeconfig.ts";
 import { generatePki, type Pki } from "../../lib/testing/control_plane/mod.ts";
 
@@ -33,27 +33,6 @@ function extendedUsages(cert: X509Certificate): { serverAuth: boolean; clientAut
     clientAuth: raw.includes(hex(oid("1.3.6.1.5.5.7.3.2"))),
   };
 }
-
-Deno.test("DER integers stay positive and minimal, lengths past 127 take the long form", () => {
-  assert.equal(hex(integer(new Uint8Array([0, 0, 0x7f]))), "02017f");
-  assert.equal(hex(integer(new Uint8Array([0x80]))), "02020080");
-  assert.equal(hex(integer(new Uint8Array([0, 0]))), "020100");
-  assert.equal(hex(octetString(new Uint8Array(200)).subarray(0, 3)), "0481c8");
-  assert.equal(hex(octetString(new Uint8Array(300)).subarray(0, 4)), "0482012c");
-});
-
-Deno.test("DER object identifiers encode arcs past 127 in base 128", () => {
-  assert.equal(hex(oid("1.2.840.10045.4.3.2")), "06082a8648ce3d040302");
-  assert.equal(hex(oid("2.5.29.19")), "0603551d13");
-});
-
-Deno.test("certificate times are UTCTime before 2050 and GeneralizedTime from then on", () => {
-  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes.subarray(2));
-  assert.equal(time(new Date("2036-01-02T03:04:05Z"))[0], 0x17);
-  assert.equal(text(time(new Date("2036-01-02T03:04:05Z"))), "360102030405Z");
-  assert.equal(time(new Date("2050-01-02T03:04:05Z"))[0], 0x18);
-  assert.equal(text(time(new Date("2050-01-02T03:04:05Z"))), "20500102030405Z");
-});
 
 Deno.test("the CA signs the serving and client certificates, all v3 with the usages Kubernetes checks", async () => {
   await withPki(async (pki) => {
