@@ -233,6 +233,8 @@ const SURFACE: Record<string, string[]> = {
     "RuntimeMetricsOptions",
     "Series",
     "StatsSource",
+    "WebhookMetrics",
+    "WebhookMetricSet",
   ],
   "./runtime/memory": [
     "Budgeted",
