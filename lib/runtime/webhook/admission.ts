@@ -160,6 +160,7 @@ export async function admit(
 
 /** A handler ran past its time. */
 export class HandlerTimeoutError extends Error {
+  /** Always `HandlerTimeoutError`. */
   override readonly name = "HandlerTimeoutError";
 
   /** Says how long the handler had. */

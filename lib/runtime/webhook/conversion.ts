@@ -49,6 +49,7 @@ export type ConversionFailure =
 
 /** An object could not be converted; never retryable. */
 export class ConversionError extends Error {
+  /** Always `ConversionError`. */
   override readonly name = "ConversionError";
   /** Converting the same object again fails again. */
   readonly retryable = false;

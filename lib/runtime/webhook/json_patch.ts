@@ -46,7 +46,7 @@ export function jsonPatchBetween(before: unknown, after: unknown): JsonPatchOper
 }
 
 /** `token` escaped for a JSON Pointer (RFC 6901): `~` as `~0`, `/` as `~1`. */
-export function pointerToken(token: string): string {
+function pointerToken(token: string): string {
   return token.replaceAll("~", "~0").replaceAll("/", "~1");
 }
 
