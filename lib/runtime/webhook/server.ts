@@ -6,10 +6,11 @@
  * What the caller must know:
  *
  * - It listens once its {@link CertificateSource} has a certificate, and
- *   takes each new one without dropping a request: a second listener with
- *   the new certificate opens on the same port (`SO_REUSEPORT`), then the old
- *   one closes gracefully, finishing what it had begun. Only a process of
- *   the same user can share the port so.
+ *   takes each new one without dropping a request: the public port relays
+ *   each connection to a TLS listener on loopback; a new certificate starts
+ *   a new TLS listener, new connections go there, and the old one closes
+ *   gracefully, finishing what it had begun (_relay.ts says why not
+ *   `reusePort`).
  * - It serves every candidate, leader or not, and needs no cache: handlers
  *   read the cluster through the client they are lent.
  * - A body over 7 MiB is answered 413, a malformed review 400, both with a
@@ -46,6 +47,7 @@ import type { WebhookMetrics } from "../metrics/webhook_metrics.ts";
 import { type AdmissionKind, admit } from "./admission.ts";
 import type { CertificateSource, ServingCertificate } from "./certificate_source.ts";
 import { ConversionError, convertObject } from "./conversion.ts";
+import { ConnectionRelay } from "./_relay.ts";
 import {
   admissionReviewResponse,
   conversionReviewResponse,
@@ -186,14 +188,21 @@ export class WebhookServer {
         return;
       }
       let serving: ServingCertificate = latest;
-      let server: Deno.HttpServer<Deno.NetAddr>;
+      let relay: ConnectionRelay;
+      let tls: Deno.HttpServer<Deno.NetAddr>;
       try {
-        server = this.#listen(serving, this.#options.port ?? DEFAULT_WEBHOOK_PORT, signal);
+        tls = this.#listen(serving, signal);
+        const listener = Deno.listen({
+          hostname: this.#options.hostname ?? "127.0.0.1",
+          port: this.#options.port ?? DEFAULT_WEBHOOK_PORT,
+        });
+        relay = new ConnectionRelay(listener, tls.addr.port);
       } catch (error) {
         this.#refused(error);
         throw error;
       }
-      const address = { hostname: server.addr.hostname, port: server.addr.port };
+      const relaying = relay.serve();
+      const address = { hostname: relay.addr.hostname, port: relay.addr.port };
       this.#log.info("serving webhooks {paths} on {address}", {
         paths: this.paths.join(" "),
         address: `${address.hostname}:${address.port}`,
@@ -205,24 +214,22 @@ export class WebhookServer {
           continue;
         }
         serving = latest;
-        server = await this.#swap(server, serving, address.port, signal);
+        tls = await this.#swap(relay, tls, serving, signal);
       }
-      await server.shutdown();
+      relay.close();
+      await tls.shutdown();
+      relay.closeConnections();
+      await relaying;
     } finally {
       unsubscribe();
     }
   }
 
-  /** Listens with `certificate` on `port`; a swap opens the next listener on the same port. */
-  #listen(
-    certificate: ServingCertificate,
-    port: number,
-    signal: AbortSignal,
-  ): Deno.HttpServer<Deno.NetAddr> {
+  /** A TLS listener with `certificate` on a loopback port of its own, behind the relay. */
+  #listen(certificate: ServingCertificate, signal: AbortSignal): Deno.HttpServer<Deno.NetAddr> {
     return Deno.serve({
-      hostname: this.#options.hostname ?? "127.0.0.1",
-      port,
-      reusePort: true,
+      hostname: "127.0.0.1",
+      port: 0,
       cert: certificate.cert,
       key: certificate.key,
       onListen: () => {},
@@ -233,24 +240,30 @@ export class WebhookServer {
     }, (request) => this.#handle(request, signal));
   }
 
-  /** The old server, closed once the new one listens; the old one still, if the new one cannot. */
+  /**
+   * The new TLS listener, once the relay sends new connections to it and the
+   * old one has finished its requests; the old one still, if the new one cannot start.
+   */
   async #swap(
+    relay: ConnectionRelay,
     old: Deno.HttpServer<Deno.NetAddr>,
     certificate: ServingCertificate,
-    port: number,
     signal: AbortSignal,
   ): Promise<Deno.HttpServer<Deno.NetAddr>> {
     let next: Deno.HttpServer<Deno.NetAddr>;
     try {
-      next = this.#listen(certificate, port, signal);
+      next = this.#listen(certificate, signal);
     } catch (error) {
       this.#log.error("cannot serve the new certificate, keeping the old one: {error}", {
         error: describeError(error),
       });
       return old;
     }
+    relay.target = next.addr.port;
     await old.shutdown();
-    this.#log.info("serving certificate replaced on port {port}", { port });
+    this.#log.info("serving certificate replaced on {address}", {
+      address: `${relay.addr.hostname}:${relay.addr.port}`,
+    });
     return next;
   }
 
