@@ -314,7 +314,7 @@ Deno.test("a handler that throws is denied under Fail saying so, allowed under I
     assert.equal(response.allowed, false);
     assert.deepEqual(response.status, {
       code: 500,
-      reason: "Forbidden",
+      reason: "InternalError",
       message: "validation of WebApp shop/web failed: the handler failed: the registry is down",
     });
   });
@@ -513,6 +513,15 @@ Deno.test("misuse is refused at once, naming the option", () => {
     new RangeError(
       "Cannot start the webhook server: 'port' must be an integer from 0 to 65535, got 70000",
     ),
+  );
+  assert.throws(
+    () =>
+      new WebhookServer({
+        admission: [{ ...VALIDATING, timeoutSeconds: 0 }],
+        certificates,
+        client,
+      }),
+    /'timeoutSeconds' must be an integer from 1 to 30, got 0/,
   );
   assert.throws(
     () => new WebhookServer({ certificates, client }),

@@ -20,6 +20,19 @@ const CONVERSION_API_VERSION = "apiextensions.k8s.io/v1";
 /** The operations a webhook is registered for; kinglet registers none for CONNECT. */
 const OPERATIONS: readonly string[] = ["CREATE", "UPDATE", "DELETE"];
 
+/** The metav1.Status reason of a denial's code, where Kubernetes names one. */
+const STATUS_REASONS: Readonly<Record<number, string>> = {
+  400: "BadRequest",
+  403: "Forbidden",
+  404: "NotFound",
+  409: "Conflict",
+  422: "Invalid",
+  429: "TooManyRequests",
+  500: "InternalError",
+  503: "ServiceUnavailable",
+  504: "Timeout",
+};
+
 /** A request body the server cannot take; `status` is the HTTP answer. */
 export class ReviewError extends Error {
   override readonly name = "ReviewError";
@@ -108,11 +121,9 @@ export function decodeAdmissionReview(body: unknown): AdmissionRequest {
 export function admissionReviewResponse(uid: string, outcome: AdmissionOutcome): Json {
   const response: Json = { uid, allowed: outcome.allowed };
   if (!outcome.allowed) {
-    response.status = {
-      code: outcome.code ?? 403,
-      message: outcome.message ?? "denied",
-      reason: outcome.code === 400 ? "BadRequest" : "Forbidden",
-    };
+    const code = outcome.code ?? 403;
+    const reason = STATUS_REASONS[code];
+    response.status = { code, message: outcome.message ?? "denied", ...(reason && { reason }) };
   }
   if (outcome.warnings?.length) response.warnings = outcome.warnings;
   if (outcome.patch?.length) {

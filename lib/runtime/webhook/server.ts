@@ -44,7 +44,7 @@ import { describeError } from "../../kube/errors.ts";
 import { logger } from "../../log.ts";
 import type { RuntimeMetrics } from "../metrics/metrics.ts";
 import type { WebhookMetrics } from "../metrics/webhook_metrics.ts";
-import { type AdmissionKind, admit } from "./admission.ts";
+import { type AdmissionKind, admit, handlerTimeoutMs } from "./admission.ts";
 import type { CertificateSource, ServingCertificate } from "./certificate_source.ts";
 import { ConversionError, convertObject } from "./conversion.ts";
 import { ConnectionRelay } from "./_relay.ts";
@@ -92,7 +92,11 @@ export interface WebhookAddress {
   port: number;
 }
 
-type Serve = (request: Request, signal: AbortSignal) => Promise<Response>;
+type Serve = (
+  request: Request,
+  signal: AbortSignal,
+  metrics: WebhookMetrics | undefined,
+) => Promise<Response>;
 
 interface Route {
   serve: Serve;
@@ -114,7 +118,8 @@ export class WebhookServer {
   /**
    * Checks the options and lays out the routes; nothing listens before {@link run}.
    *
-   * @throws {RangeError} when `port` is not an integer from 0 to 65535.
+   * @throws {RangeError} when `port` is not an integer from 0 to 65535, or a
+   *   webhook's `timeoutSeconds` or `handlerTimeoutMs` is out of range.
    * @throws {TypeError} when there is nothing to serve, or two entries claim one kind.
    */
   constructor(options: WebhookServerOptions) {
@@ -133,18 +138,19 @@ export class WebhookServer {
     // A caller that never asks where the server listens must not see an unhandled rejection.
     this.listening.catch(() => {});
     for (const webhook of options.admission ?? []) {
+      handlerTimeoutMs(webhook);
       for (const kind of ["validate", "mutate"] as const) {
         if (!(kind === "validate" ? webhook.validate : webhook.default)) continue;
         this.#route(
           webhookPaths[kind](webhook.resource),
-          (request, signal) => this.#admit(webhook, kind, request, signal),
+          (request, signal, metrics) => this.#admit(webhook, kind, request, signal, metrics),
         );
       }
     }
     for (const conversion of options.conversions ?? []) {
       this.#route(
         webhookPaths.convert(conversion.resource),
-        (request) => this.#convert(conversion, request),
+        (request, _, metrics) => this.#convert(conversion, request, metrics),
       );
     }
     if (this.#routes.size === 0) {
@@ -278,7 +284,7 @@ export class WebhookServer {
     route.metrics?.inFlight(1);
     let status = 500;
     try {
-      const response = await route.serve(request, signal);
+      const response = await route.serve(request, signal, route.metrics);
       status = response.status;
       return response;
     } catch (error) {
@@ -297,6 +303,7 @@ export class WebhookServer {
     kind: AdmissionKind,
     request: Request,
     signal: AbortSignal,
+    metrics: WebhookMetrics | undefined,
   ): Promise<Response> {
     const review = decodeAdmissionReview(await readJsonBody(request));
     const outcome = await admit(webhook, kind, review, {
@@ -304,15 +311,15 @@ export class WebhookServer {
       signal,
       clock: this.#clock,
     });
-    if (outcome.failure) {
-      this.#routes.get(webhookPaths[kind](webhook.resource))?.metrics?.handlerFailed(
-        outcome.failure.reason,
-      );
-    }
+    if (outcome.failure) metrics?.handlerFailed(outcome.failure.reason);
     return json(admissionReviewResponse(review.uid, outcome));
   }
 
-  async #convert(conversion: Conversion, request: Request): Promise<Response> {
+  async #convert(
+    conversion: Conversion,
+    request: Request,
+    metrics: WebhookMetrics | undefined,
+  ): Promise<Response> {
     const review = decodeConversionReview(await readJsonBody(request));
     try {
       const convertedObjects = review.objects.map((object) =>
@@ -323,9 +330,7 @@ export class WebhookServer {
       if (!(error instanceof ConversionError)) throw error;
       this.#log.error("{message}", { message: error.message });
       if (error.reason === "ConverterFailed" || error.reason === "MetadataChanged") {
-        this.#routes.get(webhookPaths.convert(conversion.resource))?.metrics?.handlerFailed(
-          "error",
-        );
+        metrics?.handlerFailed("error");
       }
       return json(conversionReviewResponse(review.uid, { message: error.message }));
     }
