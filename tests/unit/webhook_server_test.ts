@@ -416,6 +416,24 @@ Deno.test("the server waits for its first certificate before it listens", async 
   await running;
 });
 
+Deno.test("a port in use rejects both run and listening, leaving nothing open", async () => {
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const certificates = new TestCertificates();
+    certificates.set(first.serving);
+    const server = new WebhookServer({
+      admission: [VALIDATING],
+      port: taken.addr.port,
+      certificates,
+      client,
+    });
+    await assert.rejects(server.run(new AbortController().signal), Deno.errors.AddrInUse);
+    await assert.rejects(server.listening, Deno.errors.AddrInUse);
+  } finally {
+    taken.close();
+  }
+});
+
 Deno.test("stopped before any certificate, the server resolves without listening", async () => {
   const server = new WebhookServer({
     admission: [VALIDATING],

@@ -194,8 +194,8 @@ export class WebhookServer {
         return;
       }
       let serving: ServingCertificate = latest;
+      let tls: Deno.HttpServer<Deno.NetAddr> | undefined;
       let relay: ConnectionRelay;
-      let tls: Deno.HttpServer<Deno.NetAddr>;
       try {
         tls = this.#listen(serving, signal);
         const listener = Deno.listen({
@@ -204,10 +204,15 @@ export class WebhookServer {
         });
         relay = new ConnectionRelay(listener, tls.addr.port);
       } catch (error) {
+        await tls?.shutdown();
         this.#refused(error);
         throw error;
       }
-      const relaying = relay.serve();
+      const relaying = relay.serve().catch((error) =>
+        this.#log.error("the webhook port stopped accepting connections: {error}", {
+          error: describeError(error),
+        })
+      );
       const address = { hostname: relay.addr.hostname, port: relay.addr.port };
       this.#log.info("serving webhooks {paths} on {address}", {
         paths: this.paths.join(" "),
