@@ -66,8 +66,9 @@
  * reconcile context, finalizers, error policies), `/events`, `/leader`,
  * `/metrics`, `/memory` (a memory limit kept by degrading in order),
  * `/manager` (its options, endpoints and election), `/crds`, `/rbac`
- * (least-privilege rules derived from the controller specs) and `/objects`
- * (conditions, owner references, order-insensitive equality).
+ * (least-privilege rules derived from the controller specs), `/objects`
+ * (conditions, owner references, order-insensitive equality) and `/webhook`
+ * (admission and conversion webhooks and the HTTPS server that answers them).
  *
  * @example A work queue on a fake clock, the way the runtime's tests drive it
  * ```ts

@@ -10,13 +10,18 @@ import type { KubeObject, Resource } from "../kube/types.ts";
 
 interface CrdSpec {
   names?: unknown;
-  versions?: { name?: string; schema?: { openAPIV3Schema?: JsonSchema } }[];
+  versions?: { name?: string; storage?: boolean; schema?: { openAPIV3Schema?: JsonSchema } }[];
 }
 
 /** The structural schema `crd` gives `version`, if it serves that version with one. */
 export function crdSchema(crd: KubeObject, version: string): JsonSchema | undefined {
   const versions = (crd.spec as CrdSpec | undefined)?.versions;
   return versions?.find((v) => v.name === version)?.schema?.openAPIV3Schema;
+}
+
+/** The version `crd` stores its objects in, if it is given and names one. */
+export function crdStorageVersion(crd: KubeObject | undefined): string | undefined {
+  return (crd?.spec as CrdSpec | undefined)?.versions?.find((v) => v.storage)?.name;
 }
 
 /**

@@ -30,7 +30,12 @@
  * than or equal to 1`): types, `required`, `enum`, bounds, lengths, patterns,
  * item counts and duplicate keys. A kind without its CRD is taken as it comes.
  *
- * What it does not: field ownership and apply conflicts, defaulting and
+ * Webhooks: given {@link MemoryClusterOptions.webhooks}, the writes of
+ * their kinds are defaulted and validated by them, and a converted kind is
+ * stored in one version and served in all, as the API server does with the
+ * webhook server (see `@kinglet/kinglet/runtime/webhook`).
+ *
+ * What it does not: field ownership and apply conflicts, schema defaulting and
  * pruning, CEL rules, `format`, ratcheting, other admission, garbage
  * collection of children or of a deleted namespace's objects, pagination,
  * set-based label selectors and field selectors. Test those against a real
@@ -75,7 +80,13 @@ import type { ManagerClient } from "../runtime/manager/manager.ts";
 import { sameJson } from "../runtime/objects/same_json.ts";
 import { labelMatcher } from "./_label_selector.ts";
 import { jsonPatch, mergePatch, type Operation } from "./_patches.ts";
-import { crdSchema, served } from "./_crds.ts";
+import { crdSchema, crdStorageVersion, served } from "./_crds.ts";
+import { InProcessWebhooks } from "./_webhooks.ts";
+import type {
+  AdmissionWebhook,
+  Conversion,
+  Operation as AdmissionOperation,
+} from "../runtime/webhook/mod.ts";
 import { invalidMessage, schemaErrors } from "./_schema_check.ts";
 import { createTestNode, type TestNode, type TestNodeOptions } from "./nodes.ts";
 
@@ -88,6 +99,16 @@ export interface MemoryClusterOptions {
    * (`default`, `kube-system`, `kube-public`, `kube-node-lease`). Defaults to none.
    */
   namespaces?: readonly string[];
+  /**
+   * Admission webhooks and conversions run as the API server would call
+   * them: each create, update (but of status) and delete of their kind is
+   * defaulted, then validated, and refused with the webhook's message
+   * (`admission webhook "vwebapps.example.com" denied the request: ...`);
+   * objects of a converted kind are stored in its storage version (the
+   * CRD's, else the hub) and read and written in any version a request
+   * names. Defaults to none.
+   */
+  webhooks?: readonly (AdmissionWebhook | Conversion)[];
 }
 
 interface Change {
@@ -113,6 +134,7 @@ export class MemoryCluster implements ManagerClient {
   readonly changes: string[] = [];
   /** Every apply, in order, as `plural namespace/name` (`plural/status` for status). */
   readonly applies: string[] = [];
+  readonly #webhooks: InProcessWebhooks | undefined;
 
   /**
    * Creates a cluster holding nothing but its namespaces, which are there
@@ -121,6 +143,7 @@ export class MemoryCluster implements ManagerClient {
   constructor(options: MemoryClusterOptions = {}) {
     const clock = options.clock;
     this.#now = clock ? () => clock.now() : Date.now;
+    if (options.webhooks?.length) this.#webhooks = new InProcessWebhooks(options.webhooks, this);
     for (const name of new Set([...CLUSTER_NAMESPACES, ...options.namespaces ?? []])) {
       const namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name } };
       this.put(NAMESPACES, { ...namespace, status: { phase: "Active" } });
@@ -198,7 +221,7 @@ export class MemoryCluster implements ManagerClient {
   list<T extends KubeObject>(resource: Resource, options: ListOptions = {}): Promise<KubeList<T>> {
     const selected = this.#selector(options);
     const items = [...this.#of(resource).values()].filter(selected)
-      .map((o) => this.#view(o, options.metadataOnly) as T);
+      .map((o) => this.#view(resource, o, options.metadataOnly) as T);
     return Promise.resolve({ metadata: { resourceVersion: String(this.#rv) }, items });
   }
 
@@ -217,7 +240,7 @@ export class MemoryCluster implements ManagerClient {
     if (options.sendInitialEvents) {
       seen = this.#rv;
       for (const object of [...this.#of(resource).values()].filter(selected)) {
-        yield { type: "ADDED", object: this.#view(object, options.metadataOnly) as T };
+        yield { type: "ADDED", object: this.#view(resource, object, options.metadataOnly) as T };
       }
       const metadata = {
         resourceVersion: String(seen),
@@ -241,7 +264,9 @@ export class MemoryCluster implements ManagerClient {
         : now
         ? (was ? "MODIFIED" : "ADDED")
         : (was ? "DELETED" : undefined);
-      if (type) yield { type, object: this.#view(change.object, options.metadataOnly) as T };
+      if (type) {
+        yield { type, object: this.#view(resource, change.object, options.metadataOnly) as T };
+      }
     }
   }
 
@@ -253,7 +278,7 @@ export class MemoryCluster implements ManagerClient {
   ): Promise<T> {
     const object = this.#of(resource).get(keyOf(options.namespace, name));
     if (!object) return this.#fail(404, "NotFound", "GET", resource, name, options.namespace);
-    return Promise.resolve(this.#view(object, options.metadataOnly) as T);
+    return Promise.resolve(this.#view(resource, object, options.metadataOnly) as T);
   }
 
   /** The object, or `undefined` when there is none. */
@@ -263,12 +288,13 @@ export class MemoryCluster implements ManagerClient {
     options: GetOptions = {},
   ): Promise<T | undefined> {
     const object = this.#of(resource).get(keyOf(options.namespace, name));
-    return Promise.resolve(object && this.#view(object, options.metadataOnly) as T);
+    return Promise.resolve(object && this.#view(resource, object, options.metadataOnly) as T);
   }
 
   /**
    * Creates `object`; 409 AlreadyExists when it exists, 404 when its
-   * namespace does not, 422 when its CRD's schema refuses it.
+   * namespace does not, 422 when its CRD's schema refuses it, the webhook's
+   * error when its admission denies it.
    */
   create<T extends KubeObject>(
     resource: Resource,
@@ -278,17 +304,25 @@ export class MemoryCluster implements ManagerClient {
     const { name = "", namespace = options.namespace } = object.metadata ?? {};
     const { uid: _, ...metadata } = object.metadata ?? {};
     const created = { ...object, metadata: { ...metadata, namespace } };
-    const refused = this.#refusal<T>("POST", resource, created, { namespaced: true });
-    if (refused) return refused;
-    if (this.#of(resource).has(keyOf(namespace, name))) {
-      return this.#fail(409, "AlreadyExists", "POST", resource, name, namespace);
-    }
-    return Promise.resolve(this.put(resource, served(resource, created)));
+    return this.#admitted(
+      resource,
+      "POST",
+      { operation: "CREATE", object: created },
+      (admitted) => {
+        const refused = this.#refusal<T>("POST", resource, admitted, { namespaced: true });
+        if (refused) return refused;
+        if (this.#of(resource).has(keyOf(namespace, name))) {
+          return this.#fail(409, "AlreadyExists", "POST", resource, name, namespace);
+        }
+        return Promise.resolve(this.#store(resource, served(resource, admitted)) as T);
+      },
+    );
   }
 
   /**
    * Replaces `object`; 409 Conflict when its resourceVersion is not the
-   * stored one, 422 when its CRD's schema refuses it.
+   * stored one, 422 when its CRD's schema refuses it, the webhook's error
+   * when its admission denies it (the status subresource is not admitted).
    */
   replace<T extends KubeObject>(
     resource: Resource,
@@ -296,7 +330,7 @@ export class MemoryCluster implements ManagerClient {
     options: WriteOptions & { subresource?: "status" } = {},
   ): Promise<T> {
     const { name = "", namespace = options.namespace, resourceVersion } = object.metadata ?? {};
-    const stored = this.#of(resource).get(keyOf(namespace, name));
+    const stored = this.#stored(resource, keyOf(namespace, name));
     if (!stored) return this.#fail(404, "NotFound", "PUT", resource, name, namespace);
     if (resourceVersion && resourceVersion !== stored.metadata?.resourceVersion) {
       return this.#fail(409, "Conflict", "PUT", resource, name, namespace);
@@ -304,8 +338,15 @@ export class MemoryCluster implements ManagerClient {
     const next = options.subresource
       ? { ...stored, status: object.status }
       : { ...object, status: stored.status, metadata: { ...stored.metadata, ...object.metadata } };
-    return this.#refusal("PUT", resource, next) ??
-      Promise.resolve(this.put<KubeObject>(resource, next) as T);
+    const operation = options.subresource ? undefined : "UPDATE";
+    return this.#admitted(
+      resource,
+      "PUT",
+      { operation, object: next, oldObject: stored },
+      (admitted) =>
+        this.#refusal("PUT", resource, admitted) ??
+          Promise.resolve(this.#store(resource, admitted) as T),
+    );
   }
 
   /**
@@ -313,28 +354,37 @@ export class MemoryCluster implements ManagerClient {
    * ones; the main resource keeps the stored status, and the status
    * subresource changes status alone (404 when the object does not exist).
    * An apply that creates is refused as a create is (404 for a namespace
-   * that does not exist); any is refused when its CRD's schema says so (422).
+   * that does not exist); any is refused when its CRD's schema says so (422)
+   * or, but for status, when its admission denies it.
    */
   apply<T extends KubeObject>(resource: Resource, object: T, options: ApplyOptions): Promise<T> {
     const { name = "", namespace } = object.metadata ?? {};
     const key = keyOf(namespace, name);
     this.applies.push(`${resource.plural}${options.subresource ? "/status" : ""} ${key}`);
-    const stored = this.#of(resource).get(key);
+    const stored = this.#stored(resource, key);
     if (options.subresource) {
       if (!stored) return this.#fail(404, "NotFound", "PATCH", resource, name, namespace);
       const next = { ...stored, status: object.status };
       return this.#refusal("PATCH", resource, next) ??
-        Promise.resolve(this.put<KubeObject>(resource, next) as T);
+        Promise.resolve(this.#store(resource, next) as T);
     }
     const metadata = { ...stored?.metadata, ...object.metadata };
     const next = { ...object, status: stored?.status, metadata };
-    return this.#refusal("PATCH", resource, next, { namespaced: !stored }) ??
-      Promise.resolve(this.put(resource, served(resource, next)));
+    const write = { operation: stored ? "UPDATE" as const : "CREATE" as const, object: next };
+    return this.#admitted(
+      resource,
+      "PATCH",
+      { ...write, oldObject: stored },
+      (admitted) =>
+        this.#refusal("PATCH", resource, admitted, { namespaced: !stored }) ??
+          Promise.resolve(this.#store(resource, served(resource, admitted)) as T),
+    );
   }
 
   /**
-   * A merge patch (also for `strategic`), a JSON patch, or an apply. An
-   * object being deleted goes once its last finalizer is removed.
+   * A merge patch (also for `strategic`), a JSON patch, or an apply, admitted
+   * as an update but for status. An object being deleted goes once its last
+   * finalizer is removed.
    */
   patch<T extends KubeObject>(
     resource: Resource,
@@ -348,7 +398,7 @@ export class MemoryCluster implements ManagerClient {
       return this.apply(resource, object as T, { ...options, fieldManager });
     }
     const key = keyOf(options.namespace, name);
-    const stored = this.#of(resource).get(key);
+    const stored = this.#stored(resource, key);
     if (!stored) return this.#fail(404, "NotFound", "PATCH", resource, name, options.namespace);
     const patched = options.type === "json"
       ? jsonPatch(stored, patch as Operation[])
@@ -360,32 +410,106 @@ export class MemoryCluster implements ManagerClient {
     const kept = options.subresource
       ? { ...stored, status: next.status }
       : { ...next, status: stored.status };
-    const refused = this.#refusal<T>("PATCH", resource, kept);
-    if (refused) return refused;
-    if (kept.metadata?.deletionTimestamp && !kept.metadata.finalizers?.length) {
-      this.remove(resource, key);
-      return Promise.resolve(structuredClone(kept) as KubeObject as T);
-    }
-    return Promise.resolve(this.put<KubeObject>(resource, kept) as T);
+    const operation = options.subresource ? undefined : "UPDATE";
+    return this.#admitted(
+      resource,
+      "PATCH",
+      { operation, object: kept, oldObject: stored },
+      (admitted) => {
+        const refused = this.#refusal<T>("PATCH", resource, admitted);
+        if (refused) return refused;
+        if (admitted.metadata?.deletionTimestamp && !admitted.metadata.finalizers?.length) {
+          this.remove(resource, key);
+          return Promise.resolve(structuredClone(admitted) as KubeObject as T);
+        }
+        return Promise.resolve(this.#store(resource, admitted) as T);
+      },
+    );
   }
 
   /**
    * Deletes, or marks for deletion while finalizers remain; 404 when there is
-   * nothing, unless `ignoreNotFound`.
+   * nothing, unless `ignoreNotFound`; the webhook's error when its admission
+   * validates deletes and denies this one.
    */
   delete(resource: Resource, name: string, options: DeleteOptions = {}): Promise<void> {
     const key = keyOf(options.namespace, name);
-    const stored = this.#of(resource).get(key);
+    const stored = this.#stored(resource, key);
     if (!stored) {
       if (options.ignoreNotFound) return Promise.resolve();
       return this.#fail(404, "NotFound", "DELETE", resource, name, options.namespace);
     }
+    const webhooks = this.#webhooks;
+    if (!webhooks?.admits(resource)) return Promise.resolve(this.#deleteNow(resource, key));
+    const path = resourcePath(resource, { ...(options.namespace && options), name });
+    return webhooks.admit(resource, {
+      operation: "DELETE",
+      oldObject: stored,
+      verb: "DELETE",
+      path,
+    })
+      .then(() => this.#deleteNow(resource, key));
+  }
+
+  #deleteNow(resource: Resource, key: ObjectKey): void {
+    const stored = this.#of(resource).get(key);
+    if (!stored) return;
     if (!stored.metadata?.finalizers?.length) this.remove(resource, key);
     else if (!stored.metadata.deletionTimestamp) {
       const deletionTimestamp = this.#stamp();
       this.put(resource, { ...stored, metadata: { ...stored.metadata, deletionTimestamp } });
     }
-    return Promise.resolve();
+  }
+
+  /**
+   * Runs `resource`'s admission on a write (none without an `operation`: a
+   * status write), then `then` with the object to store.
+   */
+  #admitted<T>(
+    resource: Resource,
+    verb: string,
+    write: { operation?: AdmissionOperation; object: KubeObject; oldObject?: KubeObject },
+    then: (object: KubeObject) => Promise<T>,
+  ): Promise<T> {
+    const webhooks = this.#webhooks;
+    const operation = write.operation;
+    if (!operation || !webhooks?.admits(resource)) return then(write.object);
+    const { name = "", namespace } = write.object.metadata ?? {};
+    const path = resourcePath(resource, { ...(namespace && { namespace }), name });
+    return webhooks.admit(resource, { ...write, operation, verb, path })
+      .then((admitted) => then(admitted ?? write.object));
+  }
+
+  /** The stored object under `key`, in the version `resource` names. */
+  #stored(resource: Resource, key: ObjectKey): KubeObject | undefined {
+    const object = this.#of(resource).get(key);
+    return object && this.#served(resource, object);
+  }
+
+  /** A stored object in the version `resource` names, converted when its kind has a conversion. */
+  #served(resource: Resource, object: KubeObject): KubeObject {
+    return this.#webhooks?.convert(resource, object, resource.version) ?? object;
+  }
+
+  /**
+   * Stores `object`, written in the version `resource` names, in its kind's
+   * storage version (the CRD's, else the conversion's hub); returns it as
+   * stored, in the version written.
+   */
+  #store(resource: Resource, object: KubeObject): KubeObject {
+    const webhooks = this.#webhooks;
+    const hub = webhooks?.hub(resource);
+    if (!webhooks || hub === undefined) return this.put(resource, object);
+    const requested = resource.group ? `${resource.group}/${resource.version}` : resource.version;
+    const written = { ...object, apiVersion: object.apiVersion ?? requested };
+    const storage = this.#storageVersion(resource) ?? hub;
+    return this.#served(resource, this.put(resource, webhooks.convert(resource, written, storage)));
+  }
+
+  /** The version the CRD of `resource` stores, when the cluster holds it. */
+  #storageVersion(resource: Resource): string | undefined {
+    const crd = this.#of(CUSTOM_RESOURCE_DEFINITIONS).get(resourceName(resource));
+    return crdStorageVersion(crd);
   }
 
   /** RFC 3339 at second precision, as the API server writes `metav1.Time`. */
@@ -401,9 +525,12 @@ export class MemoryCluster implements ManagerClient {
       labels(object.metadata?.labels ?? {});
   }
 
-  /** A copy of `object`, or of its metadata alone as `PartialObjectMetadata`. */
-  #view(object: KubeObject, metadataOnly: boolean | undefined): KubeObject {
-    if (!metadataOnly) return structuredClone(object);
+  /**
+   * A copy of `object` in the version `resource` names, or of its metadata
+   * alone as `PartialObjectMetadata`.
+   */
+  #view(resource: Resource, object: KubeObject, metadataOnly: boolean | undefined): KubeObject {
+    if (!metadataOnly) return structuredClone(this.#served(resource, object));
     const metadata = structuredClone(object.metadata);
     return { apiVersion: "meta.k8s.io/v1", kind: "PartialObjectMetadata", metadata };
   }

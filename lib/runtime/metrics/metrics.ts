@@ -41,6 +41,7 @@ import {
   Registry,
 } from "./prometheus.ts";
 import { type ProcessStats, readProcessStats } from "./_process_stats.ts";
+import { type WebhookMetrics, WebhookMetricSet } from "./webhook_metrics.ts";
 
 /** How a reconcile ended, as controller-runtime labels it. */
 export type ReconcileResult = "success" | "error" | "requeue" | "requeue_after";
@@ -174,6 +175,8 @@ export class RuntimeMetrics {
   readonly #stores = new Map<string, StatsSource>();
   /** The memory governor's state, once one is tracked; its metrics exist only then. */
   #memory: (() => MemoryStats) | undefined;
+  /** The webhook metrics, once a webhook is served; they exist only then. */
+  #webhooks: WebhookMetricSet | undefined;
 
   /** Registers every metric; process figures are read on scrape. */
   constructor(options: RuntimeMetricsOptions = {}) {
@@ -349,6 +352,16 @@ export class RuntimeMetrics {
   trackMemory(stats: () => MemoryStats): void {
     if (!this.#memory) this.#registerMemoryMetrics();
     this.#memory = stats;
+  }
+
+  /**
+   * The recorders of the webhook served at `path` (webhook_metrics.ts): the
+   * first call registers `controller_runtime_webhook_*` and
+   * `kinglet_webhook_handler_failures_total`.
+   */
+  webhook(path: string): WebhookMetrics {
+    this.#webhooks ??= new WebhookMetricSet(this.registry);
+    return this.#webhooks.webhook(path);
   }
 
   /** Everything, in the Prometheus text format; serve with `CONTENT_TYPE` from prometheus.ts. */

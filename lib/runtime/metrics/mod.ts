@@ -1,8 +1,8 @@
 /**
  * Prometheus metrics under controller-runtime's and client-go's names
  * (`workqueue_*`, `controller_runtime_*`, `rest_client_requests_total`,
- * `rest_client_request_duration_seconds`) plus
- * `kinglet_cache_*` and `process_*`: the {@link RuntimeMetrics} a manager
+ * `rest_client_request_duration_seconds`, `controller_runtime_webhook_*`) plus
+ * `kinglet_cache_*`, `kinglet_webhook_*` and `process_*`: the {@link RuntimeMetrics} a manager
  * hands out, and the small {@link Registry} of counters, gauges and
  * histograms it is built on.
  *
@@ -20,3 +20,4 @@
 export type { ProcessStats } from "./_process_stats.ts";
 export * from "./metrics.ts";
 export * from "./prometheus.ts";
+export * from "./webhook_metrics.ts";

@@ -31,11 +31,13 @@ export type FailurePolicy = "Fail" | "Ignore";
 
 /** The part of the client a handler may read the cluster through (an existence check). */
 export interface WebhookClient {
+  /** Reads one object; rejects with the client's `ApiError` (404 when absent). */
   get<T extends KubeObject>(
     res: Resource,
     name: string,
     opts?: { namespace?: string; signal?: AbortSignal },
   ): Promise<T>;
+  /** Lists objects, in a namespace and by labels when given. */
   list<T extends KubeObject>(
     res: Resource,
     opts?: { namespace?: string; labelSelector?: string; signal?: AbortSignal },
@@ -46,6 +48,7 @@ export interface WebhookClient {
 export interface AdmissionRequest<T extends KubeObject = KubeObject> {
   /** The request's uid, echoed in the response. */
   uid: string;
+  /** What the request does to the object. */
   operation: Operation;
   /** The object as it would be stored; absent on DELETE. */
   object?: T;
@@ -98,7 +101,7 @@ export interface AdmissionWebhook<T extends KubeObject = KubeObject> {
   default?(object: T, context: AdmissionContext & { request: AdmissionRequest<T> }): T | Promise<T>;
   /** Which operations are validated. @default ["CREATE", "UPDATE"] */
   operations?: readonly Operation[];
-  /** @default "Fail" */
+  /** What the API server does when the webhook fails or cannot be reached. @default "Fail" */
   failurePolicy?: FailurePolicy;
   /** How long the API server waits, 1 to 30. @default 10 */
   timeoutSeconds?: number;
@@ -113,7 +116,9 @@ export interface AdmissionWebhook<T extends KubeObject = KubeObject> {
 
 /** One version of a converted kind: from it to the hub and back. */
 export interface VersionConversion {
+  /** The object of this version as the hub version. */
   toHub(object: KubeObject): KubeObject;
+  /** The hub object as this version. */
   fromHub(hub: KubeObject): KubeObject;
 }
 
