@@ -15,6 +15,7 @@ import { EventRecorder, eventSink } from "../events/events.ts";
 import { MemoryKeeper } from "../memory/keeper.ts";
 import { RuntimeMetrics } from "../metrics/metrics.ts";
 import { SharedPermits } from "../scheduling/permits.ts";
+import { WebhookServing } from "../webhook/serving.ts";
 import { KubeconfigClient } from "./_kubeconfig_client.ts";
 import { electionOf, type LeaderElection } from "./leader_election.ts";
 import type { ManagerClient, ManagerOptions } from "./options.ts";
@@ -37,6 +38,8 @@ export interface ManagerParts {
   caches: Caches;
   /** The controllers added, in order; the memory limit shares the caches among them. */
   controllers: Controller<KubeObject>[];
+  /** Serves the webhooks added; absent without the `webhook` option. */
+  webhooks: WebhookServing | undefined;
 }
 
 /**
@@ -86,6 +89,8 @@ export function managerParts(options: ManagerOptions): ManagerParts {
     ...(plan && { maxTracked: plan.eventsTracked }),
   });
   const election = options.leaderElection && electionOf(options.leaderElection, client, clock);
+  const webhooks = options.webhook &&
+    new WebhookServing(options.webhook, { client, metrics, ...(options.clock && { clock }) });
   return {
     options,
     metrics,
@@ -99,5 +104,6 @@ export function managerParts(options: ManagerOptions): ManagerParts {
     election,
     caches,
     controllers,
+    webhooks,
   };
 }

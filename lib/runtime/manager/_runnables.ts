@@ -15,6 +15,7 @@ import { type Clock, type Deadline, deadline } from "../../async/clock.ts";
 import { installCrds } from "../crds/install.ts";
 import type { EventRecorder } from "../events/events.ts";
 import { HeapRelease } from "../scheduling/heap_release.ts";
+import type { WebhookServing } from "../webhook/serving.ts";
 import type { ManagerParts } from "./_parts.ts";
 import { type Listener, type RunningListener, serveEndpoints } from "./http.ts";
 import { aborted, type Runnable, runnable } from "./runnable.ts";
@@ -44,8 +45,10 @@ export function managerRunnables(parts: ManagerParts, run: RunParts): Runnable[]
     }),
     oneShot("client", async () => await parts.ownClient?.connect()),
     eventsRunnable(parts.events, shutdown, clock, drainMs),
+    ...(parts.webhooks && !parts.webhooks.empty ? [webhooksRunnable(parts.webhooks)] : []),
     oneShot("crds", async (signal) => {
-      const crds = options.crds ?? [];
+      const webhooks = parts.webhooks;
+      const crds = (options.crds ?? []).map((crd) => webhooks?.withConversion(crd) ?? crd);
       if (crds.length === 0) return;
       const fieldManager = options.reportingController ?? "kinglet";
       await installCrds(parts.client, crds, { fieldManager, clock, signal });
@@ -65,6 +68,22 @@ export function managerRunnables(parts: ManagerParts, run: RunParts): Runnable[]
       run.onControllersEnded();
     }),
   ];
+}
+
+/**
+ * The webhook server on every candidate, started once it listens and its
+ * CA bundle was injected, so that a CRD installed next can name it.
+ */
+function webhooksRunnable(webhooks: WebhookServing): Runnable {
+  return {
+    name: "webhooks",
+    leaderElected: false,
+    start: async (signal) => {
+      const serving = webhooks.run(signal);
+      await Promise.race([webhooks.ready, serving]);
+      return { stopped: serving };
+    },
+  };
 }
 
 /** A runnable on every candidate that is done once `step` is; nothing runs after it. */

@@ -55,6 +55,7 @@ import { Controller } from "../controller/controller.ts";
 import type { ControllerSpec } from "../controller/spec.ts";
 import type { EventRecorder } from "../events/events.ts";
 import type { RuntimeMetrics } from "../metrics/metrics.ts";
+import type { AdmissionWebhook, Conversion } from "../webhook/spec.ts";
 import { type ManagerParts, managerParts } from "./_parts.ts";
 import { debugReport, type Phase, readiness } from "./_report.ts";
 import { managerRoutes } from "./_routes.ts";
@@ -131,6 +132,23 @@ export class Manager {
     }
     this.#parts.controllers.push(controller as unknown as Controller<KubeObject>);
     return controller;
+  }
+
+  /**
+   * Registers an admission webhook or a conversion, served by every
+   * candidate; call before {@link Manager.run}.
+   *
+   * @throws {TypeError} when the manager has no `webhook` option.
+   */
+  addWebhook(webhook: AdmissionWebhook | Conversion): void {
+    const serving = this.#parts.webhooks;
+    if (!serving) {
+      throw new TypeError(
+        `Cannot add the webhook of ${webhook.resource.kind}: the manager has no 'webhook' ` +
+          "option, which says where to listen and where the certificates live",
+      );
+    }
+    serving.add(webhook);
   }
 
   /** Ports the endpoints listen on, once running (useful with port 0). */

@@ -21,6 +21,7 @@ import type { ControllerClient } from "../controller/controller.ts";
 import type { LeaseClient } from "../leader/leader.ts";
 import type { RuntimeMetrics } from "../metrics/metrics.ts";
 import type { WatcherOptions } from "../watcher/watcher.ts";
+import type { WebhookServingOptions } from "../webhook/serving.ts";
 import type { EndpointAuth } from "./endpoint_auth.ts";
 import type { LeaderElection, LeaseElectionOptions } from "./leader_election.ts";
 
@@ -143,6 +144,12 @@ export interface ManagerOptions {
   metrics?: RuntimeMetrics;
   /** Options of every watch (stall timeout, page size, streaming lists). */
   watcherOptions?: Omit<WatcherOptions, "backoff" | "outage" | "streamingLists">;
+  /**
+   * Where and how the webhooks added with {@link Manager.addWebhook} are
+   * served: on every candidate, leader or not, before the CRDs are
+   * installed. Required to add one; see `WebhookServingOptions`.
+   */
+  webhook?: WebhookServingOptions;
   /** Defaults to {@link systemClock}. */
   clock?: Clock;
 }

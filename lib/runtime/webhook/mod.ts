@@ -33,3 +33,7 @@ export * from "./admission.ts";
 export * from "./json_patch.ts";
 export * from "./conversion.ts";
 export * from "./server.ts";
+export * from "./certificates.ts";
+export * from "./cert_store.ts";
+export * from "./ca_bundle.ts";
+export * from "./serving.ts";
