@@ -14,6 +14,7 @@
  * @module
  */
 import { ApiError } from "../kube/errors.ts";
+import { resourcePath } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
 import {
   type AdmissionKind,
@@ -105,7 +106,10 @@ export class InProcessWebhooks {
           apiVersionOf(conversion, resource.version)
         }, Kind=${resource.kind} failed: ${error.message}`,
         verb: "GET",
-        path: resource.plural,
+        path: resourcePath(resource, {
+          ...(object.metadata?.namespace && { namespace: object.metadata.namespace }),
+          ...(object.metadata?.name && { name: object.metadata.name }),
+        }),
       });
     }
   }

@@ -219,10 +219,12 @@ export class MemoryCluster implements ManagerClient {
 
   /** The objects of `resource` in the namespace and with the labels `options` select. */
   list<T extends KubeObject>(resource: Resource, options: ListOptions = {}): Promise<KubeList<T>> {
-    const selected = this.#selector(options);
-    const items = [...this.#of(resource).values()].filter(selected)
-      .map((o) => this.#view(resource, o, options.metadataOnly) as T);
-    return Promise.resolve({ metadata: { resourceVersion: String(this.#rv) }, items });
+    return settled(() => {
+      const selected = this.#selector(options);
+      const items = [...this.#of(resource).values()].filter(selected)
+        .map((o) => this.#view(resource, o, options.metadataOnly) as T);
+      return Promise.resolve({ metadata: { resourceVersion: String(this.#rv) }, items });
+    });
   }
 
   /**
@@ -276,9 +278,11 @@ export class MemoryCluster implements ManagerClient {
     name: string,
     options: GetOptions = {},
   ): Promise<T> {
-    const object = this.#of(resource).get(keyOf(options.namespace, name));
-    if (!object) return this.#fail(404, "NotFound", "GET", resource, name, options.namespace);
-    return Promise.resolve(this.#view(resource, object, options.metadataOnly) as T);
+    return settled(() => {
+      const object = this.#of(resource).get(keyOf(options.namespace, name));
+      if (!object) return this.#fail(404, "NotFound", "GET", resource, name, options.namespace);
+      return Promise.resolve(this.#view(resource, object, options.metadataOnly) as T);
+    });
   }
 
   /** The object, or `undefined` when there is none. */
@@ -287,8 +291,10 @@ export class MemoryCluster implements ManagerClient {
     name: string,
     options: GetOptions = {},
   ): Promise<T | undefined> {
-    const object = this.#of(resource).get(keyOf(options.namespace, name));
-    return Promise.resolve(object && this.#view(resource, object, options.metadataOnly) as T);
+    return settled(() => {
+      const object = this.#of(resource).get(keyOf(options.namespace, name));
+      return Promise.resolve(object && this.#view(resource, object, options.metadataOnly) as T);
+    });
   }
 
   /**
@@ -301,22 +307,24 @@ export class MemoryCluster implements ManagerClient {
     object: T,
     options: WriteOptions = {},
   ): Promise<T> {
-    const { name = "", namespace = options.namespace } = object.metadata ?? {};
-    const { uid: _, ...metadata } = object.metadata ?? {};
-    const created = { ...object, metadata: { ...metadata, namespace } };
-    return this.#admitted(
-      resource,
-      "POST",
-      { operation: "CREATE", object: created },
-      (admitted) => {
-        const refused = this.#refusal<T>("POST", resource, admitted, { namespaced: true });
-        if (refused) return refused;
-        if (this.#of(resource).has(keyOf(namespace, name))) {
-          return this.#fail(409, "AlreadyExists", "POST", resource, name, namespace);
-        }
-        return Promise.resolve(this.#store(resource, served(resource, admitted)) as T);
-      },
-    );
+    return settled(() => {
+      const { name = "", namespace = options.namespace } = object.metadata ?? {};
+      const { uid: _, ...metadata } = object.metadata ?? {};
+      const created = { ...object, metadata: { ...metadata, namespace } };
+      return this.#admitted(
+        resource,
+        "POST",
+        { operation: "CREATE", object: created },
+        (admitted) => {
+          const refused = this.#refusal<T>("POST", resource, admitted, { namespaced: true });
+          if (refused) return refused;
+          if (this.#of(resource).has(keyOf(namespace, name))) {
+            return this.#fail(409, "AlreadyExists", "POST", resource, name, namespace);
+          }
+          return Promise.resolve(this.#store(resource, served(resource, admitted)) as T);
+        },
+      );
+    });
   }
 
   /**
@@ -329,24 +337,28 @@ export class MemoryCluster implements ManagerClient {
     object: T,
     options: WriteOptions & { subresource?: "status" } = {},
   ): Promise<T> {
-    const { name = "", namespace = options.namespace, resourceVersion } = object.metadata ?? {};
-    const stored = this.#stored(resource, keyOf(namespace, name));
-    if (!stored) return this.#fail(404, "NotFound", "PUT", resource, name, namespace);
-    if (resourceVersion && resourceVersion !== stored.metadata?.resourceVersion) {
-      return this.#fail(409, "Conflict", "PUT", resource, name, namespace);
-    }
-    const next = options.subresource
-      ? { ...stored, status: object.status }
-      : { ...object, status: stored.status, metadata: { ...stored.metadata, ...object.metadata } };
-    const operation = options.subresource ? undefined : "UPDATE";
-    return this.#admitted(
-      resource,
-      "PUT",
-      { operation, object: next, oldObject: stored },
-      (admitted) =>
-        this.#refusal("PUT", resource, admitted) ??
-          Promise.resolve(this.#store(resource, admitted) as T),
-    );
+    return settled(() => {
+      const { name = "", namespace = options.namespace, resourceVersion } = object.metadata ?? {};
+      const stored = this.#stored(resource, keyOf(namespace, name));
+      if (!stored) return this.#fail(404, "NotFound", "PUT", resource, name, namespace);
+      if (resourceVersion && resourceVersion !== stored.metadata?.resourceVersion) {
+        return this.#fail(409, "Conflict", "PUT", resource, name, namespace);
+      }
+      const next = options.subresource ? { ...stored, status: object.status } : {
+        ...object,
+        status: stored.status,
+        metadata: { ...stored.metadata, ...object.metadata },
+      };
+      const operation = options.subresource ? undefined : "UPDATE";
+      return this.#admitted(
+        resource,
+        "PUT",
+        { operation, object: next, oldObject: stored },
+        (admitted) =>
+          this.#refusal("PUT", resource, admitted) ??
+            Promise.resolve(this.#store(resource, admitted) as T),
+      );
+    });
   }
 
   /**
@@ -358,27 +370,29 @@ export class MemoryCluster implements ManagerClient {
    * or, but for status, when its admission denies it.
    */
   apply<T extends KubeObject>(resource: Resource, object: T, options: ApplyOptions): Promise<T> {
-    const { name = "", namespace } = object.metadata ?? {};
-    const key = keyOf(namespace, name);
-    this.applies.push(`${resource.plural}${options.subresource ? "/status" : ""} ${key}`);
-    const stored = this.#stored(resource, key);
-    if (options.subresource) {
-      if (!stored) return this.#fail(404, "NotFound", "PATCH", resource, name, namespace);
-      const next = { ...stored, status: object.status };
-      return this.#refusal("PATCH", resource, next) ??
-        Promise.resolve(this.#store(resource, next) as T);
-    }
-    const metadata = { ...stored?.metadata, ...object.metadata };
-    const next = { ...object, status: stored?.status, metadata };
-    const write = { operation: stored ? "UPDATE" as const : "CREATE" as const, object: next };
-    return this.#admitted(
-      resource,
-      "PATCH",
-      { ...write, oldObject: stored },
-      (admitted) =>
-        this.#refusal("PATCH", resource, admitted, { namespaced: !stored }) ??
-          Promise.resolve(this.#store(resource, served(resource, admitted)) as T),
-    );
+    return settled(() => {
+      const { name = "", namespace } = object.metadata ?? {};
+      const key = keyOf(namespace, name);
+      this.applies.push(`${resource.plural}${options.subresource ? "/status" : ""} ${key}`);
+      const stored = this.#stored(resource, key);
+      if (options.subresource) {
+        if (!stored) return this.#fail(404, "NotFound", "PATCH", resource, name, namespace);
+        const next = { ...stored, status: object.status };
+        return this.#refusal("PATCH", resource, next) ??
+          Promise.resolve(this.#store(resource, next) as T);
+      }
+      const metadata = { ...stored?.metadata, ...object.metadata };
+      const next = { ...object, status: stored?.status, metadata };
+      const write = { operation: stored ? "UPDATE" as const : "CREATE" as const, object: next };
+      return this.#admitted(
+        resource,
+        "PATCH",
+        { ...write, oldObject: stored },
+        (admitted) =>
+          this.#refusal("PATCH", resource, admitted, { namespaced: !stored }) ??
+            Promise.resolve(this.#store(resource, served(resource, admitted)) as T),
+      );
+    });
   }
 
   /**
@@ -392,39 +406,41 @@ export class MemoryCluster implements ManagerClient {
     patch: unknown,
     options: PatchOptions,
   ): Promise<T> {
-    if (options.type === "apply") {
-      const fieldManager = options.fieldManager ?? "";
-      const object = mergePatch({ metadata: { name, namespace: options.namespace } }, patch);
-      return this.apply(resource, object as T, { ...options, fieldManager });
-    }
-    const key = keyOf(options.namespace, name);
-    const stored = this.#stored(resource, key);
-    if (!stored) return this.#fail(404, "NotFound", "PATCH", resource, name, options.namespace);
-    const patched = options.type === "json"
-      ? jsonPatch(stored, patch as Operation[])
-      : mergePatch(stored, patch);
-    if (patched === "failed test") {
-      return this.#fail(422, "Invalid", "PATCH", resource, name, options.namespace);
-    }
-    const next = patched as KubeObject;
-    const kept = options.subresource
-      ? { ...stored, status: next.status }
-      : { ...next, status: stored.status };
-    const operation = options.subresource ? undefined : "UPDATE";
-    return this.#admitted(
-      resource,
-      "PATCH",
-      { operation, object: kept, oldObject: stored },
-      (admitted) => {
-        const refused = this.#refusal<T>("PATCH", resource, admitted);
-        if (refused) return refused;
-        if (admitted.metadata?.deletionTimestamp && !admitted.metadata.finalizers?.length) {
-          this.remove(resource, key);
-          return Promise.resolve(structuredClone(admitted) as KubeObject as T);
-        }
-        return Promise.resolve(this.#store(resource, admitted) as T);
-      },
-    );
+    return settled(() => {
+      if (options.type === "apply") {
+        const fieldManager = options.fieldManager ?? "";
+        const object = mergePatch({ metadata: { name, namespace: options.namespace } }, patch);
+        return this.apply(resource, object as T, { ...options, fieldManager });
+      }
+      const key = keyOf(options.namespace, name);
+      const stored = this.#stored(resource, key);
+      if (!stored) return this.#fail(404, "NotFound", "PATCH", resource, name, options.namespace);
+      const patched = options.type === "json"
+        ? jsonPatch(stored, patch as Operation[])
+        : mergePatch(stored, patch);
+      if (patched === "failed test") {
+        return this.#fail(422, "Invalid", "PATCH", resource, name, options.namespace);
+      }
+      const next = patched as KubeObject;
+      const kept = options.subresource
+        ? { ...stored, status: next.status }
+        : { ...next, status: stored.status };
+      const operation = options.subresource ? undefined : "UPDATE";
+      return this.#admitted(
+        resource,
+        "PATCH",
+        { operation, object: kept, oldObject: stored },
+        (admitted) => {
+          const refused = this.#refusal<T>("PATCH", resource, admitted);
+          if (refused) return refused;
+          if (admitted.metadata?.deletionTimestamp && !admitted.metadata.finalizers?.length) {
+            this.remove(resource, key);
+            return Promise.resolve(structuredClone(admitted) as KubeObject as T);
+          }
+          return Promise.resolve(this.#store(resource, admitted) as T);
+        },
+      );
+    });
   }
 
   /**
@@ -433,22 +449,25 @@ export class MemoryCluster implements ManagerClient {
    * validates deletes and denies this one.
    */
   delete(resource: Resource, name: string, options: DeleteOptions = {}): Promise<void> {
-    const key = keyOf(options.namespace, name);
-    const stored = this.#stored(resource, key);
-    if (!stored) {
-      if (options.ignoreNotFound) return Promise.resolve();
-      return this.#fail(404, "NotFound", "DELETE", resource, name, options.namespace);
-    }
-    const webhooks = this.#webhooks;
-    if (!webhooks?.admits(resource)) return Promise.resolve(this.#deleteNow(resource, key));
-    const path = resourcePath(resource, { ...(options.namespace && options), name });
-    return webhooks.admit(resource, {
-      operation: "DELETE",
-      oldObject: stored,
-      verb: "DELETE",
-      path,
-    })
-      .then(() => this.#deleteNow(resource, key));
+    return settled(() => {
+      const key = keyOf(options.namespace, name);
+      const stored = this.#stored(resource, key);
+      if (!stored) {
+        if (options.ignoreNotFound) return Promise.resolve();
+        return this.#fail(404, "NotFound", "DELETE", resource, name, options.namespace);
+      }
+      const webhooks = this.#webhooks;
+      if (!webhooks?.admits(resource)) return Promise.resolve(this.#deleteNow(resource, key));
+      const namespace = options.namespace;
+      const path = resourcePath(resource, { ...(namespace && { namespace }), name });
+      return webhooks.admit(resource, {
+        operation: "DELETE",
+        oldObject: stored,
+        verb: "DELETE",
+        path,
+      })
+        .then(() => this.#deleteNow(resource, key));
+    });
   }
 
   #deleteNow(resource: Resource, key: ObjectKey): void {
@@ -619,6 +638,19 @@ export class MemoryCluster implements ManagerClient {
     const m = object.metadata!;
     this.changes.push(`${type} ${resource.plural} ${keyOf(m.namespace, m.name!)}`);
     for (const wake of [...this.#wake]) wake();
+  }
+}
+
+/**
+ * What `body` returns, or a rejection with the API error it throws (a failed
+ * conversion): the API server's answers reject, while misuse still throws.
+ */
+function settled<T>(body: () => Promise<T>): Promise<T> {
+  try {
+    return body();
+  } catch (error) {
+    if (error instanceof ApiError) return Promise.reject(error);
+    throw error;
   }
 }
 

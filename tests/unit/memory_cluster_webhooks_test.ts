@@ -293,3 +293,25 @@ Deno.test("two admission webhooks for one kind are refused", () => {
     ),
   );
 });
+
+Deno.test("a conversion that fails is the API server's 500, naming the object", async () => {
+  const failing = defineConversion({
+    ...CONVERSION,
+    versions: {
+      v1: {
+        toHub: () => {
+          throw new Error("size must be a number");
+        },
+        fromHub: (o) => o,
+      },
+    },
+  });
+  const cluster = new MemoryCluster({ webhooks: [failing] });
+  const refused = await cluster.create(V1, database({})).catch((e) => e);
+  assert.ok(refused instanceof ApiError);
+  assert.equal(refused.status, 500);
+  assert.match(
+    refused.message,
+    /^GET \/apis\/example.com\/v1\/namespaces\/default\/databases\/orders: conversion webhook for example.com\/v1, Kind=Database failed: Cannot convert Database orders from v1 to v2: size must be a number/,
+  );
+});
