@@ -15,7 +15,8 @@ import { EventRecorder, eventSink } from "../events/events.ts";
 import { MemoryKeeper } from "../memory/keeper.ts";
 import { RuntimeMetrics } from "../metrics/metrics.ts";
 import { SharedPermits } from "../scheduling/permits.ts";
-import { WebhookServing } from "../webhook/serving.ts";
+import type { WebhookServing, WebhookServingOptions } from "../webhook/serving.ts";
+import { type AdmissionWebhook, type Conversion, parseWebhookAddress } from "../webhook/spec.ts";
 import { KubeconfigClient } from "./_kubeconfig_client.ts";
 import { electionOf, type LeaderElection } from "./leader_election.ts";
 import type { ManagerClient, ManagerOptions } from "./options.ts";
@@ -38,8 +39,19 @@ export interface ManagerParts {
   caches: Caches;
   /** The controllers added, in order; the memory limit shares the caches among them. */
   controllers: Controller<KubeObject>[];
-  /** Serves the webhooks added; absent without the `webhook` option. */
-  webhooks: WebhookServing | undefined;
+  /** The webhooks added and where to serve them; absent without the `webhook` option. */
+  webhooks: WebhookPlan | undefined;
+}
+
+/**
+ * The webhooks a manager serves. The server is loaded when the manager
+ * runs with webhooks added, so an operator without any never loads it.
+ */
+export interface WebhookPlan {
+  options: WebhookServingOptions;
+  added: (AdmissionWebhook | Conversion)[];
+  /** The server, once the webhooks runnable made it. */
+  serving?: WebhookServing;
 }
 
 /**
@@ -89,8 +101,13 @@ export function managerParts(options: ManagerOptions): ManagerParts {
     ...(plan && { maxTracked: plan.eventsTracked }),
   });
   const election = options.leaderElection && electionOf(options.leaderElection, client, clock);
-  const webhooks = options.webhook &&
-    new WebhookServing(options.webhook, { client, metrics, ...(options.clock && { clock }) });
+  if (options.webhook) {
+    parseWebhookAddress(options.webhook.address ?? "127.0.0.1:9443");
+    if (!options.webhook.operator) {
+      throw new RangeError("Cannot serve webhooks: 'webhook.operator' must name the operator");
+    }
+  }
+  const webhooks = options.webhook && { options: options.webhook, added: [] };
   return {
     options,
     metrics,

@@ -15,8 +15,7 @@ import { type Clock, type Deadline, deadline } from "../../async/clock.ts";
 import { installCrds } from "../crds/install.ts";
 import type { EventRecorder } from "../events/events.ts";
 import { HeapRelease } from "../scheduling/heap_release.ts";
-import type { WebhookServing } from "../webhook/serving.ts";
-import type { ManagerParts } from "./_parts.ts";
+import type { ManagerParts, WebhookPlan } from "./_parts.ts";
 import { type Listener, type RunningListener, serveEndpoints } from "./http.ts";
 import { aborted, type Runnable, runnable } from "./runnable.ts";
 
@@ -45,10 +44,10 @@ export function managerRunnables(parts: ManagerParts, run: RunParts): Runnable[]
     }),
     oneShot("client", async () => await parts.ownClient?.connect()),
     eventsRunnable(parts.events, shutdown, clock, drainMs),
-    ...(parts.webhooks && !parts.webhooks.empty ? [webhooksRunnable(parts.webhooks)] : []),
+    ...(parts.webhooks?.added.length ? [webhooksRunnable(parts.webhooks, parts)] : []),
     oneShot("crds", async (signal) => {
-      const webhooks = parts.webhooks;
-      const crds = (options.crds ?? []).map((crd) => webhooks?.withConversion(crd) ?? crd);
+      const serving = parts.webhooks?.serving;
+      const crds = (options.crds ?? []).map((crd) => serving?.withConversion(crd) ?? crd);
       if (crds.length === 0) return;
       const fieldManager = options.reportingController ?? "kinglet";
       await installCrds(parts.client, crds, { fieldManager, clock, signal });
@@ -72,16 +71,25 @@ export function managerRunnables(parts: ManagerParts, run: RunParts): Runnable[]
 
 /**
  * The webhook server on every candidate, started once it listens and its
- * CA bundle was injected, so that a CRD installed next can name it.
+ * CA bundle was injected, so that a CRD installed next can name it. Loaded
+ * here, so that an operator without webhooks never loads the server.
  */
-function webhooksRunnable(webhooks: WebhookServing): Runnable {
+function webhooksRunnable(plan: WebhookPlan, parts: ManagerParts): Runnable {
   return {
     name: "webhooks",
     leaderElected: false,
     start: async (signal) => {
-      const serving = webhooks.run(signal);
-      await Promise.race([webhooks.ready, serving]);
-      return { stopped: serving };
+      const { WebhookServing } = await import("../webhook/serving.ts");
+      const { client, metrics, options } = parts;
+      const serving = plan.serving = new WebhookServing(plan.options, {
+        client,
+        metrics,
+        ...(options.clock && { clock: options.clock }),
+      });
+      for (const webhook of plan.added) serving.add(webhook);
+      const running = serving.run(signal);
+      await Promise.race([serving.ready, running]);
+      return { stopped: running };
     },
   };
 }

@@ -141,14 +141,14 @@ export class Manager {
    * @throws {TypeError} when the manager has no `webhook` option.
    */
   addWebhook(webhook: AdmissionWebhook | Conversion): void {
-    const serving = this.#parts.webhooks;
-    if (!serving) {
+    const plan = this.#parts.webhooks;
+    if (!plan) {
       throw new TypeError(
         `Cannot add the webhook of ${webhook.resource.kind}: the manager has no 'webhook' ` +
           "option, which says where to listen and where the certificates live",
       );
     }
-    serving.add(webhook);
+    plan.added.push(webhook);
   }
 
   /** Ports the endpoints listen on, once running (useful with port 0). */

@@ -54,6 +54,7 @@ import {
   type AdmissionWebhook,
   type Conversion,
   DEFAULT_WEBHOOK_PORT,
+  parseWebhookAddress,
   webhookName,
   webhookObjectNames,
   webhookPaths,
@@ -124,17 +125,10 @@ export class WebhookServing {
         }`,
       );
     }
-    const address = options.address ?? `127.0.0.1:${DEFAULT_WEBHOOK_PORT}`;
-    const match = /^(.*):(\d{1,5})$/.exec(address);
-    const port = Number(match?.[2]);
-    if (!match || port > 65535) {
-      throw new RangeError(
-        `Cannot serve webhooks: 'address' must be host:port (e.g. 127.0.0.1:9443 or :9443), got ${
-          JSON.stringify(address)
-        }`,
-      );
-    }
-    this.#hostname = match[1] === "" ? "0.0.0.0" : match[1]!.replace(/^\[(.*)\]$/, "$1");
+    const { hostname, port } = parseWebhookAddress(
+      options.address ?? `127.0.0.1:${DEFAULT_WEBHOOK_PORT}`,
+    );
+    this.#hostname = hostname;
     this.#port = port;
     this.#options = options;
     this.#deps = deps;

@@ -198,3 +198,28 @@ export function webhookObjectNames(operator: string): {
     service: `${operator}-webhook`,
   };
 }
+
+/**
+ * The host and port of a webhook server's `host:port` address; an empty
+ * host (`:9443`) is every interface.
+ *
+ * @example
+ * ```ts
+ * import { parseWebhookAddress } from "./spec.ts";
+ * parseWebhookAddress(":9443"); // { hostname: "0.0.0.0", port: 9443 }
+ * ```
+ *
+ * @throws {RangeError} when `address` is not `host:port` with a port up to 65535.
+ */
+export function parseWebhookAddress(address: string): { hostname: string; port: number } {
+  const match = /^(.*):(\d{1,5})$/.exec(address);
+  const port = Number(match?.[2]);
+  if (!match || port > 65535) {
+    throw new RangeError(
+      "Cannot serve webhooks: 'address' must be host:port (e.g. 127.0.0.1:9443 or :9443), " +
+        `got ${JSON.stringify(address)}`,
+    );
+  }
+  const host = match[1]!.replace(/^\[(.*)\]$/, "$1");
+  return { hostname: host === "" ? "0.0.0.0" : host, port };
+}
