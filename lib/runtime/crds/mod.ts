@@ -16,3 +16,4 @@
  * @module
  */
 export * from "./install.ts";
+export * from "./migrate.ts";
