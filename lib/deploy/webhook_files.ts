@@ -40,7 +40,12 @@
  * @module
  */
 import type { Resource } from "../kube/mod.ts";
-import { CUSTOM_RESOURCE_DEFINITIONS, resourceName } from "../kube/mod.ts";
+import {
+  CUSTOM_RESOURCE_DEFINITIONS,
+  MUTATING_WEBHOOK_CONFIGURATIONS,
+  resourceName,
+  VALIDATING_WEBHOOK_CONFIGURATIONS,
+} from "../kube/mod.ts";
 import type { RbacRule } from "../runtime/rbac/mod.ts";
 import { webhookName, webhookObjectNames, webhookPaths } from "../runtime/webhook/spec.ts";
 import { commentedYaml } from "./_commented_yaml.ts";
@@ -51,20 +56,8 @@ const ADMISSION = "admissionregistration.k8s.io";
 
 /** Where the webhook configurations are applied, by kind: `nodeGrant` applies them in node mode. */
 export const WEBHOOK_CONFIGURATIONS: Readonly<Record<string, Resource>> = {
-  ValidatingWebhookConfiguration: {
-    group: ADMISSION,
-    version: "v1",
-    plural: "validatingwebhookconfigurations",
-    kind: "ValidatingWebhookConfiguration",
-    namespaced: false,
-  },
-  MutatingWebhookConfiguration: {
-    group: ADMISSION,
-    version: "v1",
-    plural: "mutatingwebhookconfigurations",
-    kind: "MutatingWebhookConfiguration",
-    namespaced: false,
-  },
+  ValidatingWebhookConfiguration: VALIDATING_WEBHOOK_CONFIGURATIONS,
+  MutatingWebhookConfiguration: MUTATING_WEBHOOK_CONFIGURATIONS,
 };
 
 /** A manifest as the API server takes it. */

@@ -136,6 +136,22 @@ export const VALIDATING_ADMISSION_POLICIES: Resource = grouped(
   "ValidatingAdmissionPolicy",
   false,
 );
+/** `admissionregistration.k8s.io/v1` ValidatingWebhookConfiguration (cluster-scoped). */
+export const VALIDATING_WEBHOOK_CONFIGURATIONS: Resource = grouped(
+  "admissionregistration.k8s.io",
+  "v1",
+  "validatingwebhookconfigurations",
+  "ValidatingWebhookConfiguration",
+  false,
+);
+/** `admissionregistration.k8s.io/v1` MutatingWebhookConfiguration (cluster-scoped). */
+export const MUTATING_WEBHOOK_CONFIGURATIONS: Resource = grouped(
+  "admissionregistration.k8s.io",
+  "v1",
+  "mutatingwebhookconfigurations",
+  "MutatingWebhookConfiguration",
+  false,
+);
 /** `admissionregistration.k8s.io/v1` ValidatingAdmissionPolicyBinding (cluster-scoped). */
 export const VALIDATING_ADMISSION_POLICY_BINDINGS: Resource = grouped(
   "admissionregistration.k8s.io",

@@ -27,7 +27,10 @@ export interface RunParts {
   shutdown: AbortSignal;
   /** Hears the ports the endpoints listen on. */
   onListening(listeners: RunningListener[]): void;
-  /** Hears that every controller has returned: with none, at once. The lead is then over. */
+  /**
+   * Hears that every controller has returned: with none, at once (unless
+   * webhooks are served, then once stopped). The lead is then over.
+   */
   onControllersEnded(): void;
 }
 
@@ -64,6 +67,8 @@ export function managerRunnables(parts: ManagerParts, run: RunParts): Runnable[]
       // A shutdown drains; a lost Lease does not wait, since another leader may already act.
       const drain = () => shutdown.aborted ? drainMs : 0;
       await Promise.all(controllers.map((c) => c.run(signal, { drainMs: drain })));
+      // A manager that only serves webhooks serves until it is stopped.
+      if (controllers.length === 0 && parts.webhooks?.added.length) await aborted(signal);
       run.onControllersEnded();
     }),
   ];

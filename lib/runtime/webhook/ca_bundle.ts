@@ -31,7 +31,11 @@
  * @module
  */
 import type { KubeClient } from "../../kube/client.ts";
-import { CUSTOM_RESOURCE_DEFINITIONS } from "../../kube/resources.ts";
+import {
+  CUSTOM_RESOURCE_DEFINITIONS,
+  MUTATING_WEBHOOK_CONFIGURATIONS,
+  VALIDATING_WEBHOOK_CONFIGURATIONS,
+} from "../../kube/resources.ts";
 import type { KubeObject, Resource } from "../../kube/types.ts";
 import { logger } from "../../log.ts";
 
@@ -57,21 +61,6 @@ export interface CaBundleTargets {
 
 /** The client calls {@link injectCaBundle} makes. */
 export type CaBundleClient = Pick<KubeClient, "getOptional" | "patch">;
-
-/** `admissionregistration.k8s.io/v1` ValidatingWebhookConfiguration (cluster-scoped). */
-const VALIDATING: Resource = {
-  group: "admissionregistration.k8s.io",
-  version: "v1",
-  plural: "validatingwebhookconfigurations",
-  kind: "ValidatingWebhookConfiguration",
-  namespaced: false,
-};
-/** `admissionregistration.k8s.io/v1` MutatingWebhookConfiguration (cluster-scoped). */
-const MUTATING: Resource = {
-  ...VALIDATING,
-  plural: "mutatingwebhookconfigurations",
-  kind: "MutatingWebhookConfiguration",
-};
 
 interface Configuration extends KubeObject {
   webhooks?: { name: string; clientConfig?: { caBundle?: string } }[];
@@ -109,7 +98,10 @@ export async function injectCaBundle(
 ): Promise<string[]> {
   const caBundle = btoa(bundle);
   const patched: string[] = [];
-  const configurations = [[VALIDATING, targets.validating], [MUTATING, targets.mutating]] as const;
+  const configurations = [
+    [VALIDATING_WEBHOOK_CONFIGURATIONS, targets.validating],
+    [MUTATING_WEBHOOK_CONFIGURATIONS, targets.mutating],
+  ] as const;
   for (const [resource, target] of configurations) {
     if (target && await injectConfiguration(client, resource, target, caBundle, signal)) {
       patched.push(`${resource.plural}/${target.name}`);
