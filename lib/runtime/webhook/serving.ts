@@ -93,8 +93,11 @@ export type ServingClient =
 
 /** What {@link WebhookServing} is lent by its manager. */
 export interface ServingDeps {
+  /** Reads the cluster for handlers, keeps the Secret, injects the CA bundle. */
   client: ServingClient;
+  /** Where the webhook metrics go. Defaults to none. */
   metrics?: RuntimeMetrics;
+  /** Reads Unix milliseconds: certificates carry dates. Defaults to {@link systemClock}. */
   clock?: Clock;
 }
 
