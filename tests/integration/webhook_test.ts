@@ -212,6 +212,13 @@ async function serve(
       }
       // A CRD whose conversion no longer answers would stall every namespace's deletion.
       await client.delete(CUSTOM_RESOURCE_DEFINITIONS, `valves.${GROUP}`).catch(() => {});
+      await waitFor(
+        "the Valve CRD to be gone",
+        async () =>
+          (await client.get(CUSTOM_RESOURCE_DEFINITIONS, `valves.${GROUP}`).catch(() =>
+            undefined
+          )) === undefined,
+      );
       client.close();
     },
   };
