@@ -4,7 +4,7 @@
  * `ConversionReview`, read from a request body of at most 7 MiB (the API
  * server's own limit on a request is 3 MiB of object, twice in an update,
  * plus the envelope). Anything else is a {@link ReviewError} that names
- * what is wrong, for a 400 or a 413.
+ * what is wrong, for a 400.
  *
  * @module
  */
@@ -38,7 +38,7 @@ export class ReviewError extends Error {
   override readonly name = "ReviewError";
 
   /** `message` says what is wrong, for the API server's log. */
-  constructor(readonly status: 400 | 413, message: string) {
+  constructor(readonly status: 400, message: string) {
     super(message);
   }
 }
@@ -55,7 +55,7 @@ type Json = Record<string, unknown>;
 /**
  * The JSON of `request`'s body, read up to {@link MAX_REVIEW_BYTES}.
  *
- * @throws {ReviewError} 413 when longer, 400 when empty or not JSON.
+ * @throws {ReviewError} 400 when longer, empty or not JSON.
  */
 export async function readJsonBody(request: Request, limit = MAX_REVIEW_BYTES): Promise<unknown> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
@@ -192,7 +192,7 @@ function optionalObject(request: Json, field: string): KubeObject | undefined {
 
 function tooLarge(size: number, limit: number): ReviewError {
   return new ReviewError(
-    413,
+    400,
     `the request body of ${size} bytes exceeds the limit of ${limit} bytes`,
   );
 }

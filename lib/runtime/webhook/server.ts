@@ -13,7 +13,7 @@
  *   `reusePort`).
  * - It serves every candidate, leader or not, and needs no cache: handlers
  *   read the cluster through the client they are lent.
- * - A body over 7 MiB is answered 413, a malformed review 400, both with a
+ * - A body over 7 MiB and a malformed review are answered 400, with a
  *   message for the API server's log; a path it does not serve 404.
  * - Handlers that throw or run late are answered by their failure policy
  *   (admission.ts); a conversion that fails answers `Failure` with why.
