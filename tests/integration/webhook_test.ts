@@ -14,7 +14,11 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { defineKind } from "../../lib/crd/mod.ts";
 import { describeOperator } from "../../lib/deploy/operator.ts";
-import { WEBHOOK_CONFIGURATIONS, webhookConfigurations } from "../../lib/deploy/webhook_files.ts";
+import {
+  WEBHOOK_CONFIGURATIONS,
+  webhookConfigurations,
+  webhookService,
+} from "../../lib/deploy/webhook_files.ts";
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { ApiError } from "../../lib/kube/errors.ts";
 import {
@@ -23,6 +27,7 @@ import {
   LEASES,
   MUTATING_WEBHOOK_CONFIGURATIONS,
   SECRETS,
+  SERVICES,
   VALIDATING_WEBHOOK_CONFIGURATIONS,
 } from "../../lib/kube/resources.ts";
 import type { KubeObject, Resource } from "../../lib/kube/types.ts";
@@ -40,6 +45,13 @@ import { kubectl } from "../_support/cluster.ts";
 import { adminClient, createNamespace, deleteNamespace, waitFor } from "../_support/kube.ts";
 
 const GROUP = "webhooks.kinglet.test";
+const ENDPOINTS: Resource = {
+  group: "",
+  version: "v1",
+  plural: "endpoints",
+  kind: "Endpoints",
+  namespaced: true,
+};
 const VALVES: Resource = {
   group: GROUP,
   version: "v2",
@@ -112,9 +124,10 @@ const admission: AdmissionWebhook<Valve> = {
 const OPERATOR = "valve-operator";
 const LEASE = "valve-operator-leader";
 
-function operatorOf(port: number) {
+function operatorOf(port: number, namespace: string) {
   return describeOperator({
     name: OPERATOR,
+    namespace,
     envPrefix: "VALVE_",
     image: "example.com/valve-operator:0.0.0",
     controllers: [{ name: "valves", resource: VALVES }],
@@ -129,24 +142,46 @@ interface Running {
   stop(): Promise<void>;
 }
 
-/** Applies the node-mode configurations and runs a manager serving the webhooks. */
+/**
+ * Applies the configurations and runs a manager serving the webhooks: by
+ * URL on loopback (node mode), or through the Service in front of it (a
+ * pod), whose endpoint is this machine's own address since no pod runs.
+ */
 async function serve(
-  options: { caLifetimeMs?: number; servingLifetimeMs?: number; standby?: boolean } = {},
+  options: {
+    caLifetimeMs?: number;
+    servingLifetimeMs?: number;
+    standby?: boolean;
+    reach?: { service: string };
+  } = {},
 ): Promise<Running> {
-  const { standby, ...lifetimes } = options;
+  const { standby, reach, ...lifetimes } = options;
   const client = await adminClient();
   const [port] = freePorts(1);
   const system = await createNamespace(client, "valve-system");
   const namespace = await createNamespace(client, "valves");
-  const configurations = webhookConfigurations(operatorOf(port!), "url");
+  const operator = operatorOf(port!, system);
+  const configurations = webhookConfigurations(operator, reach ? "service" : "url");
+  if (reach) {
+    // The Service deploy writes, without its selector: its endpoint is made here, as no pod runs.
+    const { spec, ...service } = webhookService(operator);
+    const ports = (spec as { ports: { name: string }[] }).ports;
+    await client.create(SERVICES, { ...service, spec: { ports } } as KubeObject);
+    await client.create(ENDPOINTS, {
+      apiVersion: "v1",
+      kind: "Endpoints",
+      metadata: { name: service.metadata.name, namespace: system },
+      subsets: [{
+        addresses: [{ ip: reach.service }],
+        ports: [{ name: ports[0]!.name, port, protocol: "TCP" }],
+      }],
+    });
+  }
   for (const configuration of configurations) {
     await client.apply(
       WEBHOOK_CONFIGURATIONS[configuration.kind as string]!,
       configuration as KubeObject,
-      {
-        fieldManager: "webhook-test",
-        force: true,
-      },
+      { fieldManager: "webhook-test", force: true },
     );
   }
   if (standby) {
@@ -171,7 +206,8 @@ async function serve(
     crds: [valves.crd()],
     webhook: {
       operator: OPERATOR,
-      address: `127.0.0.1:${port}`,
+      address: `${reach ? reach.service : "127.0.0.1"}:${port}`,
+      ...(reach && { service: { namespace: system } }),
       certificates: { namespace: system },
       settleMs: 1_000,
       refreshMs: 500,
@@ -429,3 +465,38 @@ Deno.test("the serving certificate and the CA rotate under load with every admis
     await stop();
   }
 });
+
+/** This machine's first IPv4 address that is not loopback: the endpoint a pod would have. */
+function ownAddress(): string | undefined {
+  return Deno.networkInterfaces().find((i) => i.family === "IPv4" && !i.address.startsWith("127."))
+    ?.address;
+}
+
+Deno.test({
+  name: "in a pod the API server calls kinglet through its Service, the certificate naming it",
+  ignore: ownAddress() === undefined,
+  async fn() {
+    const { client, namespace, stop } = await serve({ reach: { service: ownAddress()! } });
+    try {
+      const { code, stderr } = await kubectl(["apply", "-f", "-"], {
+        stdin: valveYaml(namespace, "by-service", "v2", { replicas: 1, configMap: "missing" }),
+      });
+      assert.notEqual(code, 0);
+      assert.match(stderr, /spec\.configMap: ConfigMap missing does not exist/);
+      const created = await kubectl(["apply", "-f", "-"], {
+        stdin: valveYaml(namespace, "by-service", "v1alpha1", { size: "2" }),
+      });
+      assert.equal(created.code, 0, created.stderr);
+      const valve = await kubectlGet(namespace, `valves.v2.${GROUP}`, "by-service");
+      assert.deepEqual(valve.spec, { replicas: 2, tier: "standard" });
+    } finally {
+      await stop();
+    }
+  },
+});
+if (ownAddress() === undefined) {
+  console.warn(
+    "webhook_test: skipping the Service test: this machine has no IPv4 address but loopback, " +
+      "which an Endpoints object may not name",
+  );
+}

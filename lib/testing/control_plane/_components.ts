@@ -72,6 +72,9 @@ export function apiserverArgs(layout: Layout): string[] {
     // The reconciler would publish 127.0.0.1 as the endpoint of the
     // `kubernetes` Service, which validation rejects every 10 s.
     "--endpoint-reconciler-type=none",
+    // A webhook behind a Service is called at its endpoints' addresses, not its DNS name, which
+    // nothing resolves here: a test can stand in for a pod with an Endpoints object.
+    "--enable-aggregator-routing=true",
     "--profiling=false",
   ];
 }
