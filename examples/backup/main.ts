@@ -23,7 +23,7 @@
  */
 import { Manager, setupLogging } from "@kinglet/kinglet/runtime";
 import { backupController } from "./backup.ts";
-import { backupWebhook } from "./webhook.ts";
+import { backupWebhook, webhookServing } from "./webhook.ts";
 
 setupLogging({ level: "info" }); // a failing reconcile is logged, not only counted
 const manager = new Manager({
@@ -31,11 +31,7 @@ const manager = new Manager({
   leaderElection: { namespace: "default", name: "backup-operator" }, // one replica is active
   metricsAddress: Deno.env.get("METRICS_ADDRESS"),
   healthAddress: Deno.env.get("HEALTH_ADDRESS"),
-  webhook: {
-    operator: "backup-operator", // names its configuration and its Secret
-    address: Deno.env.get("WEBHOOK_ADDRESS"),
-    certificates: { namespace: "default" },
-  },
+  webhook: { ...webhookServing, address: Deno.env.get("WEBHOOK_ADDRESS") },
 });
 manager.add(backupController);
 manager.addWebhook(backupWebhook);

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { AdmissionWebhook } from "@kinglet/kinglet/runtime/webhook";
+import type { AdmissionWebhook, WebhookServingOptions } from "@kinglet/kinglet/runtime/webhook";
 import { allowed, denied } from "@kinglet/kinglet/runtime/webhook";
 import { type Backup, BACKUPS } from "./kind.ts";
 
@@ -28,4 +28,10 @@ export const backupWebhook: AdmissionWebhook<Backup> = {
       `spec.source: claim ${source} is already copied by Backup ${other.metadata.name}`,
     );
   },
+};
+
+/** Where every replica serves it: its CA and certificate in the Secret `backup-operator-webhook-tls`. */
+export const webhookServing: WebhookServingOptions = {
+  operator: "backup-operator", // names its configuration in webhooks.yaml and its Secret
+  certificates: { namespace: "default" },
 };
