@@ -158,6 +158,16 @@ export const WEBHOOK_EDITS: Readonly<Record<string, readonly (readonly [string, 
       "manager.add(widgetController);\nmanager.addWebhook(widgetWebhook);\n",
     ],
   ],
+  "src/controller.ts": [[
+    "  owns: [{ resource: CONFIG_MAPS, labelSelector: `${MANAGED_BY}=${OPERATOR}` }],\n",
+    "  owns: [{ resource: CONFIG_MAPS, labelSelector: `${MANAGED_BY}=${OPERATOR}` }],\n" +
+    "  // What src/webhook.ts reads by client, past the cache: the RBAC derived from this grants it.\n" +
+    '  rbac: [{ ...WEBHOOK_READS, reason: "the webhook reads the ConfigMap a Widget would write" }],\n',
+  ], [
+    "/** The controller of Widget objects. */\n",
+    'const WEBHOOK_READS = { apiGroups: [""], resources: ["configmaps"], verbs: ["get"] };\n\n' +
+    "/** The controller of Widget objects. */\n",
+  ]],
   "src/operator.ts": [
     [
       'import { widgetController } from "./controller.ts";\n',

@@ -4,7 +4,8 @@
  * message, then validation denies a Widget whose ConfigMap is already there
  * and another's, which the controller could never write. The CRD's schema
  * cannot say so: CEL sees one object. main.ts serves it and src/operator.ts
- * declares it, so that `deno task deploy` writes its configurations.
+ * declares it, so that `deno task deploy` writes its configurations; the
+ * `rbac` of src/controller.ts grants the ConfigMap's `get` it reads with.
  *
  * @module
  */

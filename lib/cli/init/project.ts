@@ -113,6 +113,15 @@ export function projectDeployFiles(
     name: n.operator,
     resource,
     owns: [{ resource: CONFIG_MAPS, labelSelector: `${MANAGED_BY}=${n.operator}` }],
+    // As the webhook variant's src/controller.ts grants its webhook's reads.
+    ...(options.webhook && {
+      rbac: [{
+        apiGroups: [""],
+        resources: ["configmaps"],
+        verbs: ["get"],
+        reason: `the webhook reads the ConfigMap a ${n.kind} would write`,
+      }],
+    }),
     reconcile: () => Promise.resolve({}),
   };
   return deployFiles({
