@@ -5,9 +5,11 @@
  * deno run --allow-net --allow-read --allow-env --allow-sys=hostname examples/backup/main.ts
  * ```
  *
- * Apply its CRD and its webhook configuration first (`kubectl apply -f
- * examples/backup/crds/ -f examples/backup/webhooks.yaml`): the operator
- * does not install them, so that its run path never loads zod. It connects
+ * Apply its CRD first (`kubectl apply -f examples/backup/crds/`), and its
+ * webhook configuration (`kubectl apply -f examples/backup/webhooks.yaml`)
+ * where the API server runs on this machine, which it sends to
+ * https://127.0.0.1:9443: the operator installs neither, so that its run
+ * path never loads zod. It connects
  * as kubectl would (`KUBECONFIG`, in-cluster, `~/.kube/config`), campaigns
  * for the Lease `default/backup-operator` so that one replica of several is
  * active, and serves `/healthz` and `/readyz` on `HEALTH_ADDRESS` (default
