@@ -183,7 +183,7 @@ if (import.meta.main) {
     compare: async (dir) => [...await compareCrds(dir), ...await compareExampleCrds()],
     write: async (dir) => [...await write(dir), ...await writeExampleCrds()],
     outOfDate: "The CRDs are out of date: run `deno task crds` and commit crds/, " +
-      "examples/*/crds/ and lib/operators/_spec_schemas.ts.",
+      "examples/*/crds/, examples/backup/webhooks.yaml and lib/operators/_spec_schemas.ts.",
     count: `${crdFiles().size} CRDs, and ${exampleCrdFiles().size} of the examples`,
   }, Deno.args);
 }

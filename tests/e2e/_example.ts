@@ -17,7 +17,8 @@ import { testKubeconfig } from "../_support/cluster.ts";
 /** How the example's waits poll: 60 s at most, every 250 ms. */
 const POLL = { timeoutMs: 60_000, intervalMs: 250 };
 
-function freePort(): number {
+/** A port no one listens on now, on loopback. */
+export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
@@ -87,15 +88,20 @@ export interface Example {
 
 /**
  * Starts `examples/<name>/main.ts` with the guide's command line against the
- * test cluster, authenticated by `kubeconfig` (the admin's by default); its
- * output is kept for failures.
+ * test cluster, authenticated by `kubeconfig` (the admin's by default), with
+ * `env` added to its environment (e.g. `WEBHOOK_ADDRESS`); its output is
+ * kept for failures.
  */
-export function startExample(name: string, kubeconfig = testKubeconfig()): Example {
+export function startExample(
+  name: string,
+  kubeconfig = testKubeconfig(),
+  env: Readonly<Record<string, string>> = {},
+): Example {
   const main = fileURLToPath(new URL(`../../examples/${name}/main.ts`, import.meta.url));
   const health = `127.0.0.1:${freePort()}`;
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-net", "--allow-read", "--allow-env", "--allow-sys=hostname", main],
-    env: { KUBECONFIG: kubeconfig, HEALTH_ADDRESS: health, METRICS_ADDRESS: "0" },
+    env: { ...env, KUBECONFIG: kubeconfig, HEALTH_ADDRESS: health, METRICS_ADDRESS: "0" },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

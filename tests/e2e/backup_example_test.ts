@@ -7,37 +7,95 @@
  * ServiceAccount bound to exactly the RBAC derived from its controller spec
  * and its leader election: a request it is denied fails the test, naming the
  * verb and the resource.
+ *
+ * Its admission webhook is called by the API server on loopback, as in node
+ * mode: `examples/backup/webhooks.yaml` is applied (its port moved to one of
+ * the test's own), the example makes its CA and certificate in the Secret
+ * `default/backup-operator-webhook-tls`, injects the CA with no more RBAC
+ * than `deploy` derives for its webhook, and a second Backup of a claim is
+ * denied with the example's message.
  */
 import assert from "node:assert/strict";
+import { parse } from "yaml";
 import {
+  ApiError,
   CONFIG_MAPS,
   type KubeObject,
   LEASES,
   PERSISTENT_VOLUME_CLAIMS,
+  SECRETS,
+  VALIDATING_WEBHOOK_CONFIGURATIONS,
 } from "../../lib/kube/mod.ts";
+import { describeOperator } from "../../lib/deploy/mod.ts";
+import { webhookClusterRules, webhookSecretRules } from "../../lib/deploy/webhook_files.ts";
+import type { PolicyRule, RbacRule } from "../../lib/runtime/rbac/mod.ts";
+import { webhookObjectNames } from "../../lib/runtime/webhook/mod.ts";
 import { findCondition } from "../../lib/runtime/mod.ts";
 import { controllerRules, leaderElectionRules } from "../../lib/runtime/rbac/mod.ts";
 import { testCluster } from "../../lib/testing/mod.ts";
 import { backupController } from "../../examples/backup/backup.ts";
 import { type Backup, BACKUPS } from "../../examples/backup/kind.ts";
-import { applyExampleCrds, dropFinalizers, startExample } from "./_example.ts";
+import { backupWebhook } from "../../examples/backup/webhook.ts";
+import { applyExampleCrds, dropFinalizers, freePort, startExample } from "./_example.ts";
 import { eventsFor, getOrUndefined } from "../_support/kube.ts";
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
+type Configuration = KubeObject & {
+  webhooks: { clientConfig: { url?: string; caBundle?: string } }[];
+};
+
+const NAMES = webhookObjectNames("backup-operator");
+/** The example as `deploy` describes it, for the RBAC of its webhook alone. */
+const OPERATOR = describeOperator({
+  name: "backup-operator",
+  namespace: "default",
+  envPrefix: "BACKUP_",
+  image: "example.kinglet.dev/backup-operator:0.0.0",
+  controllers: [backupController],
+  webhooks: { admission: [backupWebhook] },
+});
+const policy = (rules: RbacRule[]): PolicyRule[] =>
+  rules.map(({ apiGroups, resources, resourceNames, verbs }) => ({
+    apiGroups,
+    resources,
+    verbs,
+    ...(resourceNames && { resourceNames }),
+  }));
+
+/** `examples/backup/webhooks.yaml` as a reader applies it, its URL moved to `port`. */
+async function webhookConfiguration(port: number): Promise<Configuration> {
+  const yaml = await Deno.readTextFile(
+    new URL("../../examples/backup/webhooks.yaml", import.meta.url),
+  );
+  return parse(yaml.replace("https://127.0.0.1:9443/", `https://127.0.0.1:${port}/`));
+}
 
 Deno.test("the Backup example plans, reports Ready, follows its spec and says it stopped", async (t) => {
   await using cluster = await testCluster({ namespacePrefix: "e2e-backup" });
   await applyExampleCrds(cluster.client, "backup");
+  const webhookPort = freePort();
+  await cluster.client.apply(
+    VALIDATING_WEBHOOK_CONFIGURATIONS,
+    await webhookConfiguration(webhookPort),
+    {
+      fieldManager: "kubectl",
+      force: true,
+    },
+  );
   await using account = await cluster.serviceAccount({
     name: "backup-operator",
-    rules: controllerRules([backupController]),
+    rules: [...controllerRules([backupController]), ...policy(webhookClusterRules(OPERATOR))],
     // Its writes confined to what it owns, as the ownership policy deploy generates does.
     policy: [backupController],
-    // main.ts campaigns for the Lease default/backup-operator.
-    namespaced: { default: leaderElectionRules("backup-operator") },
+    // main.ts campaigns for the Lease default/backup-operator and keeps its certificates there.
+    namespaced: {
+      default: [...leaderElectionRules("backup-operator"), ...policy(webhookSecretRules(OPERATOR))],
+    },
   });
   const { client, namespace } = cluster;
-  const example = startExample("backup", account.kubeconfig);
+  const example = startExample("backup", account.kubeconfig, {
+    WEBHOOK_ADDRESS: `127.0.0.1:${webhookPort}`,
+  });
   const { waitFor } = example; // fails at once when the example is denied a request
   try {
     await example.ready();
@@ -84,6 +142,30 @@ Deno.test("the Backup example plans, reports Ready, follows its spec and says it
       assert.ok(lease.spec?.holderIdentity, "the example holds its Lease");
     });
 
+    await t.step("a second Backup of the claim is denied by the example's webhook", async () => {
+      const configuration = await client.get<Configuration>(
+        VALIDATING_WEBHOOK_CONFIGURATIONS,
+        NAMES.validating,
+      );
+      assert.ok(configuration.webhooks[0]?.clientConfig.caBundle, "the example injected its CA");
+      const secret = await client.get(SECRETS, NAMES.secret, { namespace: "default" });
+      assert.equal(secret.metadata?.labels?.["app.kubernetes.io/managed-by"], "backup-operator");
+      const duplicate = client.create(BACKUPS, {
+        apiVersion: "example.kinglet.dev/v1",
+        kind: "Backup",
+        metadata: { name: "hourly", namespace },
+        spec: { source: "data", schedule: "@hourly", destination: "s3://backups" },
+      });
+      await assert.rejects(duplicate, (e: unknown) => {
+        assert.ok(e instanceof ApiError, String(e));
+        assert.match(
+          e.message,
+          /admission webhook "vbackups\.example\.kinglet\.dev" denied the request: spec\.source: claim data is already copied by Backup nightly/,
+        );
+        return true;
+      });
+    });
+
     await t.step("a changed schedule reaches the plan and observedGeneration", async () => {
       await client.patch(BACKUPS, "nightly", { spec: { schedule: "@hourly" } }, {
         type: "merge",
@@ -122,6 +204,10 @@ Deno.test("the Backup example plans, reports Ready, follows its spec and says it
     assert.equal(code, 0, example.output());
   } finally {
     await example.stop();
+    // Cluster-wide and failing closed: with the example stopped, it would refuse the updates
+    // that drop the finalizers.
+    await client.delete(VALIDATING_WEBHOOK_CONFIGURATIONS, NAMES.validating).catch(() => {});
+    await client.delete(SECRETS, NAMES.secret, { namespace: "default" }).catch(() => {});
     await dropFinalizers(client, BACKUPS, namespace);
   }
 });

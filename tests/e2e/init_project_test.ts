@@ -5,7 +5,8 @@
  * `mirror-operator` (namespaced, kinglet found in this checkout; its check
  * and unit tests run in tests/unit/cli_init_project_test.ts, on the same
  * project) and `edgesite-operator` (cluster-scoped, kinglet vendored as by
- * default). The two run side by side on one cluster. A project finds the cluster as its
+ * default, with the admission webhook of `--webhook`, which its e2e test has
+ * the API server call on loopback: a default applied, a denial returned). The two run side by side on one cluster. A project finds the cluster as its
  * README says, through `KINGLET_TEST_KUBECONFIG`, which `hack/with_cluster.ts`
  * sets; their e2e tests start `main.ts --kubeconfig <its ServiceAccount's>`.
  * Then the short one's node-mode credentials step (`main.ts install`, what
@@ -51,7 +52,12 @@ const PROJECTS: readonly Project[] = [
   },
   {
     dir: "edgesite-operator",
-    args: ["--group=edge.sites.init.e2e.kinglet.dev", "--kind=EdgeSite", "--scope=Cluster"],
+    args: [
+      "--group=edge.sites.init.e2e.kinglet.dev",
+      "--kind=EdgeSite",
+      "--scope=Cluster",
+      "--webhook",
+    ],
     crd: "edgesites.edge.sites.init.e2e.kinglet.dev",
     checked: true,
   },

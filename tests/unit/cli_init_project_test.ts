@@ -3,10 +3,11 @@
  * pointing at this checkout, its `deno task check` (format, lint, types) and
  * its unit tests pass, `deno task crds` writes its CRD, `deno task build
  * --bundle-only` writes the bundle, and `deno task bench` measures that
- * bundle as the binary runs it. A cluster-scoped one, whose files differ from
- * the scaffold's by the edits of hack/gen_scaffold.ts, checks and passes its
- * unit tests too. (tests/e2e/init_project_test.ts runs a long named,
- * cluster-scoped, vendored one too, and both e2e tests.)
+ * bundle as the binary runs it. A cluster-scoped one with the webhook of
+ * `--webhook`, whose files differ from the scaffold's by the edits of
+ * hack/gen_scaffold.ts, checks and passes its unit tests too.
+ * (tests/e2e/init_project_test.ts runs a long named, cluster-scoped,
+ * vendored one with a webhook too, and both e2e tests.)
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -98,13 +99,14 @@ Deno.test("a project from kinglet init checks, tests, writes its CRD and bundles
   }
 });
 
-Deno.test("a cluster-scoped project from kinglet init checks and passes its unit tests", async () => {
+Deno.test("a cluster-scoped project with a webhook from kinglet init checks and passes its unit tests", async () => {
   const dir = await Deno.makeTempDir({ prefix: "kinglet-init-" });
   const project = join(dir, "gauge-operator");
   try {
-    await init(project, ["--kind=Gauge", "--scope=Cluster"], dir);
+    await init(project, ["--kind=Gauge", "--scope=Cluster", "--webhook"], dir);
     await deno(["task", "check"], project);
-    assert.match(await deno(["task", "test"], project), /ok \| 5 passed \| 0 failed/);
+    // The controller's 3, the deploy files' 2 (with the webhook's), the webhook's 2.
+    assert.match(await deno(["task", "test"], project), /ok \| 7 passed \| 0 failed/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

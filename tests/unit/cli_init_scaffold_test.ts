@@ -15,6 +15,7 @@ import {
   SCAFFOLD_KINGLET,
   substitute,
   substitutions,
+  WEBHOOK_ONLY_FILES,
 } from "../../lib/cli/init/scaffold.ts";
 import {
   clusterVariant,
@@ -39,8 +40,11 @@ Deno.test("drift detection reports a scaffold changed since its module was writt
       await Deno.writeTextFile(join(dir, path), edited);
     }
     const problems = await compareScaffold(dir);
-    assert.equal(problems.length, 1);
+    // The scaffold's main.ts, and the webhook variants', namespaced and cluster-scoped.
+    assert.equal(problems.length, 3, problems.join("\n"));
     assert.match(problems[0]!, /_scaffold\.ts: main\.ts: differs from line \d+: expected .*SIGHUP/);
+    assert.match(problems[1]!, /_scaffold\.ts: main\.ts \(WEBHOOK_FILES\): differs from line/);
+    assert.match(problems[2]!, /main\.ts \(CLUSTER_WEBHOOK_FILES\): differs from line/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -58,10 +62,46 @@ Deno.test("a cluster-scoped edit whose text the scaffold lost fails, naming the 
 Deno.test("init writes the scaffold unchanged for the scaffold's own names and kinglet", () => {
   const files = projectFiles(projectNames(SCAFFOLD_INPUT), SCAFFOLD_KINGLET);
   for (const [path, text] of SCAFFOLD) {
-    // Only a vendored kinglet has a copy to test.
-    if (path === "tests/unit/kinglet_test.ts") assert.ok(!files.has(path));
-    else assert.equal(files.get(path), text, path);
+    // Only a vendored kinglet has a copy to test; only a project with a webhook has one.
+    if (path === "tests/unit/kinglet_test.ts" || WEBHOOK_ONLY_FILES.includes(path)) {
+      assert.ok(!files.has(path), path);
+    } else assert.equal(files.get(path), text, path);
   }
+});
+
+Deno.test("init --webhook writes the webhook and its test, served by main.ts and declared for deploy", () => {
+  const names = projectNames(SCAFFOLD_INPUT);
+  const files = projectFiles(names, SCAFFOLD_KINGLET, { webhook: true });
+  for (const path of WEBHOOK_ONLY_FILES) assert.equal(files.get(path), SCAFFOLD.get(path), path);
+  const main = files.get("main.ts")!;
+  assert.match(main, /^manager\.addWebhook\(widgetWebhook\);$/m);
+  assert.match(
+    files.get("src/operator.ts")!,
+    /^ {2}webhooks: \{ admission: \[widgetWebhook\] \},$/m,
+  );
+  // Deploy writes the configurations by Service and by loopback URL, and the webhook's RBAC.
+  const inCluster = files.get("deploy/webhooks.yaml") ?? "";
+  assert.match(inCluster, /name: widget-operator-mutating/);
+  assert.match(inCluster, /name: widget-operator-validating/);
+  assert.match(
+    files.get("deploy/systemd/webhooks.yaml") ?? "",
+    /url: https:\/\/127\.0\.0\.1:9443\//,
+  );
+  assert.match(files.get("deploy/deployment.yaml") ?? "", /WEBHOOK_ADDRESS/);
+  const build = JSON.parse(files.get("deno.json")!).tasks.build as string;
+  assert.match(build, /--allow-env=METRICS_ADDRESS,HEALTH_ADDRESS,WEBHOOK_ADDRESS$/);
+  // Without the flag, none of it.
+  const plain = projectFiles(names, SCAFFOLD_KINGLET);
+  assert.ok(!plain.has("deploy/webhooks.yaml"));
+  assert.doesNotMatch(plain.get("main.ts")!, /webhook/i);
+});
+
+Deno.test("a cluster-scoped project with a webhook reads its ConfigMap's namespace from the spec", () => {
+  const names = projectNames({ ...SCAFFOLD_INPUT, scope: "Cluster" });
+  const files = projectFiles(names, SCAFFOLD_KINGLET, { webhook: true });
+  assert.match(files.get("src/webhook.ts")!, /spec: \{ namespace \} \} = object;/);
+  assert.match(files.get("tests/unit/webhook_test.ts")!, /namespace: "demo" \},\n/);
+  assert.match(files.get("main.ts")!, /manager\.addWebhook/);
 });
 
 Deno.test("each name the scaffold spells is in it, and none is left in a project of other names", () => {
@@ -73,7 +113,8 @@ Deno.test("each name the scaffold spells is in it, and none is left in a project
   assert.equal(new Set(names.map(([from]) => from)).size, names.length);
   const input = { group: "example.dev", kind: "EdgeSite", plural: "edge-sites", version: "v1" };
   for (const scope of ["Namespaced", "Cluster"]) {
-    const files = projectFiles(projectNames({ ...input, scope }), { source: "../kinglet" });
+    const names = projectNames({ ...input, scope });
+    const files = projectFiles(names, { source: "../kinglet" }, { webhook: true });
     for (const path of SCAFFOLD.keys()) {
       const text = files.get(path) ?? "";
       assert.doesNotMatch(text, /widget|example\.org|v1alpha1/i, `${scope} ${path}`);
@@ -84,6 +125,7 @@ Deno.test("each name the scaffold spells is in it, and none is left in a project
     assert.match(files.get("src/controller.ts")!, /^export function renderConfigMap\(edgeSite:/m);
     assert.match(files.get("main.ts")!, /reportingController: "example\.dev\/edgesite-operator",/);
     assert.match(files.get("src/operator.ts")!, /envPrefix: "EDGESITE_OPERATOR_",/);
+    assert.match(files.get("src/webhook.ts")!, /const name = `\$\{edgeSite\}-edgesite`;/);
   }
 });
 

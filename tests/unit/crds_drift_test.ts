@@ -115,7 +115,7 @@ Deno.test("each example's CRD file is the CRD of its schema, named by the resour
     assert.ok(content, `no file for ${crd.metadata.name}`);
     assert.deepEqual(parse(content), crd);
   }
-  assert.equal(files.size, 2);
+  assert.equal(files.size, 3, "the two CRDs and the Backup example's webhook configuration");
 });
 
 Deno.test("drift detection reports an edited, a missing and a stale example CRD file", async () => {
@@ -124,15 +124,17 @@ Deno.test("drift detection reports an edited, a missing and a stale example CRD 
     const files = [...exampleCrdFiles()];
     const [edited, content] = files[0]!;
     const [missing] = files[1]!;
+    const [webhooks] = files[2]!;
     await Deno.mkdir(join(root, edited, ".."), { recursive: true });
     await Deno.writeTextFile(join(root, edited), content.replace("listKind", "listkind"));
     const stale = join(root, edited, "..", "gadgets.example.kinglet.dev.yaml");
     await Deno.writeTextFile(stale, "kind: CustomResourceDefinition\n");
     const problems = await compareExampleCrds(root);
-    assert.equal(problems.length, 3);
+    assert.equal(problems.length, 4);
     assert.match(problems[0]!, /differs from line \d+: expected " {4}listKind: /);
     assert.equal(problems[1], `${join(root, missing)}: missing`);
-    assert.equal(problems[2], `${stale}: no kind generates it any more`);
+    assert.equal(problems[2], `${join(root, webhooks)}: missing`);
+    assert.equal(problems[3], `${stale}: no kind generates it any more`);
   } finally {
     await Deno.remove(root, { recursive: true });
   }

@@ -1,9 +1,12 @@
 /**
  * The Backup example with the public test kit: its controller in a Manager
- * over the in-memory API server on a fake clock.
+ * over the in-memory API server on a fake clock, and its admission webhook
+ * run by the in-memory API server as the real one calls it.
  */
 import assert from "node:assert/strict";
+import { parse } from "yaml";
 import {
+  ApiError,
   CONFIG_MAPS,
   CUSTOM_RESOURCE_DEFINITIONS,
   EVENTS,
@@ -12,10 +15,17 @@ import {
 } from "../../lib/kube/mod.ts";
 import { findCondition, Manager } from "../../lib/runtime/mod.ts";
 import type { KubeEvent } from "../../lib/runtime/events/mod.ts";
+import {
+  DEFAULT_WEBHOOK_PORT,
+  webhookName,
+  webhookObjectNames,
+  webhookPaths,
+} from "../../lib/runtime/webhook/mod.ts";
 import { FakeClock, MemoryCluster, waitFor } from "../../lib/testing/mod.ts";
 import { backupController, renderPlan } from "../../examples/backup/backup.ts";
 import { type Backup, BACKUPS } from "../../examples/backup/kind.ts";
 import { backups } from "../../examples/backup/schema.ts";
+import { backupWebhook } from "../../examples/backup/webhook.ts";
 
 const nightly: Backup = {
   apiVersion: "example.kinglet.dev/v1",
@@ -174,4 +184,47 @@ Deno.test("the snippet of docs/writing-operators.md reaches the minute's requeue
     stop.abort();
     await running;
   }
+});
+
+Deno.test("the example's webhook denies a second Backup of a claim, as the API server would", async () => {
+  const cluster = new MemoryCluster({ namespaces: ["shop"], webhooks: [backupWebhook] });
+  await cluster.create(BACKUPS, nightly);
+  const hourly = { ...nightly, metadata: { name: "hourly", namespace: "shop" } };
+  await assert.rejects(
+    cluster.create(BACKUPS, hourly),
+    (e: unknown) =>
+      e instanceof ApiError && e.status === 403 &&
+      e.message.includes(
+        'admission webhook "vbackups.example.kinglet.dev" denied the request: ' +
+          "spec.source: claim data is already copied by Backup nightly",
+      ),
+  );
+  // Another claim, or the same Backup changed in another field, is admitted.
+  await cluster.create(BACKUPS, { ...hourly, spec: { ...hourly.spec, source: "logs" } });
+  const stored = cluster.object<Backup>(BACKUPS, "shop/nightly")!;
+  await cluster.replace(BACKUPS, { ...stored, spec: { ...stored.spec, keep: 3 } });
+  assert.equal(cluster.object<Backup>(BACKUPS, "shop/nightly")?.spec.keep, 3);
+  await assert.rejects(
+    cluster.replace(BACKUPS, {
+      ...cluster.object<Backup>(BACKUPS, "shop/hourly")!,
+      spec: { ...hourly.spec, source: "data" },
+    }),
+    /claim data is already copied by Backup nightly/,
+  );
+});
+
+Deno.test("the example's webhook configuration sends the API server to the example on loopback", async () => {
+  const yaml = await Deno.readTextFile(
+    new URL("../../examples/backup/webhooks.yaml", import.meta.url),
+  );
+  const configuration = parse(yaml.split("\n").filter((l) => !l.startsWith("#")).join("\n"));
+  const [entry] = configuration.webhooks;
+  assert.equal(configuration.metadata.name, webhookObjectNames("backup-operator").validating);
+  assert.equal(entry.name, webhookName("validate", BACKUPS));
+  assert.equal(
+    entry.clientConfig.url,
+    `https://127.0.0.1:${DEFAULT_WEBHOOK_PORT}${webhookPaths.validate(BACKUPS)}`,
+  );
+  assert.deepEqual(entry.rules[0].operations, ["CREATE", "UPDATE"]);
+  assert.equal(entry.failurePolicy, "Fail");
 });

@@ -5,7 +5,9 @@
  * The declaration is `schema.ts` (the zod schemas, the CRD and the type) and
  * `kind.ts`, its run-time half (the `Resource`, the type re-exported): kube-rs
  * writes both as one `#[derive(CustomResource)]`, and kinglet splits them only
- * to keep zod off the run path. The step names print both counts.
+ * to keep zod off the run path. An example's admission webhook is its own
+ * module, `webhook.ts`, held apart to at most 40 lines, doc and all. The
+ * step names print the counts.
  */
 import assert from "node:assert/strict";
 
@@ -14,6 +16,9 @@ const MAX_LINES = 60;
 const MAX_NAMES = 10;
 /** The kind's declaration: its zod half and its run-time half. */
 const DECLARATION = new Set(["schema.ts", "kind.ts"]);
+/** An example's webhook, measured on its own. */
+const WEBHOOK = "webhook.ts";
+const MAX_WEBHOOK_LINES = 40;
 
 /** Lines that are neither blank nor only comment. */
 function codeLines(source: string): number {
@@ -62,6 +67,7 @@ async function measure(example: string): Promise<{ lines: number; names: string[
   const names = new Set<string>();
   for await (const entry of Deno.readDir(new URL(`${example}/`, EXAMPLES))) {
     if (!entry.isFile || !entry.name.endsWith(".ts") || DECLARATION.has(entry.name)) continue;
+    if (entry.name === WEBHOOK) continue;
     const source = await Deno.readTextFile(new URL(`${example}/${entry.name}`, EXAMPLES));
     lines += codeLines(source);
     for (const name of kingletImports(source)) names.add(name);
@@ -123,4 +129,19 @@ Deno.test("each example is at most 60 lines outside its kind's declaration and i
       },
     );
   }
+});
+
+Deno.test("an example's webhook is a module of at most 40 lines, doc comments and all", async (t) => {
+  let webhooks = 0;
+  for await (const entry of Deno.readDir(EXAMPLES)) {
+    const file = new URL(`${entry.name}/${WEBHOOK}`, EXAMPLES);
+    const source = await Deno.readTextFile(file).catch(() => undefined);
+    if (!entry.isDirectory || source === undefined) continue;
+    webhooks++;
+    const lines = source.trimEnd().split("\n").length;
+    await t.step(`${entry.name}/${WEBHOOK}: ${lines} lines, ${codeLines(source)} of code`, () => {
+      assert.ok(lines <= MAX_WEBHOOK_LINES, `${entry.name}'s webhook has ${lines} lines`);
+    });
+  }
+  assert.ok(webhooks >= 1, "no example shows a webhook");
 });

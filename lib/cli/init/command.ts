@@ -60,6 +60,13 @@ export const INIT_FLAGS: readonly FlagSpec[] = [
       "Namespaced: each object lives in a namespace; Cluster: cluster-scoped, as Namespaces and Nodes are (its spec then names the namespace of its ConfigMap).",
   },
   {
+    name: "webhook",
+    type: "boolean",
+    default: "false",
+    help:
+      "Add an admission webhook (src/webhook.ts, defaulting and validation) that main.ts serves and src/operator.ts declares, so that deno task deploy writes its configurations.",
+  },
+  {
     name: "kinglet",
     type: "string",
     help:
@@ -101,7 +108,7 @@ export async function initCommand(args: readonly string[]): Promise<number> {
   const target = resolve(dir);
   await refuseNonEmpty(dir, target);
   const kinglet = await locateKinglet(flags.values.kinglet, target);
-  const files = projectFiles(names, kinglet.record);
+  const files = projectFiles(names, kinglet.record, { webhook: flags.values.webhook === "true" });
   await writeProject(target, files, kinglet);
   console.log(`Wrote the ${names.kind} operator (${names.crdName}) into ${dir}:`);
   const vendored = kinglet.spec === VENDORED ? [`${VENDOR_DIR}/`] : [];

@@ -26,21 +26,26 @@ import { type KingletRecord, kingletRecordJson } from "../../build/vendor.ts";
 import { deployFiles } from "../../deploy/mod.ts";
 import { CONFIG_MAPS, type KubeObject } from "../../kube/mod.ts";
 import type { ControllerSpec } from "../../runtime/mod.ts";
+import { allowed } from "../../runtime/webhook/spec.ts";
 import { importMap } from "./dependency.ts";
 import type { ProjectNames } from "./names.ts";
-import { scaffoldFiles } from "./scaffold.ts";
+import { scaffoldFiles, type ScaffoldOptions } from "./scaffold.ts";
 
 /**
  * Every file of the project, by its path relative to the project's folder,
  * for an import map that finds the kinglet of `kinglet` at its `source` (see
  * `dependency.ts`); the copy of a vendored kinglet is not among them.
  */
-export function projectFiles(names: ProjectNames, kinglet: KingletRecord): Map<string, string> {
+export function projectFiles(
+  names: ProjectNames,
+  kinglet: KingletRecord,
+  options: ScaffoldOptions = {},
+): Map<string, string> {
   return new Map([
-    ...scaffoldFiles(names, kinglet),
-    ["deno.json", denoJson(kinglet.source, names)],
+    ...scaffoldFiles(names, kinglet, options),
+    ["deno.json", denoJson(kinglet.source, names, options)],
     ["kinglet.json", kingletRecordJson(kinglet)],
-    ...projectDeployFiles(names),
+    ...projectDeployFiles(names, options),
   ]);
 }
 
@@ -48,7 +53,12 @@ export function projectFiles(names: ProjectNames, kinglet: KingletRecord): Map<s
 export const RUN_PERMISSIONS = "--allow-net --allow-read --allow-env --allow-sys=hostname";
 
 /** `deno.json`: kinglet through the import map, kinglet's compiler options, the tasks. */
-function denoJson(kinglet: string, names: ProjectNames): string {
+function denoJson(kinglet: string, names: ProjectNames, options: ScaffoldOptions): string {
+  const env = [
+    "METRICS_ADDRESS",
+    "HEALTH_ADDRESS",
+    ...(options.webhook ? ["WEBHOOK_ADDRESS"] : []),
+  ];
   const config = {
     imports: importMap(kinglet),
     compilerOptions: {
@@ -68,9 +78,9 @@ function denoJson(kinglet: string, names: ProjectNames): string {
       deploy: "deno run --allow-read --allow-write=deploy/,crds/ scripts/deploy.ts",
       start: `deno run ${RUN_PERMISSIONS} main.ts`,
       // kinglet's own build (the one behind kinglet's deno task compile), from wherever the
-      // project finds kinglet; the binary may read the two variables main.ts reads.
+      // project finds kinglet; the binary may read the variables main.ts reads.
       build: `deno run --allow-all ${kinglet}/lib/build/cli.ts --name ${names.operator} ` +
-        "--entry main.ts --allow-env=METRICS_ADDRESS,HEALTH_ADDRESS",
+        `--entry main.ts --allow-env=${env.join(",")}`,
       // The harness of the kinglet checkout the import map names, as deno task build ships it.
       bench: "deno task crds && deno run --allow-all scripts/bench.ts",
     },
@@ -87,18 +97,31 @@ const MANAGED_BY = "app.kubernetes.io/managed-by";
  * controller: the project's `tests/unit/deploy_test.ts` fails when they
  * drift, and kinglet's scaffold test holds the two descriptions together.
  */
-export function projectDeployFiles(n: ProjectNames): Map<string, string> {
+export function projectDeployFiles(
+  n: ProjectNames,
+  options: ScaffoldOptions = {},
+): Map<string, string> {
   // Derives the RBAC as the scaffold's controller does: same name, primary and owned ConfigMaps.
+  const resource = {
+    group: n.group,
+    version: n.version,
+    plural: n.plural,
+    kind: n.kind,
+    namespaced: n.namespaced,
+  };
   const controller: ControllerSpec<KubeObject> = {
     name: n.operator,
-    resource: {
-      group: n.group,
-      version: n.version,
-      plural: n.plural,
-      kind: n.kind,
-      namespaced: n.namespaced,
-    },
+    resource,
     owns: [{ resource: CONFIG_MAPS, labelSelector: `${MANAGED_BY}=${n.operator}` }],
+    // As the webhook variant's src/controller.ts grants its webhook's reads.
+    ...(options.webhook && {
+      rbac: [{
+        apiGroups: [""],
+        resources: ["configmaps"],
+        verbs: ["get"],
+        reason: `the webhook reads the ConfigMap a ${n.kind} would write`,
+      }],
+    }),
     reconcile: () => Promise.resolve({}),
   };
   return deployFiles({
@@ -114,6 +137,25 @@ export function projectDeployFiles(n: ProjectNames): Map<string, string> {
       name: "HEALTH_ADDRESS",
       value: ":8081",
       comment: ["/healthz and /readyz for the kubelet; /metrics stays on loopback."],
-    }],
+    }, ...(options.webhook ? [WEBHOOK_ADDRESS] : [])],
+    // As the webhook variant's src/webhook.ts declares it: validates and defaults, Fail, 5 s.
+    ...(options.webhook && {
+      webhooks: {
+        admission: [{
+          resource,
+          validate: () => allowed(),
+          default: (object: KubeObject) => object,
+          failurePolicy: "Fail" as const,
+          timeoutSeconds: 5,
+        }],
+      },
+    }),
   });
 }
+
+/** The variable the webhook variant's src/operator.ts sets in the container. */
+const WEBHOOK_ADDRESS = {
+  name: "WEBHOOK_ADDRESS",
+  value: ":9443",
+  comment: ["The webhook on every interface, for the Service of webhooks.yaml."],
+};

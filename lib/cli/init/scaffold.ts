@@ -28,7 +28,12 @@
  */
 import { envPrefix } from "../../build/grants.ts";
 import type { KingletRecord } from "../../build/vendor.ts";
-import { CLUSTER_FILES, NAMESPACED_FILES } from "./_scaffold.ts";
+import {
+  CLUSTER_FILES,
+  CLUSTER_WEBHOOK_FILES,
+  NAMESPACED_FILES,
+  WEBHOOK_FILES,
+} from "./_scaffold.ts";
 import { kingletParagraph } from "./dependency.ts";
 import { type ProjectNames, projectNames } from "./names.ts";
 
@@ -99,17 +104,40 @@ export function substitute(text: string, pairs: readonly Substitution[]): string
   return out + text.slice(copied);
 }
 
+/** The scaffold's files that only a project with a webhook holds. */
+export const WEBHOOK_ONLY_FILES: readonly string[] = [
+  "src/webhook.ts",
+  "tests/unit/webhook_test.ts",
+];
+
+/** What a project holds besides its names and its kinglet. */
+export interface ScaffoldOptions {
+  /**
+   * An admission webhook (`kinglet init --webhook`): src/webhook.ts and its
+   * test, served by main.ts and declared in src/operator.ts. @default false
+   */
+  webhook?: boolean;
+}
+
 /**
  * The scaffold's files for `names`, by path: its cluster-scoped variant for a
- * cluster-scoped kind, the README's paragraph on kinglet for `kinglet`, and
- * the test of a vendored kinglet only when kinglet is vendored.
+ * cluster-scoped kind, its webhook variant with `options.webhook` (and its
+ * webhook's files only then), the README's paragraph on kinglet for
+ * `kinglet`, and the test of a vendored kinglet only when kinglet is vendored.
  */
-export function scaffoldFiles(names: ProjectNames, kinglet: KingletRecord): Map<string, string> {
+export function scaffoldFiles(
+  names: ProjectNames,
+  kinglet: KingletRecord,
+  options: ScaffoldOptions = {},
+): Map<string, string> {
   const pairs = [
     ...substitutions(names),
     [kingletParagraph(SCAFFOLD_KINGLET), kingletParagraph(kinglet)] as const,
   ];
   const files = { ...NAMESPACED_FILES, ...(names.namespaced ? {} : CLUSTER_FILES) };
+  if (options.webhook) {
+    Object.assign(files, names.namespaced ? WEBHOOK_FILES : CLUSTER_WEBHOOK_FILES);
+  } else for (const path of WEBHOOK_ONLY_FILES) delete files[path];
   if (!kinglet.sha256) delete files["tests/unit/kinglet_test.ts"];
   return new Map(Object.entries(files).map(([path, text]) => [path, substitute(text, pairs)]));
 }
