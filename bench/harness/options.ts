@@ -140,6 +140,11 @@ const SPECS: FlagSpec[] = [
   },
   { name: "idle", type: "duration", help: "Length of the idle scenario. Default 60s (quick: 5s)." },
   {
+    name: "admission",
+    type: "duration",
+    help: "How long the admission scenario sends admissions at --rate. Default 30s (quick: 5s).",
+  },
+  {
     name: "baseline",
     type: "duration",
     help: "Quiet time before the load of sized scenarios. Default 10s (quick: 2s).",
@@ -247,6 +252,7 @@ export function parseOptions(args: readonly string[]): BenchOptions {
     background,
     ratePerSecond: rate,
     idleMs: ms("idle", "60s", "5s"),
+    admissionMs: ms("admission", "30s", "5s"),
     baselineMs: ms("baseline", "10s", "2s"),
     holdMs: ms("hold", "30s", "3s"),
     readyTimeoutMs: ms("ready-timeout", "10m", "2m"),

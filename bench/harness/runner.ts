@@ -16,7 +16,13 @@
  */
 import { join } from "node:path";
 import { BACKGROUNDS, fillBackground } from "./background.ts";
-import { type BenchCluster, installCrds, provideCluster } from "./cluster_setup.ts";
+import {
+  applyWebhookConfigurations,
+  type BenchCluster,
+  installCrds,
+  provideCluster,
+} from "./cluster_setup.ts";
+import { freePorts } from "../../lib/testing/control_plane/mod.ts";
 import { computeFigures, type ScenarioMarks } from "../measure/figures.ts";
 import { type BenchOptions, flagSetName, type VariantSpec } from "./options.ts";
 import { OperatorProcess } from "./operator_process.ts";
@@ -187,6 +193,18 @@ async function runOne(
     facts.kubernetes = cluster.kubernetesVersion;
     facts.datastore = cluster.datastore;
     await installCrds(cluster.client, target.crds, { signal });
+    // One port for the run, so that the configurations and every process of the run agree.
+    const webhookPort = target.webhookConfigurations && freePorts(1)[0]!;
+    const removeConfigurations = webhookPort === undefined
+      ? undefined
+      : await applyWebhookConfigurations(
+        cluster.client,
+        target.webhookConfigurations!,
+        webhookPort,
+        {
+          signal,
+        },
+      );
     background = await fill(context, cluster.client);
     // The run's clock starts here, so that its charts begin with the operator, not the cluster.
     recorder = new RunRecorder({
@@ -194,7 +212,11 @@ async function runOne(
       progress,
       scrapeIntervalMs: options.scrapeIntervalMs,
     });
-    driven = await drive(plan, context, cluster, recorder, join(logDir, slug));
+    try {
+      driven = await drive(plan, context, cluster, recorder, join(logDir, slug), webhookPort);
+    } finally {
+      if (cluster.shared) await removeConfigurations?.();
+    }
   } catch (e) {
     driven.error ??= describeError(e, signal);
   }
@@ -260,6 +282,7 @@ async function drive(
   cluster: BenchCluster,
   recorder: RunRecorder,
   logPrefix: string,
+  webhookPort: number | undefined,
 ): Promise<Driven> {
   const { options, progress, signal } = context;
   const { target } = plan;
@@ -301,6 +324,7 @@ async function drive(
           v8Flags: plan.variant.v8Flags,
           ...(plan.variant.concurrency !== undefined && { concurrency: plan.variant.concurrency }),
           ...(plan.cacheMaxObjects !== undefined && { cacheMaxObjects: plan.cacheMaxObjects }),
+          ...(webhookPort !== undefined && { webhookPort }),
         });
         if (driven.command.length === 0) driven.command = [...operator.argv];
         launched.push(operator);

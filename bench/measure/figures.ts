@@ -34,6 +34,8 @@
  */
 import { histogramBuckets, sumSeries } from "./metrics_scraper.ts";
 import type {
+  Admission,
+  AdmissionMarks,
   CatchUp,
   CatchUpMarks,
   Failover,
@@ -105,8 +107,8 @@ export function histogramQuantile(
   return lowerBound;
 }
 
-/** What the restart, the failover, the backlog or the edited scenario marked as it ran. */
-export type ScenarioMarks = RestartMarks | FailoverMarks | CatchUpMarks;
+/** What the restart, the failover, the backlog, the edited or the admission scenario marked. */
+export type ScenarioMarks = RestartMarks | FailoverMarks | CatchUpMarks | AdmissionMarks;
 
 /** The scenarios whose marks are {@link CatchUpMarks}, told apart from restart's by name. */
 const CATCH_UP_SCENARIOS: readonly string[] = ["backlog", "edited"];
@@ -165,11 +167,14 @@ export function computeFigures(
     apiCallsPerObject: apiCalls !== undefined && run.size > 0 ? apiCalls / run.size : undefined,
     cacheEvictions: counter("kinglet_cache_evictions_total"),
     restart: marks && "spawnedMs" in marks && !catchingUp
-      ? restartFigures(run.objects, marks)
+      ? restartFigures(run.objects, marks as RestartMarks)
       : undefined,
     failover: marks && "killedMs" in marks ? failoverFigures(run, marks, process) : undefined,
     catchUp: marks && "spawnedMs" in marks && catchingUp
       ? catchUpFigures(run.objects, marks, edges)
+      : undefined,
+    admission: marks && "latenciesMs" in marks
+      ? admissionFigures(marks, measured, phaseNamed(run.phases, ADMISSION_PHASE))
       : undefined,
   };
   return withoutUndefined(figures);
@@ -254,6 +259,27 @@ export function catchUpFigures(
     convergedMs: delta(marks.spawnedMs, convergedAt(objects)),
     requestP50Seconds: quantile(0.5),
     requestP99Seconds: quantile(0.99),
+  });
+}
+
+/** The phase in which the admission scenario sends its requests. */
+export const ADMISSION_PHASE = "admission";
+
+/**
+ * The admission scenario's figures from its marks and the operator's
+ * samples: the latency percentiles of the requests answered with success,
+ * the count of those that failed, and the operator's mean RSS over `phase`.
+ */
+export function admissionFigures(
+  marks: AdmissionMarks,
+  samples: readonly { t: number; rssBytes: number }[],
+  phase?: Phase,
+): Admission {
+  const { latenciesMs, ...counts } = marks;
+  return withoutUndefined({
+    ...counts,
+    latency: percentiles(latenciesMs),
+    rssMeanBytes: phase && meanRss(samples, phase),
   });
 }
 

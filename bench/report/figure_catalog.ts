@@ -149,6 +149,31 @@ export const FIGURE_SPECS: readonly FigureSpec[] = [
     get: (f) => milliseconds(f.catchUp?.requestP99Seconds),
   },
   { key: "catchUpReadyz", label: "to /readyz (ms)", unit: "ms", get: (f) => f.catchUp?.readyzMs },
+  {
+    key: "admissionP50",
+    label: "admission p50 (ms)",
+    unit: "ms",
+    get: (f) => f.admission?.latency?.p50,
+  },
+  {
+    key: "admissionP99",
+    label: "admission p99 (ms)",
+    unit: "ms",
+    get: (f) => f.admission?.latency?.p99,
+  },
+  {
+    key: "admissionErrors",
+    label: "admission errors",
+    unit: "count",
+    get: (f) => f.admission?.errors,
+  },
+  { key: "admissionSent", label: "admissions sent", unit: "count", get: (f) => f.admission?.sent },
+  {
+    key: "admissionRss",
+    label: "RSS admitting (MiB)",
+    unit: "MiB",
+    get: (f) => f.admission?.rssMeanBytes,
+  },
 ];
 
 /** The columns of the backlog and edited tables, which measure the same figures. */
@@ -217,6 +242,16 @@ export const SCENARIO_COLUMNS: Record<ScenarioName, readonly string[]> = {
   ],
   backlog: CATCH_UP_COLUMNS,
   edited: CATCH_UP_COLUMNS,
+  admission: [
+    "admissionP50",
+    "admissionP99",
+    "admissionErrors",
+    "admissionSent",
+    "cpu",
+    "admissionRss",
+    "rssIdle",
+    "rssPeak",
+  ],
 };
 
 /**
