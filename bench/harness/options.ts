@@ -136,7 +136,8 @@ const SPECS: FlagSpec[] = [
   {
     name: "rate",
     type: "integer",
-    help: "Objects created (and updated, deleted) per second. Default 50 (quick: 25).",
+    help:
+      "Objects created (and updated, deleted), or admissions sent, per second. Default 50 (quick: 25).",
   },
   { name: "idle", type: "duration", help: "Length of the idle scenario. Default 60s (quick: 5s)." },
   {
