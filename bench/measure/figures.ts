@@ -174,7 +174,7 @@ export function computeFigures(
       ? catchUpFigures(run.objects, marks, edges)
       : undefined,
     admission: marks && "latenciesMs" in marks
-      ? admissionFigures(marks, measured, phaseNamed(run.phases, ADMISSION_PHASE))
+      ? admissionFigures(marks, measured, phaseNamed(run.phases, ADMISSION_PHASE), edges)
       : undefined,
   };
   return withoutUndefined(figures);
@@ -266,20 +266,32 @@ export function catchUpFigures(
 export const ADMISSION_PHASE = "admission";
 
 /**
- * The admission scenario's figures from its marks and the operator's
- * samples: the latency percentiles of the requests answered with success,
- * the count of those that failed, and the operator's mean RSS over `phase`.
+ * The admission scenario's figures from its marks, the operator's samples
+ * and its scrapes at the window's edges: the latency percentiles of the
+ * requests answered with success, the count of those that failed, the
+ * operator's mean RSS over `phase`, and the calls its webhook counted and
+ * its own latency quantiles over the window (absent when it exports no
+ * webhook metrics).
  */
 export function admissionFigures(
   marks: AdmissionMarks,
   samples: readonly { t: number; rssBytes: number }[],
   phase?: Phase,
+  edges?: { before: Scrape; after: Scrape },
 ): Admission {
   const { latenciesMs, ...counts } = marks;
+  const served = edges &&
+    delta(
+      sumSeries(edges.before.series, WEBHOOK_REQUESTS) ?? 0,
+      sumSeries(edges.after.series, WEBHOOK_REQUESTS),
+    );
   return withoutUndefined({
     ...counts,
     latency: percentiles(latenciesMs),
     rssMeanBytes: phase && meanRss(samples, phase),
+    served,
+    serverP50Seconds: edges && windowQuantile(WEBHOOK_LATENCY, 0.5, edges),
+    serverP99Seconds: edges && windowQuantile(WEBHOOK_LATENCY, 0.99, edges),
   });
 }
 
@@ -319,6 +331,8 @@ function latencies(
 
 const RECONCILE_TIME = "controller_runtime_reconcile_time_seconds";
 const REQUEST_DURATION = "rest_client_request_duration_seconds";
+const WEBHOOK_REQUESTS = "controller_runtime_webhook_requests_total";
+const WEBHOOK_LATENCY = "controller_runtime_webhook_latency_seconds";
 
 /** The `q` quantile of histogram `base` over what it counted between two scrapes. */
 function windowQuantile(

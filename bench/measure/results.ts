@@ -314,6 +314,19 @@ export const admissionSchema = z.object({
   latency: percentilesSchema.optional(),
   /** Mean RSS of the operator over the phase. */
   rssMeanBytes: optionalNumber,
+  /**
+   * Growth of the operator's `controller_runtime_webhook_requests_total` over
+   * the phase: the calls its webhook answered; absent when not exported.
+   */
+  served: optionalNumber,
+  /**
+   * The median and 0.99 quantile of the operator's own
+   * `controller_runtime_webhook_latency_seconds` over the phase (its handling
+   * of a call, without the API server's part or the connection),
+   * interpolated within buckets; absent when not exported.
+   */
+  serverP50Seconds: optionalNumber,
+  serverP99Seconds: optionalNumber,
 });
 export type Admission = z.infer<typeof admissionSchema>;
 

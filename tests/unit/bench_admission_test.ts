@@ -67,6 +67,37 @@ function admissionRun(target: string, figures: Run["figures"]): Run {
   };
 }
 
+Deno.test("admission figures count the webhook's calls and its own latency over the phase", () => {
+  const scrape = (t: number, calls: number, buckets: [number, number][]) => ({
+    t,
+    process: 0,
+    series: [
+      {
+        name: "controller_runtime_webhook_requests_total",
+        labels: { webhook: "/validate/kinglet.dev/webapps", code: "200" },
+        value: calls,
+      },
+      ...buckets.map(([le, value]) => ({
+        name: "controller_runtime_webhook_latency_seconds_bucket",
+        labels: { webhook: "/validate/kinglet.dev/webapps", le: String(le) },
+        value,
+      })),
+    ],
+  });
+  const before = scrape(0, 3, [[0.001, 3], [0.01, 3], [Infinity, 3]]);
+  const after = scrape(10_000, 103, [[0.001, 53], [0.01, 103], [Infinity, 103]]);
+  const figures = admissionFigures(marks, [], undefined, { before, after });
+  assert.equal(figures.served, 100);
+  assert.equal(figures.serverP50Seconds, 0.001);
+  assert.ok(Math.abs(figures.serverP99Seconds! - 0.00982) < 1e-12);
+  const none = admissionFigures(marks, [], undefined, {
+    before: { t: 0, process: 0, series: [] },
+    after: { t: 1, process: 0, series: [] },
+  });
+  assert.equal(none.served, undefined);
+  assert.equal(none.serverP99Seconds, undefined);
+});
+
 Deno.test("an admission run's CPU is the operator's over the admission phase alone", () => {
   const run = admissionRun("webhook-floor", {});
   run.phases = [
@@ -114,13 +145,16 @@ Deno.test("the admission table shows latency, errors, CPU and RSS, and the summa
       "admission p99 (ms)",
       "admission errors",
       "admissions sent",
+      "webhook calls",
+      "webhook p50 (ms)",
+      "webhook p99 (ms)",
       "CPU (s)",
       "RSS admitting (MiB)",
       "RSS idle (MiB)",
       "RSS peak (MiB)",
     ],
-    ["---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"],
-    ["default", "8.0", "30.0", "2", "12", "1.25", "48.0", "47.0", "50.0"],
+    ["---", ...Array(11).fill("---:")],
+    ["default", "8.0", "30.0", "2", "12", "–", "–", "–", "1.25", "48.0", "47.0", "50.0"],
   ]);
   assert.deepEqual(summarize(results).runs[0]!.figures.admission, figures);
 });
