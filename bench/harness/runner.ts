@@ -193,18 +193,7 @@ async function runOne(
     facts.kubernetes = cluster.kubernetesVersion;
     facts.datastore = cluster.datastore;
     await installCrds(cluster.client, target.crds, { signal });
-    // One port for the run, so that the configurations and every process of the run agree.
-    const webhookPort = target.webhookConfigurations && freePorts(1)[0]!;
-    const removeConfigurations = webhookPort === undefined
-      ? undefined
-      : await applyWebhookConfigurations(
-        cluster.client,
-        target.webhookConfigurations!,
-        webhookPort,
-        {
-          signal,
-        },
-      );
+    const webhook = await configureWebhook(target, cluster.client, signal);
     background = await fill(context, cluster.client);
     // The run's clock starts here, so that its charts begin with the operator, not the cluster.
     recorder = new RunRecorder({
@@ -213,9 +202,9 @@ async function runOne(
       scrapeIntervalMs: options.scrapeIntervalMs,
     });
     try {
-      driven = await drive(plan, context, cluster, recorder, join(logDir, slug), webhookPort);
+      driven = await drive(plan, context, cluster, recorder, join(logDir, slug), webhook?.port);
     } finally {
-      if (cluster.shared) await removeConfigurations?.();
+      if (cluster.shared) await webhook?.remove();
     }
   } catch (e) {
     driven.error ??= describeError(e, signal);
@@ -243,6 +232,22 @@ async function runOne(
     run: { ...record, figures: computeFigures(record, window, driven.marks) },
     cluster: facts,
   };
+}
+
+/**
+ * For a target that serves a webhook: picks the run's webhook port (one for
+ * the run, so that the configurations and every process of it agree) and
+ * applies the target's configurations calling it.
+ */
+async function configureWebhook(
+  target: PlannedRun["target"],
+  client: BenchCluster["client"],
+  signal: AbortSignal,
+): Promise<{ port: number; remove(): Promise<void> } | undefined> {
+  if (!target.webhookConfigurations) return undefined;
+  const port = freePorts(1)[0]!;
+  const files = target.webhookConfigurations;
+  return { port, remove: await applyWebhookConfigurations(client, files, port, { signal }) };
 }
 
 /** Creates the background `--background` names in the run's cluster, if any, and says so. */
