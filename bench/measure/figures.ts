@@ -20,7 +20,9 @@
  * failover scenario ({@link failoverFigures}), whose window is the successor's
  * (process 1, spawned as a standby before the objects) from the kill on, and
  * so have the backlog and edited scenarios ({@link catchUpFigures}), whose
- * operator is spawned inside its window to find work that piled up.
+ * operator is spawned inside its window to find work that piled up, and so
+ * has the admission scenario ({@link admissionFigures}), whose latencies are
+ * of the requests it sent to the API server, not of objects.
  *
  * @example
  * ```ts
