@@ -10,6 +10,13 @@
  * - `warm-up`: a server-side dry-run create of the target's object every
  *   200 ms until one is admitted, so that the CA bundle is in place and the
  *   API server has connected to the webhook before anything is timed;
+ * - `control`, for a namespaced kind: the same requests as `admission`
+ *   below, into `kube-system`, which every webhook configuration `deploy`
+ *   writes skips (a webhook that is down must not block the system): the API
+ *   server's own path for such a request, without the webhook, at the same
+ *   rate on the same cluster, so that the webhook's share of the latency
+ *   reads as the difference. The webhook's call counter, scraped at the
+ *   phase's edges, shows that it was not called;
  * - `admission`: dry-run creates at `--rate` per second for `--admission`,
  *   sent on schedule whatever the earlier ones are doing (an open loop, as
  *   independent clients send), each timed from sending to the answer. A
@@ -31,12 +38,14 @@
  *
  * @module
  */
-import { ADMISSION_PHASE } from "../measure/figures.ts";
+import { ADMISSION_PHASE, CONTROL_PHASE } from "../measure/figures.ts";
 import type { AdmissionMarks } from "../measure/results.ts";
 import { objectScope, renderObject } from "./target.ts";
 import { type ScenarioContext, sleep, startup, stop } from "./scenario_steps.ts";
 
 const WARM_UP_POLL_MS = 200;
+/** The namespace every webhook configuration `deploy` writes leaves out. */
+const SKIPPED_NAMESPACE = "kube-system";
 
 /** Runs the admission scenario; see the module documentation. */
 export async function admission(c: ScenarioContext): Promise<AdmissionMarks> {
@@ -49,14 +58,25 @@ export async function admission(c: ScenarioContext): Promise<AdmissionMarks> {
   const operator = await startup(c);
   await c.recorder.phase("baseline", () => sleep(c.settings.baselineMs, c.signal));
   await c.recorder.phase("warm-up", () => firstAdmitted(c));
-  const marks = await c.recorder.phase(ADMISSION_PHASE, () => sendAdmissions(c));
+  const control = target.resource.namespaced
+    ? await c.recorder.phase(CONTROL_PHASE, () => sendAdmissions(c, SKIPPED_NAMESPACE))
+    : undefined;
+  const marks = await c.recorder.phase(
+    ADMISSION_PHASE,
+    () => sendAdmissions(c, c.workload.namespace),
+  );
   await stop(c, operator);
-  return marks;
+  return {
+    ...marks,
+    ...(control && {
+      control: { latenciesMs: control.latenciesMs, sent: control.sent, errors: control.errors },
+    }),
+  };
 }
 
-/** One dry-run create of the target's object named `admission-<index>`. */
-async function admit(c: ScenarioContext, index: number): Promise<void> {
-  const { client, target, namespace, replicas, signal } = c.workload;
+/** One dry-run create of the target's object named `admission-<index>` in `namespace`. */
+async function admit(c: ScenarioContext, index: number, namespace: string): Promise<void> {
+  const { client, target, replicas, signal } = c.workload;
   const name = `admission-${String(index).padStart(5, "0")}`;
   const object = renderObject(target, { name, namespace, index, replicas });
   await client.create(target.resource, object, {
@@ -76,7 +96,7 @@ async function firstAdmitted(c: ScenarioContext): Promise<void> {
   let last: unknown;
   while (c.recorder.now() < deadline) {
     try {
-      return await admit(c, 0);
+      return await admit(c, 0, c.workload.namespace);
     } catch (error) {
       c.signal.throwIfAborted();
       last = error;
@@ -88,8 +108,11 @@ async function firstAdmitted(c: ScenarioContext): Promise<void> {
   );
 }
 
-/** Sends `--rate` dry-run creates a second for `--admission`, timing each; never throws for one. */
-async function sendAdmissions(c: ScenarioContext): Promise<AdmissionMarks> {
+/**
+ * Sends `--rate` dry-run creates a second into `namespace` for
+ * `--admission`, timing each; never throws for one.
+ */
+async function sendAdmissions(c: ScenarioContext, namespace: string): Promise<AdmissionMarks> {
   const { ratePerSecond, admissionMs } = c.settings;
   const count = Math.max(1, Math.floor((admissionMs * ratePerSecond) / 1000));
   const started = performance.now();
@@ -102,7 +125,7 @@ async function sendAdmissions(c: ScenarioContext): Promise<AdmissionMarks> {
     if (wait > 0) await sleep(wait, c.signal);
     const sent = performance.now();
     requests.push(
-      admit(c, index).then(
+      admit(c, index, namespace).then(
         () => void latenciesMs.push(performance.now() - sent),
         (error) => {
           errors++;

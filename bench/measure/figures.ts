@@ -176,7 +176,13 @@ export function computeFigures(
       ? catchUpFigures(run.objects, marks, edges)
       : undefined,
     admission: marks && "latenciesMs" in marks
-      ? admissionFigures(marks, measured, phaseNamed(run.phases, ADMISSION_PHASE), edges)
+      ? admissionFigures(
+        marks,
+        measured,
+        phaseNamed(run.phases, ADMISSION_PHASE),
+        edges,
+        phaseEdges(scrapes, phaseNamed(run.phases, CONTROL_PHASE)),
+      )
       : undefined,
   };
   return withoutUndefined(figures);
@@ -267,26 +273,33 @@ export function catchUpFigures(
 /** The phase in which the admission scenario sends its requests. */
 export const ADMISSION_PHASE = "admission";
 
+/** The phase in which it sends the same requests where no webhook is called. */
+export const CONTROL_PHASE = "control";
+
 /**
  * The admission scenario's figures from its marks, the operator's samples
  * and its scrapes at the window's edges: the latency percentiles of the
  * requests answered with success, the count of those that failed, the
  * operator's mean RSS over `phase`, and the calls its webhook counted and
  * its own latency quantiles over the window (absent when it exports no
- * webhook metrics).
+ * webhook metrics); for the control phase, its requests' percentiles and
+ * the calls the webhook counted over it (`controlEdges`), which should be none.
  */
 export function admissionFigures(
   marks: AdmissionMarks,
   samples: readonly { t: number; rssBytes: number }[],
   phase?: Phase,
   edges?: { before: Scrape; after: Scrape },
+  controlEdges: { before?: Scrape; after?: Scrape } = {},
 ): Admission {
-  const { latenciesMs, ...counts } = marks;
-  const served = edges &&
+  const { latenciesMs, control, ...counts } = marks;
+  const calls = ({ before, after }: { before?: Scrape; after?: Scrape }) =>
+    before && after &&
     delta(
-      sumSeries(edges.before.series, WEBHOOK_REQUESTS) ?? 0,
-      sumSeries(edges.after.series, WEBHOOK_REQUESTS),
+      sumSeries(before.series, WEBHOOK_REQUESTS) ?? 0,
+      sumSeries(after.series, WEBHOOK_REQUESTS),
     );
+  const served = edges && calls(edges);
   return withoutUndefined({
     ...counts,
     latency: percentiles(latenciesMs),
@@ -294,6 +307,12 @@ export function admissionFigures(
     served,
     serverP50Seconds: edges && windowQuantile(WEBHOOK_LATENCY, 0.5, edges),
     serverP99Seconds: edges && windowQuantile(WEBHOOK_LATENCY, 0.99, edges),
+    control: control && withoutUndefined({
+      sent: control.sent,
+      errors: control.errors,
+      served: calls(controlEdges),
+      latency: percentiles(control.latenciesMs),
+    }),
   });
 }
 
@@ -311,6 +330,15 @@ export function convergedAt(objects: readonly ObjectTiming[]): number | undefine
     last = Math.max(last ?? at, at);
   }
   return last;
+}
+
+/** The scrapes nearest the start and the end of `phase`, if it happened. */
+function phaseEdges(
+  scrapes: readonly Scrape[],
+  phase: Phase | undefined,
+): { before?: Scrape; after?: Scrape } {
+  if (!phase) return {};
+  return { before: nearest(scrapes, phase.startMs), after: nearest(scrapes, phase.endMs) };
 }
 
 /** The first phase called `name`. */

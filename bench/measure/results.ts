@@ -327,6 +327,18 @@ export const admissionSchema = z.object({
    */
   serverP50Seconds: optionalNumber,
   serverP99Seconds: optionalNumber,
+  /**
+   * The same requests sent, before the phase, into `kube-system`, which the
+   * webhook configurations skip: the API server's path without the webhook.
+   * Absent for a cluster-scoped kind.
+   */
+  control: z.object({
+    sent: z.number().int().nonnegative(),
+    errors: z.number().int().nonnegative(),
+    /** The calls the webhook counted over the phase: none, when the configurations skip it. */
+    served: optionalNumber,
+    latency: percentilesSchema.optional(),
+  }).optional(),
 });
 export type Admission = z.infer<typeof admissionSchema>;
 
@@ -340,6 +352,8 @@ export interface AdmissionMarks {
   sent: number;
   errors: number;
   firstError?: string;
+  /** The control phase's requests, where no webhook is called. */
+  control?: { latenciesMs: number[]; sent: number; errors: number };
 }
 
 /** The summary figures of one run; see bench/README.md for each definition. */

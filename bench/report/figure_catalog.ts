@@ -162,6 +162,18 @@ export const FIGURE_SPECS: readonly FigureSpec[] = [
     get: (f) => f.admission?.latency?.p99,
   },
   {
+    key: "controlP50",
+    label: "no webhook p50 (ms)",
+    unit: "ms",
+    get: (f) => f.admission?.control?.latency?.p50,
+  },
+  {
+    key: "controlP99",
+    label: "no webhook p99 (ms)",
+    unit: "ms",
+    get: (f) => f.admission?.control?.latency?.p99,
+  },
+  {
     key: "admissionErrors",
     label: "admission errors",
     unit: "count",
@@ -263,6 +275,8 @@ export const SCENARIO_COLUMNS: Record<ScenarioName, readonly string[]> = {
   admission: [
     "admissionP50",
     "admissionP99",
+    "controlP50",
+    "controlP99",
     "admissionErrors",
     "admissionSent",
     "admissionServed",

@@ -86,8 +86,19 @@ Deno.test("admission figures count the webhook's calls and its own latency over 
   });
   const before = scrape(0, 3, [[0.001, 3], [0.01, 3], [Infinity, 3]]);
   const after = scrape(10_000, 103, [[0.001, 53], [0.01, 103], [Infinity, 103]]);
-  const figures = admissionFigures(marks, [], undefined, { before, after });
+  const control = { latenciesMs: [1, 2], sent: 2, errors: 0 };
+  const quiet = scrape(-1, 3, []);
+  const figures = admissionFigures({ ...marks, control }, [], undefined, { before, after }, {
+    before: quiet,
+    after: before,
+  });
   assert.equal(figures.served, 100);
+  assert.deepEqual(figures.control, {
+    sent: 2,
+    errors: 0,
+    served: 0,
+    latency: { count: 2, p50: 1, p90: 2, p99: 2, max: 2 },
+  });
   assert.equal(figures.serverP50Seconds, 0.001);
   assert.ok(Math.abs(figures.serverP99Seconds! - 0.00982) < 1e-12);
   const none = admissionFigures(marks, [], undefined, {
@@ -123,7 +134,8 @@ Deno.test("an admission run's CPU is the operator's over the admission phase alo
 });
 
 Deno.test("the admission table shows latency, errors, CPU and RSS, and the summary keeps them", () => {
-  const figures = admissionFigures(marks, [sample(0, 48, 0)], {
+  const control = { latenciesMs: [4, 3, 6, 5], sent: 4, errors: 0 };
+  const figures = admissionFigures({ ...marks, control }, [sample(0, 48, 0)], {
     name: "admission",
     startMs: 0,
     endMs: 1,
@@ -143,6 +155,8 @@ Deno.test("the admission table shows latency, errors, CPU and RSS, and the summa
       "variant",
       "admission p50 (ms)",
       "admission p99 (ms)",
+      "no webhook p50 (ms)",
+      "no webhook p99 (ms)",
       "admission errors",
       "admissions sent",
       "webhook calls",
@@ -153,8 +167,23 @@ Deno.test("the admission table shows latency, errors, CPU and RSS, and the summa
       "RSS idle (MiB)",
       "RSS peak (MiB)",
     ],
-    ["---", ...Array(11).fill("---:")],
-    ["default", "8.0", "30.0", "2", "12", "–", "–", "–", "1.25", "48.0", "47.0", "50.0"],
+    ["---", ...Array(13).fill("---:")],
+    [
+      "default",
+      "8.0",
+      "30.0",
+      "4.0",
+      "6.0",
+      "2",
+      "12",
+      "–",
+      "–",
+      "–",
+      "1.25",
+      "48.0",
+      "47.0",
+      "50.0",
+    ],
   ]);
   assert.deepEqual(summarize(results).runs[0]!.figures.admission, figures);
 });
