@@ -46,6 +46,7 @@ import { buildTarget, loadTarget, type Target } from "./harness/target.ts";
 import { describeMachine, describeVersions } from "./measure/environment.ts";
 import { hasProcfs } from "./measure/process_sampler.ts";
 import {
+  leftOutNote,
   readResults,
   type Results,
   RESULTS_FORMAT,
@@ -167,6 +168,12 @@ async function benchmark(
     if (!(error instanceof RangeError)) throw error;
     progress.log(error.message);
     return 2;
+  }
+  for (const scenario of options.scenarios) {
+    for (const target of targets) {
+      const note = leftOutNote(target.name, target.scenarios, scenario);
+      if (note !== undefined) progress.log(note);
+    }
   }
   for (const target of targets) {
     if (!target.build) continue;

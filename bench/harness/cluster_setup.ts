@@ -22,8 +22,13 @@ import { type Cluster, startCluster } from "../../lib/testing/control_plane/mod.
 import { KubeClient } from "../../lib/kube/client.ts";
 import { type ClusterConfig, loadConfig } from "../../lib/kube/config.ts";
 import { isNotFound, isTooManyRequests } from "../../lib/kube/errors.ts";
-import { CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES } from "../../lib/kube/resources.ts";
-import type { KubeObject } from "../../lib/kube/types.ts";
+import {
+  CUSTOM_RESOURCE_DEFINITIONS,
+  MUTATING_WEBHOOK_CONFIGURATIONS,
+  NAMESPACES,
+  VALIDATING_WEBHOOK_CONFIGURATIONS,
+} from "../../lib/kube/resources.ts";
+import type { KubeObject, Resource } from "../../lib/kube/types.ts";
 
 const FIELD_MANAGER = "kinglet-bench";
 
@@ -152,6 +157,58 @@ export async function installCrds(
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
+}
+
+const CONFIGURATIONS: Readonly<Record<string, Resource>> = {
+  ValidatingWebhookConfiguration: VALIDATING_WEBHOOK_CONFIGURATIONS,
+  MutatingWebhookConfiguration: MUTATING_WEBHOOK_CONFIGURATIONS,
+};
+
+/**
+ * Server-side applies the webhook configurations in `files` (YAML, several
+ * documents allowed) with `{webhookPort}` replaced by `port`, before the
+ * operator starts so that it injects its CA bundle into them.
+ *
+ * @returns a function that deletes them again: a cluster the run does not
+ * own (`--kubeconfig`) must not keep a webhook whose operator is gone.
+ * @throws {TypeError} for a document that is not a webhook configuration.
+ */
+export async function applyWebhookConfigurations(
+  client: KubeClient,
+  files: readonly string[],
+  port: number,
+  options: { signal?: AbortSignal } = {},
+): Promise<() => Promise<void>> {
+  const applied: { resource: Resource; name: string }[] = [];
+  for (const file of files) {
+    const text = (await Deno.readTextFile(file)).replaceAll("{webhookPort}", String(port));
+    for (const document of parseAllDocuments(text)) {
+      if (document.errors.length > 0) {
+        throw new Error(`Cannot read ${file}: ${document.errors[0]!.message}`);
+      }
+      const configuration = document.toJS() as KubeObject | null;
+      if (!configuration) continue;
+      const resource = CONFIGURATIONS[configuration.kind ?? ""];
+      if (!resource) {
+        throw new TypeError(
+          `Cannot apply ${file}: expected webhook configurations, got a ${configuration.kind}`,
+        );
+      }
+      await client.apply(resource, configuration, {
+        fieldManager: FIELD_MANAGER,
+        force: true,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      applied.push({ resource, name: configuration.metadata?.name ?? "" });
+    }
+  }
+  return async () => {
+    for (const { resource, name } of applied) {
+      await client.delete(resource, name).catch((e) => {
+        if (!isNotFound(e)) throw e;
+      });
+    }
+  };
 }
 
 interface Crd extends KubeObject {

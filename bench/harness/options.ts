@@ -136,9 +136,15 @@ const SPECS: FlagSpec[] = [
   {
     name: "rate",
     type: "integer",
-    help: "Objects created (and updated, deleted) per second. Default 50 (quick: 25).",
+    help:
+      "Objects created (and updated, deleted), or admissions sent, per second. Default 50 (quick: 25).",
   },
   { name: "idle", type: "duration", help: "Length of the idle scenario. Default 60s (quick: 5s)." },
+  {
+    name: "admission",
+    type: "duration",
+    help: "How long the admission scenario sends admissions at --rate. Default 30s (quick: 5s).",
+  },
   {
     name: "baseline",
     type: "duration",
@@ -247,6 +253,7 @@ export function parseOptions(args: readonly string[]): BenchOptions {
     background,
     ratePerSecond: rate,
     idleMs: ms("idle", "60s", "5s"),
+    admissionMs: ms("admission", "30s", "5s"),
     baselineMs: ms("baseline", "10s", "2s"),
     holdMs: ms("hold", "30s", "3s"),
     readyTimeoutMs: ms("ready-timeout", "10m", "2m"),

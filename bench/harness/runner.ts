@@ -16,7 +16,13 @@
  */
 import { join } from "node:path";
 import { BACKGROUNDS, fillBackground } from "./background.ts";
-import { type BenchCluster, installCrds, provideCluster } from "./cluster_setup.ts";
+import {
+  applyWebhookConfigurations,
+  type BenchCluster,
+  installCrds,
+  provideCluster,
+} from "./cluster_setup.ts";
+import { freePorts } from "../../lib/testing/control_plane/mod.ts";
 import { computeFigures, type ScenarioMarks } from "../measure/figures.ts";
 import { type BenchOptions, flagSetName, type VariantSpec } from "./options.ts";
 import { OperatorProcess } from "./operator_process.ts";
@@ -187,6 +193,7 @@ async function runOne(
     facts.kubernetes = cluster.kubernetesVersion;
     facts.datastore = cluster.datastore;
     await installCrds(cluster.client, target.crds, { signal });
+    const webhook = await configureWebhook(target, cluster.client, signal);
     background = await fill(context, cluster.client);
     // The run's clock starts here, so that its charts begin with the operator, not the cluster.
     recorder = new RunRecorder({
@@ -194,7 +201,11 @@ async function runOne(
       progress,
       scrapeIntervalMs: options.scrapeIntervalMs,
     });
-    driven = await drive(plan, context, cluster, recorder, join(logDir, slug));
+    try {
+      driven = await drive(plan, context, cluster, recorder, join(logDir, slug), webhook?.port);
+    } finally {
+      if (cluster.shared) await webhook?.remove();
+    }
   } catch (e) {
     driven.error ??= describeError(e, signal);
   }
@@ -221,6 +232,22 @@ async function runOne(
     run: { ...record, figures: computeFigures(record, window, driven.marks) },
     cluster: facts,
   };
+}
+
+/**
+ * For a target that serves a webhook: picks the run's webhook port (one for
+ * the run, so that the configurations and every process of it agree) and
+ * applies the target's configurations calling it.
+ */
+async function configureWebhook(
+  target: PlannedRun["target"],
+  client: BenchCluster["client"],
+  signal: AbortSignal,
+): Promise<{ port: number; remove(): Promise<void> } | undefined> {
+  if (!target.webhookConfigurations) return undefined;
+  const port = freePorts(1)[0]!;
+  const files = target.webhookConfigurations;
+  return { port, remove: await applyWebhookConfigurations(client, files, port, { signal }) };
 }
 
 /** Creates the background `--background` names in the run's cluster, if any, and says so. */
@@ -260,6 +287,7 @@ async function drive(
   cluster: BenchCluster,
   recorder: RunRecorder,
   logPrefix: string,
+  webhookPort: number | undefined,
 ): Promise<Driven> {
   const { options, progress, signal } = context;
   const { target } = plan;
@@ -301,6 +329,7 @@ async function drive(
           v8Flags: plan.variant.v8Flags,
           ...(plan.variant.concurrency !== undefined && { concurrency: plan.variant.concurrency }),
           ...(plan.cacheMaxObjects !== undefined && { cacheMaxObjects: plan.cacheMaxObjects }),
+          ...(webhookPort !== undefined && { webhookPort }),
         });
         if (driven.command.length === 0) driven.command = [...operator.argv];
         launched.push(operator);

@@ -31,6 +31,8 @@ export interface ScenarioSettings {
   holdMs: number;
   readyTimeoutMs: number;
   ratePerSecond: number;
+  /** How long the admission scenario sends its requests. */
+  admissionMs: number;
 }
 
 /** What a scenario drives; the runner builds it and cleans up after it. */

@@ -32,6 +32,11 @@
  *   costs in API calls, request latency, CPU and peak RSS
  *   (`catchUpFigures` in measure/figures.ts): every figure is of the spawned process
  *   over the `catch-up` phase.
+ * - **admission** (bench/harness/admission.ts): the operator serving its
+ *   webhook, sent server-side dry-run creates at `--rate` per second for
+ *   `--admission`: the admission latency its clients see, the errors, and
+ *   its CPU and RSS over the `admission` phase (`admissionFigures` in
+ *   measure/figures.ts). Only targets that serve a webhook run it.
  *
  * @example
  * ```ts
@@ -45,12 +50,14 @@
  *
  * @module
  */
+import { admission } from "./admission.ts";
 import { backlog, edited } from "./catch_up.ts";
 import { leaseHolder, type LeaseName, untilHolder } from "./lease_holder.ts";
 import { scrapeMetrics, sumSeries } from "../measure/metrics_scraper.ts";
 import { deleteObjects, updateObjects, updateShare } from "./load.ts";
 import type { OperatorProcess } from "./operator_process.ts";
 import type {
+  AdmissionMarks,
   CatchUpMarks,
   FailoverMarks,
   RestartMarks,
@@ -86,6 +93,7 @@ export const SCENARIOS: {
   failover: Scenario<FailoverMarks>;
   backlog: Scenario<CatchUpMarks>;
   edited: Scenario<CatchUpMarks>;
+  admission: Scenario<AdmissionMarks>;
 } = {
   idle: {
     sized: false,
@@ -127,6 +135,11 @@ export const SCENARIOS: {
     sized: true,
     window: { from: "catch-up", to: "catch-up", process: 1 },
     run: edited,
+  },
+  admission: {
+    sized: false,
+    window: { from: "admission", to: "admission" },
+    run: admission,
   },
 };
 

@@ -7,8 +7,8 @@
  *
  * Command arguments may hold placeholders: `{deno}` (the Deno running the
  * harness), `{kubeconfig}`, `{metricsPort}`, `{probePort}`, `{namespace}`,
- * and the optional `{v8Flags}` (comma-joined), `{concurrency}` and
- * `{cacheMaxObjects}`. An argument that mentions an optional placeholder
+ * and the optional `{v8Flags}` (comma-joined), `{concurrency}`,
+ * `{cacheMaxObjects}` and `{webhookPort}`. An argument that mentions an optional placeholder
  * with no value is left out, so `--cache-max-objects={cacheMaxObjects}`
  * appears only in the budget scenario. The object template may use `{name}`,
  * `{namespace}`, `{index}` and `{replicas}`; a string that is exactly one
@@ -25,6 +25,13 @@
  * An optional `build` command (placeholder `{deno}`) runs once in `cwd`
  * before the target's first run: kinglet's bundles main.ts, so that every
  * benchmark measures the sources checked out.
+ *
+ * A target that serves an admission webhook has `{webhookPort}` in its
+ * command (the harness picks a free loopback port per run) and
+ * `webhookConfigurations`: YAML files, relative to `cwd`, of the webhook
+ * configurations that call it at `https://127.0.0.1:{webhookPort}`, applied
+ * after the CRDs and before the operator starts, so that it can inject its
+ * CA bundle into them. Only such a target runs the admission scenario.
  *
  * An optional `leaderElection` says how to run the target as one of two
  * candidates for a Lease, which the failover scenario needs: `args` are
@@ -52,7 +59,7 @@ import { type ReadyRule, readyRuleSchema } from "../measure/ready_rule.ts";
 import { runQuiet } from "./run_quiet.ts";
 import { SCENARIO_NAMES, type ScenarioName } from "../measure/results.ts";
 
-const OPTIONAL = ["v8Flags", "concurrency", "cacheMaxObjects"] as const;
+const OPTIONAL = ["v8Flags", "concurrency", "cacheMaxObjects", "webhookPort"] as const;
 const REQUIRED = ["deno", "kubeconfig", "metricsPort", "probePort", "namespace"] as const;
 const OBJECT_PLACEHOLDERS = ["name", "namespace", "index", "replicas"] as const;
 const CANDIDATE_PLACEHOLDERS = ["id", "namespace"] as const;
@@ -87,6 +94,8 @@ const targetFileSchema = z.object({
   ready: readyRuleSchema,
   readyzPath: z.string().default("/readyz"),
   metricsPath: z.string().default("/metrics"),
+  /** Webhook configuration files, relative to `cwd`; placeholder `{webhookPort}`. */
+  webhookConfigurations: z.array(z.string()).min(1).optional(),
   /** How to run two candidates for a Lease; see the module documentation. */
   leaderElection: z.object({
     args: z.array(z.string()).min(1),
@@ -133,6 +142,11 @@ export interface Target {
   metricsPath: string;
   /** Present when the target can run the failover scenario. */
   leaderElection?: LeaderElection;
+  /**
+   * The webhook configurations that call the target at its `{webhookPort}`,
+   * absolute; present when the target can run the admission scenario.
+   */
+  webhookConfigurations?: string[];
 }
 
 /** Values for the command's placeholders. */
@@ -144,6 +158,8 @@ export interface LaunchValues {
   v8Flags?: readonly string[];
   concurrency?: number;
   cacheMaxObjects?: number;
+  /** The port the target's webhook listens on, for a target with `{webhookPort}`. */
+  webhookPort?: number;
   /** The identity of a leader-election candidate: appends the target's `leaderElection.args`. */
   candidate?: string;
 }
@@ -185,6 +201,21 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
         "'leaderElection' to run two candidates",
     );
   }
+  const serves = spec.command.some((arg) => arg.includes("{webhookPort}"));
+  if (serves !== (spec.webhookConfigurations !== undefined)) {
+    throw new TypeError(
+      `Cannot load the target ${file}: a webhook needs both {webhookPort} in 'command' and ` +
+        `'webhookConfigurations' that call it, but ${
+          serves ? "the latter is" : "the former is"
+        } missing`,
+    );
+  }
+  if (spec.scenarios?.includes("admission") && !serves) {
+    throw new TypeError(
+      `Cannot load the target ${file}: 'scenarios' names "admission", which needs a webhook ` +
+        "({webhookPort} in 'command' and 'webhookConfigurations')",
+    );
+  }
   checkPlaceholders(file, "command", spec.command, [...REQUIRED, ...OPTIONAL]);
   checkPlaceholders(file, "build", spec.build ?? [], ["deno"]);
   if (spec.leaderElection) {
@@ -206,7 +237,9 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
     ...(spec.description !== undefined && { description: spec.description }),
     file,
     scenarios: (spec.scenarios as ScenarioName[] | undefined) ??
-      SCENARIO_NAMES.filter((s) => s !== "failover" || spec.leaderElection),
+      SCENARIO_NAMES.filter((s) =>
+        (s !== "failover" || spec.leaderElection) && (s !== "admission" || serves)
+      ),
     cwd,
     command: spec.command,
     ...(spec.build && {
@@ -228,6 +261,11 @@ export async function loadTarget(nameOrPath: string): Promise<Target> {
     readyzPath: spec.readyzPath,
     metricsPath: spec.metricsPath,
     ...(spec.leaderElection && { leaderElection: spec.leaderElection }),
+    ...(spec.webhookConfigurations && {
+      webhookConfigurations: spec.webhookConfigurations.map((f) =>
+        isAbsolute(f) ? f : join(cwd, f)
+      ),
+    }),
   };
   if (target.build === undefined || await allExist(crds)) await settleScope(target);
   return target;
@@ -316,6 +354,7 @@ export function expandCommand(target: Target, values: LaunchValues): string[] {
     v8Flags: values.v8Flags?.length ? values.v8Flags.join(",") : undefined,
     concurrency: values.concurrency?.toString(),
     cacheMaxObjects: values.cacheMaxObjects?.toString(),
+    webhookPort: values.webhookPort?.toString(),
   };
   const argv: string[] = [];
   for (const arg of target.command) {

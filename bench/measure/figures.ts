@@ -20,7 +20,9 @@
  * failover scenario ({@link failoverFigures}), whose window is the successor's
  * (process 1, spawned as a standby before the objects) from the kill on, and
  * so have the backlog and edited scenarios ({@link catchUpFigures}), whose
- * operator is spawned inside its window to find work that piled up.
+ * operator is spawned inside its window to find work that piled up, and so
+ * has the admission scenario ({@link admissionFigures}), whose latencies are
+ * of the requests it sent to the API server, not of objects.
  *
  * @example
  * ```ts
@@ -34,6 +36,8 @@
  */
 import { histogramBuckets, sumSeries } from "./metrics_scraper.ts";
 import type {
+  Admission,
+  AdmissionMarks,
   CatchUp,
   CatchUpMarks,
   Failover,
@@ -105,8 +109,8 @@ export function histogramQuantile(
   return lowerBound;
 }
 
-/** What the restart, the failover, the backlog or the edited scenario marked as it ran. */
-export type ScenarioMarks = RestartMarks | FailoverMarks | CatchUpMarks;
+/** What the restart, the failover, the backlog, the edited or the admission scenario marked. */
+export type ScenarioMarks = RestartMarks | FailoverMarks | CatchUpMarks | AdmissionMarks;
 
 /** The scenarios whose marks are {@link CatchUpMarks}, told apart from restart's by name. */
 const CATCH_UP_SCENARIOS: readonly string[] = ["backlog", "edited"];
@@ -165,11 +169,20 @@ export function computeFigures(
     apiCallsPerObject: apiCalls !== undefined && run.size > 0 ? apiCalls / run.size : undefined,
     cacheEvictions: counter("kinglet_cache_evictions_total"),
     restart: marks && "spawnedMs" in marks && !catchingUp
-      ? restartFigures(run.objects, marks)
+      ? restartFigures(run.objects, marks as RestartMarks)
       : undefined,
     failover: marks && "killedMs" in marks ? failoverFigures(run, marks, process) : undefined,
     catchUp: marks && "spawnedMs" in marks && catchingUp
       ? catchUpFigures(run.objects, marks, edges)
+      : undefined,
+    admission: marks && "latenciesMs" in marks
+      ? admissionFigures(
+        marks,
+        measured,
+        phaseNamed(run.phases, ADMISSION_PHASE),
+        edges,
+        phaseEdges(scrapes, phaseNamed(run.phases, CONTROL_PHASE)),
+      )
       : undefined,
   };
   return withoutUndefined(figures);
@@ -257,6 +270,52 @@ export function catchUpFigures(
   });
 }
 
+/** The phase in which the admission scenario sends its requests. */
+export const ADMISSION_PHASE = "admission";
+
+/** The phase in which it sends the same requests where no webhook is called. */
+export const CONTROL_PHASE = "control";
+
+/**
+ * The admission scenario's figures from its marks, the operator's samples
+ * and its scrapes at the window's edges: the latency percentiles of the
+ * requests answered with success, the count of those that failed, the
+ * operator's mean RSS over `phase`, and the calls its webhook counted and
+ * its own latency quantiles over the window (absent when it exports no
+ * webhook metrics); for the control phase, its requests' percentiles and
+ * the calls the webhook counted over it (`controlEdges`), which should be none.
+ */
+export function admissionFigures(
+  marks: AdmissionMarks,
+  samples: readonly { t: number; rssBytes: number }[],
+  phase?: Phase,
+  edges?: { before: Scrape; after: Scrape },
+  controlEdges: { before?: Scrape; after?: Scrape } = {},
+): Admission {
+  const { latenciesMs, control, ...counts } = marks;
+  const calls = ({ before, after }: { before?: Scrape; after?: Scrape }) =>
+    before && after &&
+    delta(
+      sumSeries(before.series, WEBHOOK_REQUESTS) ?? 0,
+      sumSeries(after.series, WEBHOOK_REQUESTS),
+    );
+  const served = edges && calls(edges);
+  return withoutUndefined({
+    ...counts,
+    latency: percentiles(latenciesMs),
+    rssMeanBytes: phase && meanRss(samples, phase),
+    served,
+    serverP50Seconds: edges && windowQuantile(WEBHOOK_LATENCY, 0.5, edges),
+    serverP99Seconds: edges && windowQuantile(WEBHOOK_LATENCY, 0.99, edges),
+    control: control && withoutUndefined({
+      sent: control.sent,
+      errors: control.errors,
+      served: calls(controlEdges),
+      latency: percentiles(control.latenciesMs),
+    }),
+  });
+}
+
 /**
  * When the last of `objects` was first seen Ready at the generation in
  * effect: an object never updated when it was first Ready, an updated one
@@ -271,6 +330,15 @@ export function convergedAt(objects: readonly ObjectTiming[]): number | undefine
     last = Math.max(last ?? at, at);
   }
   return last;
+}
+
+/** The scrapes nearest the start and the end of `phase`, if it happened. */
+function phaseEdges(
+  scrapes: readonly Scrape[],
+  phase: Phase | undefined,
+): { before?: Scrape; after?: Scrape } {
+  if (!phase) return {};
+  return { before: nearest(scrapes, phase.startMs), after: nearest(scrapes, phase.endMs) };
 }
 
 /** The first phase called `name`. */
@@ -293,6 +361,8 @@ function latencies(
 
 const RECONCILE_TIME = "controller_runtime_reconcile_time_seconds";
 const REQUEST_DURATION = "rest_client_request_duration_seconds";
+const WEBHOOK_REQUESTS = "controller_runtime_webhook_requests_total";
+const WEBHOOK_LATENCY = "controller_runtime_webhook_latency_seconds";
 
 /** The `q` quantile of histogram `base` over what it counted between two scrapes. */
 function windowQuantile(

@@ -34,6 +34,8 @@ export const SCRAPED_FAMILIES: readonly string[] = [
   "kinglet_cache_evictions_total",
   "process_resident_memory_bytes",
   "process_cpu_seconds_total",
+  "controller_runtime_webhook_requests_total",
+  "controller_runtime_webhook_latency_seconds",
 ];
 
 const HISTOGRAM_SUFFIXES = ["_bucket", "_sum", "_count"];

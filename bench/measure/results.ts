@@ -30,8 +30,37 @@ export const SCENARIO_NAMES = [
   "failover",
   "backlog",
   "edited",
+  "admission",
 ] as const;
 export type ScenarioName = typeof SCENARIO_NAMES[number];
+
+/**
+ * Says that the target `name`, which runs `runs`, is left out of
+ * `scenario`, and why; `undefined` when it runs it. The harness prints it as
+ * it plans, and the report puts it under the scenario's table.
+ *
+ * @example
+ * ```ts
+ * import { leftOutNote } from "./results.ts";
+ * leftOutNote("deno-floor", ["idle"], "scale"); // "deno-floor is left out of scale (it runs idle)"
+ * ```
+ */
+export function leftOutNote(
+  name: string,
+  runs: readonly string[],
+  scenario: string,
+): string | undefined {
+  if (runs.includes(scenario)) return undefined;
+  const note = `${name} is left out of ${scenario} (it runs ${runs.join(", ")})`;
+  if (scenario === "failover") {
+    return `${note}: failover runs two candidates, which needs a \`leaderElection\` in the target file`;
+  }
+  if (scenario === "admission") {
+    return `${note}: admission needs a webhook, \`{webhookPort}\` in the command and ` +
+      "`webhookConfigurations` in the target file";
+  }
+  return note;
+}
 
 const optionalNumber = z.number().optional();
 
@@ -258,6 +287,75 @@ export const percentilesSchema = z.object({
 });
 export type Percentiles = z.infer<typeof percentilesSchema>;
 
+/**
+ * The admission scenario's own figures: with the target's webhook
+ * configuration applied and its operator serving it, the harness sent
+ * server-side dry-run creates of the target's kind at a fixed rate for a
+ * fixed time, each admitted by the API server calling the operator's
+ * webhook, and timed each as its client saw it, from sending the request to
+ * the response. The operator's CPU over the phase is the run's own
+ * `cpuSeconds`.
+ */
+export const admissionSchema = z.object({
+  /** The rate the requests were sent at, per second. */
+  ratePerSecond: z.number().positive(),
+  /** From the first request sent until the last was answered. */
+  durationMs: z.number().nonnegative(),
+  /** Requests sent. */
+  sent: z.number().int().nonnegative(),
+  /**
+   * Requests that failed: an error from the API server (a webhook that could
+   * not be called, timed out or denied), or no answer.
+   */
+  errors: z.number().int().nonnegative(),
+  /** The first failure's message, when there was one. */
+  firstError: z.string().optional(),
+  /** Milliseconds from sending a request to its answer, over the requests answered with success. */
+  latency: percentilesSchema.optional(),
+  /** Mean RSS of the operator over the phase. */
+  rssMeanBytes: optionalNumber,
+  /**
+   * Growth of the operator's `controller_runtime_webhook_requests_total` over
+   * the phase: the calls its webhook answered; absent when not exported.
+   */
+  served: optionalNumber,
+  /**
+   * The median and 0.99 quantile of the operator's own
+   * `controller_runtime_webhook_latency_seconds` over the phase (its handling
+   * of a call, without the API server's part or the connection),
+   * interpolated within buckets; absent when not exported.
+   */
+  serverP50Seconds: optionalNumber,
+  serverP99Seconds: optionalNumber,
+  /**
+   * The same requests sent, before the phase, into `kube-system`, which the
+   * webhook configurations skip: the API server's path without the webhook.
+   * Absent for a cluster-scoped kind.
+   */
+  control: z.object({
+    sent: z.number().int().nonnegative(),
+    errors: z.number().int().nonnegative(),
+    /** The calls the webhook counted over the phase: none, when the configurations skip it. */
+    served: optionalNumber,
+    latency: percentilesSchema.optional(),
+  }).optional(),
+});
+export type Admission = z.infer<typeof admissionSchema>;
+
+/** What the admission scenario measures as it runs; the RSS of {@link Admission} is computed. */
+export interface AdmissionMarks {
+  ratePerSecond: number;
+  durationMs: number;
+  /** Per request answered with success, milliseconds from sending it to the answer. */
+  latenciesMs: number[];
+  /** Requests sent. */
+  sent: number;
+  errors: number;
+  firstError?: string;
+  /** The control phase's requests, where no webhook is called. */
+  control?: { latenciesMs: number[]; sent: number; errors: number };
+}
+
 /** The summary figures of one run; see bench/README.md for each definition. */
 export const figuresSchema = z.object({
   rssIdleBytes: optionalNumber,
@@ -275,6 +373,7 @@ export const figuresSchema = z.object({
   restart: z.preprocess(withoutEarlierKinds, restartSchema.optional()),
   failover: failoverSchema.optional(),
   catchUp: catchUpSchema.optional(),
+  admission: admissionSchema.optional(),
 });
 export type Figures = z.infer<typeof figuresSchema>;
 

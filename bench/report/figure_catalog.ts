@@ -149,6 +149,61 @@ export const FIGURE_SPECS: readonly FigureSpec[] = [
     get: (f) => milliseconds(f.catchUp?.requestP99Seconds),
   },
   { key: "catchUpReadyz", label: "to /readyz (ms)", unit: "ms", get: (f) => f.catchUp?.readyzMs },
+  {
+    key: "admissionP50",
+    label: "admission p50 (ms)",
+    unit: "ms",
+    get: (f) => f.admission?.latency?.p50,
+  },
+  {
+    key: "admissionP99",
+    label: "admission p99 (ms)",
+    unit: "ms",
+    get: (f) => f.admission?.latency?.p99,
+  },
+  {
+    key: "controlP50",
+    label: "no webhook p50 (ms)",
+    unit: "ms",
+    get: (f) => f.admission?.control?.latency?.p50,
+  },
+  {
+    key: "controlP99",
+    label: "no webhook p99 (ms)",
+    unit: "ms",
+    get: (f) => f.admission?.control?.latency?.p99,
+  },
+  {
+    key: "admissionErrors",
+    label: "admission errors",
+    unit: "count",
+    get: (f) => f.admission?.errors,
+  },
+  { key: "admissionSent", label: "admissions sent", unit: "count", get: (f) => f.admission?.sent },
+  {
+    key: "admissionServed",
+    label: "webhook calls",
+    unit: "count",
+    get: (f) => f.admission?.served,
+  },
+  {
+    key: "admissionServerP50",
+    label: "webhook p50 (ms)",
+    unit: "ms",
+    get: (f) => milliseconds(f.admission?.serverP50Seconds),
+  },
+  {
+    key: "admissionServerP99",
+    label: "webhook p99 (ms)",
+    unit: "ms",
+    get: (f) => milliseconds(f.admission?.serverP99Seconds),
+  },
+  {
+    key: "admissionRss",
+    label: "RSS admitting (MiB)",
+    unit: "MiB",
+    get: (f) => f.admission?.rssMeanBytes,
+  },
 ];
 
 /** The columns of the backlog and edited tables, which measure the same figures. */
@@ -217,6 +272,21 @@ export const SCENARIO_COLUMNS: Record<ScenarioName, readonly string[]> = {
   ],
   backlog: CATCH_UP_COLUMNS,
   edited: CATCH_UP_COLUMNS,
+  admission: [
+    "admissionP50",
+    "admissionP99",
+    "controlP50",
+    "controlP99",
+    "admissionErrors",
+    "admissionSent",
+    "admissionServed",
+    "admissionServerP50",
+    "admissionServerP99",
+    "cpu",
+    "admissionRss",
+    "rssIdle",
+    "rssPeak",
+  ],
 };
 
 /**

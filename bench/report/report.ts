@@ -20,7 +20,12 @@
  */
 import { figureSpec, formatFigure, SCENARIO_COLUMNS } from "./figure_catalog.ts";
 import type { Chart } from "./charts.ts";
-import type { BackgroundRecord, ScenarioName, TargetRecord } from "../measure/results.ts";
+import {
+  type BackgroundRecord,
+  leftOutNote,
+  type ScenarioName,
+  type TargetRecord,
+} from "../measure/results.ts";
 import type { RunSummary, Summary } from "./summary.ts";
 import { type Series, seriesOf } from "./series.ts";
 
@@ -212,17 +217,11 @@ function catchUpEdits(runs: readonly RunSummary[], series: Series): string[] {
 /** A line for each target of the results that does not run the group's scenario. */
 function leftOut(runs: readonly RunSummary[], targets: readonly TargetRecord[]): string[] {
   const scenario = runs[0]!.scenario;
-  const out = targets.filter((t) => t.scenarios !== undefined && !t.scenarios.includes(scenario));
-  if (out.length === 0) return [];
-  const why = scenario === "failover"
-    ? ": failover runs two candidates, which needs a `leaderElection` in the target file"
-    : "";
-  return [
-    "",
-    ...out.map((t) =>
-      `- ${t.name} is left out of ${scenario} (it runs ${t.scenarios!.join(", ")})${why}.`
-    ),
-  ];
+  const lines = targets.flatMap((t) => {
+    const note = t.scenarios && leftOutNote(t.name, t.scenarios, scenario);
+    return note === undefined ? [] : [`- ${note}.`];
+  });
+  return lines.length === 0 ? [] : ["", ...lines];
 }
 
 function ms(value: number): string {

@@ -276,6 +276,7 @@ async function drive(scenario: "backlog" | "edited", options: { size: number }) 
         holdMs: 0,
         readyTimeoutMs: READY_TIMEOUT_MS,
         ratePerSecond: 1_000,
+        admissionMs: 0,
       },
       recorder,
       tracker,

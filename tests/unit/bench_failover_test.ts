@@ -231,6 +231,7 @@ async function driveFailover(
         holdMs: 0,
         readyTimeoutMs: options.readyTimeoutMs ?? 10_000,
         ratePerSecond: 1_000,
+        admissionMs: 0,
       },
       recorder,
       tracker,

@@ -283,6 +283,7 @@ async function driveRestart(
         holdMs: 0,
         readyTimeoutMs: READY_TIMEOUT_MS,
         ratePerSecond: 1_000,
+        admissionMs: 0,
       },
       recorder,
       tracker,
