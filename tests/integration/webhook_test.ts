@@ -476,7 +476,7 @@ Deno.test({
   name: "in a pod the API server calls kinglet through its Service, the certificate naming it",
   ignore: ownAddress() === undefined,
   async fn() {
-    const { client, namespace, stop } = await serve({ reach: { service: ownAddress()! } });
+    const { namespace, stop } = await serve({ reach: { service: ownAddress()! } });
     try {
       const { code, stderr } = await kubectl(["apply", "-f", "-"], {
         stdin: valveYaml(namespace, "by-service", "v2", { replicas: 1, configMap: "missing" }),
@@ -495,6 +495,7 @@ Deno.test({
   },
 });
 if (ownAddress() === undefined) {
+  // deno-lint-ignore no-console -- a skipped test says why, visibly
   console.warn(
     "webhook_test: skipping the Service test: this machine has no IPv4 address but loopback, " +
       "which an Endpoints object may not name",
