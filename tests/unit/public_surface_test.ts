@@ -59,6 +59,7 @@ const SURFACE: Record<string, string[]> = {
     "SERVICES",
     "SERVICE_ACCOUNTS",
     "STATEFUL_SETS",
+    "STORAGE_CLASSES",
     "SUBJECT_ACCESS_REVIEWS",
     "StatusCause",
     "TOKEN_REVIEWS",
