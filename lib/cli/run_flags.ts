@@ -150,7 +150,6 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
   {
     name: "webhook-cert-namespace",
     type: "string",
-    default: "",
     help:
       "Namespace of the Secret kinglet-webhook-tls holding the webhooks' CA and certificate, shared by every instance; in a pod, the Service's too. Unset: --leader-election-namespace.",
   },

@@ -73,6 +73,7 @@ Deno.test("kinglet.env's address lines, uncommented as shown, listen where a nod
   assert.deepEqual(Object.keys(shown).sort(), [
     "KINGLET_HEALTH_PROBE_BIND_ADDRESS",
     "KINGLET_METRICS_BIND_ADDRESS",
+    "KINGLET_WEBHOOK_BIND_ADDRESS",
   ]);
   const node = { inCluster: false };
   const uncommented = runOptions(parseFlags(RUN_FLAGS, [], shown).values);
