@@ -2,6 +2,6 @@
 /** The schema hash of each CRD, by name; see lib/crd/schema_hash.ts. */
 export const CRD_SCHEMA_HASHES: Readonly<Record<string, string>> = {
   "webapps.kinglet.dev": "ff7e6bd85b6ea7b3",
-  "databaseclusters.kinglet.dev": "4bbd0837206fd3b0",
+  "databaseclusters.kinglet.dev": "fa96a54c13836736",
   "inferenceservices.kinglet.dev": "235dc690340ce152",
 };

@@ -23,10 +23,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
-import { cliRules } from "../lib/cli/rbac.ts";
-import { CONTROLLERS } from "../lib/cli/run.ts";
-import { CONTROLLER_NAMES, RUN_FLAGS } from "../lib/cli/run_flags.ts";
-import { VERSION } from "../lib/cli/version.ts";
+import { kingletRightsDescription } from "../lib/cli/rbac.ts";
 import {
   compareDeployFiles,
   deployFiles,
@@ -39,19 +36,13 @@ import { crdFiles } from "./gen_crds.ts";
 /** The repository's root, where the paths of {@link kingletFiles} start. */
 export const ROOT: string = fileURLToPath(new URL("../", import.meta.url));
 
-/** kinglet as lib/deploy describes an operator. */
+/**
+ * kinglet as lib/deploy describes an operator: its rights and webhooks as
+ * `kinglet install` applies them (lib/cli/rbac.ts), and how it is built and run.
+ */
 export function kingletDescription(): OperatorDescription {
-  const specs = CONTROLLER_NAMES.map((name) => CONTROLLERS[name]());
-  const lease = RUN_FLAGS.find((flag) => flag.name === "lease-name")?.default;
   return {
-    name: "kinglet",
-    envPrefix: "KINGLET_",
-    image: `ghcr.io/kinglet/kinglet:${VERSION}`,
-    namespace: "kinglet-system",
-    serviceAccount: "kinglet",
-    leaseName: typeof lease === "string" ? lease : "",
-    controllers: specs,
-    rules: cliRules(specs.map((spec) => spec.resource)),
+    ...kingletRightsDescription(),
     crds: [...crdFiles().keys()].map((name) => `crds/${name}`),
     manifests: ["metrics-reader.yaml"],
     memoryLimit: "256Mi",
@@ -146,6 +137,20 @@ const SETTINGS: OperatorDescription["settings"] = [
       "#KINGLET_METRICS_BIND_ADDRESS=127.0.0.1:8080",
       "#KINGLET_METRICS_AUTH=tokenreview",
       "#KINGLET_HEALTH_PROBE_BIND_ADDRESS=127.0.0.1:8081",
+    ],
+  },
+  {
+    comment: [
+      "DatabaseCluster's webhooks, served by every instance while its controller runs:",
+      "the API server beside kinglet calls https://127.0.0.1:9443 to convert v1alpha1",
+      "and to check a named StorageClass. false turns them off (v1alpha1 requests then",
+      "fail). Their CA and certificate live in the Secret kinglet-webhook-tls of the",
+      "Lease's namespace unless a namespace is named.",
+    ],
+    lines: [
+      "#KINGLET_WEBHOOKS=true",
+      "#KINGLET_WEBHOOK_BIND_ADDRESS=127.0.0.1:9443",
+      "#KINGLET_WEBHOOK_CERT_NAMESPACE=kinglet-system",
     ],
   },
   {

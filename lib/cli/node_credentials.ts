@@ -2,7 +2,8 @@
  * `kinglet install --node-kubeconfig <path>`: credentials for node mode with
  * kinglet's own rights instead of the cluster-admin `k3s.yaml`. Run with an
  * admin kubeconfig, it applies kinglet's ServiceAccount and its RBAC
- * (lib/cli/rbac.ts, the same as deploy/), asks the TokenRequest API for a
+ * (lib/cli/rbac.ts, the same as deploy/) and DatabaseCluster's webhook
+ * configurations (deploy/systemd/webhooks.yaml), asks the TokenRequest API for a
  * token of that ServiceAccount, and writes two files, mode 0600: the token at
  * `<path>.token`, and at `<path>` a kubeconfig naming the API server, its CA
  * and that token file.
@@ -31,7 +32,7 @@ import {
   nodeKubeconfig,
 } from "../deploy/node_credentials.ts";
 import { FIELD_MANAGER } from "../operators/labels.ts";
-import { KINGLET_ACCOUNT, KINGLET_NAMESPACE, kingletRbac } from "./rbac.ts";
+import { KINGLET_ACCOUNT, KINGLET_NAMESPACE, kingletNodeWebhooks, kingletRbac } from "./rbac.ts";
 
 export { type CredentialsClient, NodeFilesError, nodeKubeconfig };
 
@@ -90,7 +91,12 @@ export async function installNodeCredentials(
 ): Promise<string[]> {
   const namespace = options.namespace ?? KINGLET_NAMESPACE;
   const watched = options.watchNamespace;
-  const objects = kingletRbac(namespace, { ...(watched && { watchNamespaces: [watched] }) });
+  // The webhook configurations too: on a node no deploy/ applies them, and the API server must
+  // call the kinglet beside it for DatabaseCluster's admissions.
+  const objects = [
+    ...kingletRbac(namespace, { ...(watched && { watchNamespaces: [watched] }) }),
+    ...kingletNodeWebhooks(namespace),
+  ];
   const done = await install(client, config, {
     objects,
     account: { namespace, name: KINGLET_ACCOUNT },

@@ -1,9 +1,11 @@
 /**
  * kinglet's own identity and rights, as objects: the ServiceAccount, the
  * ClusterRole derived from the specs of its three controllers (plus what the
- * CLI itself needs), the Role of the leader Lease, their bindings, and the
+ * CLI itself and its webhooks need), the Roles of the leader Lease and of
+ * the webhooks' certificate Secret, their bindings, and the
  * ValidatingAdmissionPolicy (and its binding) that admits kinglet's writes
- * only to objects it owns.
+ * only to objects it owns; and, for a node, the webhook configurations that
+ * send DatabaseCluster's admissions to the kinglet beside the API server.
  * `deno task deploy` writes them to deploy/ with the reasons of every rule
  * (a unit test fails when the two drift apart); `kinglet install
  * --node-kubeconfig` applies them, so that a node runs kinglet with them
@@ -14,7 +16,7 @@
  * import { kingletRbac } from "./rbac.ts";
  * kingletRbac().map((o) => o.kind);
  * // ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
- * //  "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
+ * //  "Role", "RoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
  * ```
  *
  * @module
@@ -33,25 +35,20 @@ import {
   VALIDATING_ADMISSION_POLICY_BINDINGS,
 } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
-import {
-  controllerRules,
-  type ExplainedRule,
-  leaderElectionRules,
-  ownershipPolicy,
-  type PolicyRule,
-  type RbacRule,
-} from "../runtime/rbac/mod.ts";
+import type { ExplainedRule, PolicyRule, RbacRule } from "../runtime/rbac/mod.ts";
+import { describeOperator, type Operator, type OperatorDescription } from "../deploy/operator.ts";
+import { clusterRules, rbacObjects } from "../deploy/rbac_files.ts";
+import { WEBHOOK_CONFIGURATIONS, webhookConfigurations } from "../deploy/webhook_files.ts";
+import { databaseClusterAdmission } from "../operators/database/admission.ts";
+import { databaseClusterConversion } from "../operators/database/conversion.ts";
 import { CONTROLLERS } from "./run.ts";
 import { CONTROLLER_NAMES, RUN_FLAGS } from "./run_flags.ts";
+import { VERSION } from "./version.ts";
 
 /** Where deploy/ puts kinglet: its ServiceAccount, Lease and Role live here. */
 export const KINGLET_NAMESPACE = "kinglet-system";
 /** The name of kinglet's ServiceAccount, ClusterRole and ClusterRoleBinding. */
 export const KINGLET_ACCOUNT = "kinglet";
-/** The name of the Role and the RoleBinding of kinglet's leader Lease. */
-export const LEADER_ELECTION_ROLE = "kinglet-leader-election";
-/** The name of the ValidatingAdmissionPolicy that confines kinglet to what it owns, and of its binding. */
-export const OWNERSHIP_POLICY = "kinglet-owned-only";
 
 const RBAC = "rbac.authorization.k8s.io";
 const LABELS = { "app.kubernetes.io/name": "kinglet" };
@@ -60,7 +57,7 @@ const LABELS = { "app.kubernetes.io/name": "kinglet" };
  * What the CLI itself does, beside the controllers of `primaries`: read
  * their CRDs at start-up, review the tokens of who scrapes it.
  */
-export function cliRules(primaries: readonly Resource[]): RbacRule[] {
+function cliRules(primaries: readonly Resource[]): RbacRule[] {
   const review = (resource: Resource): RbacRule => ({
     apiGroups: [resource.group],
     resources: [resource.plural],
@@ -86,38 +83,41 @@ export function cliRules(primaries: readonly Resource[]): RbacRule[] {
 }
 
 /**
- * The rules of the `kinglet` ClusterRole, each with its reasons: those
- * `controllerRules` derives from the specs of every controller kinglet runs,
- * then the CLI's own.
+ * kinglet as lib/deploy describes an operator, as far as its rights and its
+ * webhooks go: its controllers, the CLI's own rules, its Lease, and
+ * DatabaseCluster's webhooks. `deno task deploy` adds how kinglet is built
+ * and run (hack/gen_deploy.ts); {@link kingletRbac} applies what both derive.
  *
  * @example
  * ```ts
- * import { kingletClusterRules } from "./rbac.ts";
- * kingletClusterRules()[0]?.resources; // ["webapps", "inferenceservices"]
+ * import { kingletRightsDescription } from "./rbac.ts";
+ * kingletRightsDescription().webhooks?.conversions?.[0]?.hub; // "v1alpha2"
  * ```
  */
-export function kingletClusterRules(): ExplainedRule[] {
+export function kingletRightsDescription(
+  namespace: string = KINGLET_NAMESPACE,
+): OperatorDescription {
   const specs = kingletSpecs();
-  return controllerRules(specs, { extra: cliRules(specs.map((spec) => spec.resource)) });
+  const lease = RUN_FLAGS.find((flag) => flag.name === "lease-name")?.default;
+  return {
+    name: KINGLET_ACCOUNT,
+    envPrefix: "KINGLET_",
+    image: `ghcr.io/kinglet/kinglet:${VERSION}`,
+    namespace,
+    serviceAccount: KINGLET_ACCOUNT,
+    leaseName: typeof lease === "string" ? lease : "",
+    controllers: specs,
+    rules: cliRules(specs.map((spec) => spec.resource)),
+    // Served while the databasecluster controller runs (kinglet run --webhooks).
+    webhooks: {
+      admission: [databaseClusterAdmission],
+      conversions: [databaseClusterConversion],
+    },
+  };
 }
 
 function kingletSpecs() {
   return CONTROLLER_NAMES.map((name) => CONTROLLERS[name]());
-}
-
-/**
- * The rules of the Role of kinglet's leader Lease (`--lease-name`'s default),
- * each with its reasons.
- *
- * @example
- * ```ts
- * import { kingletLeaderRules } from "./rbac.ts";
- * kingletLeaderRules()[1]?.resourceNames; // ["kinglet-leader"]
- * ```
- */
-export function kingletLeaderRules(): ExplainedRule[] {
-  const lease = RUN_FLAGS.find((flag) => flag.name === "lease-name")?.default;
-  return leaderElectionRules(lease ?? "");
 }
 
 /** `rules` as a Role holds them: without their reasons and scope. */
@@ -132,16 +132,29 @@ export interface KingletRbacOptions {
    * `--namespace`: what it does in a namespace (its kinds, their children,
    * Secrets and PersistentVolumeClaims included, Events) is granted by a Role
    * `kinglet` and a RoleBinding in each, and the ClusterRole keeps only what
-   * is in no namespace (its CRDs by name, token and access reviews).
+   * is in no namespace (its CRDs by name, token and access reviews, its
+   * webhook configurations, StorageClasses).
    * Defaults to none: the ClusterRole grants everything, in every namespace.
    */
   watchNamespaces?: readonly string[];
 }
 
+/** Where each kind of deploy/'s RBAC objects is written. */
+const RBAC_RESOURCES: Readonly<Record<string, Resource>> = {
+  ServiceAccount: SERVICE_ACCOUNTS,
+  ClusterRole: CLUSTER_ROLES,
+  ClusterRoleBinding: CLUSTER_ROLE_BINDINGS,
+  Role: ROLES,
+  RoleBinding: ROLE_BINDINGS,
+  ValidatingAdmissionPolicy: VALIDATING_ADMISSION_POLICIES,
+  ValidatingAdmissionPolicyBinding: VALIDATING_ADMISSION_POLICY_BINDINGS,
+};
+
 /**
  * The objects, in the order they can be applied, each with the resource it
- * is written to; `namespace` is kinglet's own (its ServiceAccount, Lease and
- * leader Role).
+ * is written to: deploy/'s RBAC (lib/deploy's `rbacObjects` of
+ * {@link kingletRightsDescription}), with `namespace` kinglet's own (its
+ * ServiceAccount, Lease, leader and webhook certificate Roles).
  *
  * @throws {RangeError} when a name in `watchNamespaces` is empty.
  */
@@ -149,12 +162,6 @@ export function kingletRbac(
   namespace: string = KINGLET_NAMESPACE,
   options: KingletRbacOptions = {},
 ): (KubeObject & { resource: Resource })[] {
-  const subjects = [{ kind: "ServiceAccount", name: KINGLET_ACCOUNT, namespace }];
-  const meta = (name: string, ns?: string) => ({
-    name,
-    ...(ns !== undefined && { namespace: ns }),
-    labels: { ...LABELS },
-  });
   const confined = options.watchNamespaces ?? [];
   if (confined.some((ns) => !ns)) {
     throw new RangeError(
@@ -163,71 +170,63 @@ export function kingletRbac(
       }`,
     );
   }
-  const rules = kingletClusterRules();
-  const clusterRules = confined.length ? rules.filter((rule) => rule.clusterScoped) : rules;
-  const { policy, binding } = ownershipPolicy(kingletSpecs(), {
-    name: OWNERSHIP_POLICY,
-    username: `system:serviceaccount:${namespace}:${KINGLET_ACCOUNT}`,
-    rules,
-    labels: LABELS,
-  });
+  const operator = describeOperator(kingletRightsDescription(namespace));
+  const objects = rbacObjects(operator).map(({ object }) => ({
+    resource: RBAC_RESOURCES[object.kind]!,
+    ...object,
+  })) as (KubeObject & { resource: Resource })[];
+  if (confined.length === 0) return objects;
+  const rules = clusterRules(operator);
+  const labels = { ...LABELS };
+  const subjects = [{ kind: "ServiceAccount", name: KINGLET_ACCOUNT, namespace }];
   const namespaced = confined.flatMap((ns) => [
     {
       resource: ROLES,
       apiVersion: `${RBAC}/v1`,
       kind: "Role",
-      metadata: meta(KINGLET_ACCOUNT, ns),
+      metadata: { name: KINGLET_ACCOUNT, namespace: ns, labels: { ...labels } },
       rules: bare(rules.filter((rule) => !rule.clusterScoped)),
     },
     {
       resource: ROLE_BINDINGS,
       apiVersion: `${RBAC}/v1`,
       kind: "RoleBinding",
-      metadata: meta(KINGLET_ACCOUNT, ns),
+      metadata: { name: KINGLET_ACCOUNT, namespace: ns, labels: { ...labels } },
       roleRef: { apiGroup: RBAC, kind: "Role", name: KINGLET_ACCOUNT },
       subjects,
     },
   ]);
-  return [
-    {
-      resource: SERVICE_ACCOUNTS,
-      apiVersion: "v1",
-      kind: "ServiceAccount",
-      metadata: meta(KINGLET_ACCOUNT, namespace),
-      automountServiceAccountToken: false,
-    },
-    {
-      resource: CLUSTER_ROLES,
-      apiVersion: `${RBAC}/v1`,
-      kind: "ClusterRole",
-      metadata: meta(KINGLET_ACCOUNT),
-      rules: bare(clusterRules),
-    },
-    {
-      resource: CLUSTER_ROLE_BINDINGS,
-      apiVersion: `${RBAC}/v1`,
-      kind: "ClusterRoleBinding",
-      metadata: meta(KINGLET_ACCOUNT),
-      roleRef: { apiGroup: RBAC, kind: "ClusterRole", name: KINGLET_ACCOUNT },
-      subjects,
-    },
-    ...namespaced,
-    {
-      resource: ROLES,
-      apiVersion: `${RBAC}/v1`,
-      kind: "Role",
-      metadata: meta(LEADER_ELECTION_ROLE, namespace),
-      rules: bare(kingletLeaderRules()),
-    },
-    {
-      resource: ROLE_BINDINGS,
-      apiVersion: `${RBAC}/v1`,
-      kind: "RoleBinding",
-      metadata: meta(LEADER_ELECTION_ROLE, namespace),
-      roleRef: { apiGroup: RBAC, kind: "Role", name: LEADER_ELECTION_ROLE },
-      subjects,
-    },
-    { resource: VALIDATING_ADMISSION_POLICIES, ...policy },
-    { resource: VALIDATING_ADMISSION_POLICY_BINDINGS, ...binding },
-  ];
+  const clusterRole = objects.findIndex((o) => o.kind === "ClusterRole");
+  objects[clusterRole] = {
+    ...objects[clusterRole]!,
+    rules: bare(rules.filter((rule) => rule.clusterScoped)),
+  } as KubeObject & { resource: Resource };
+  // Each Role after the ClusterRoleBinding, before the Roles in kinglet's own namespace.
+  objects.splice(clusterRole + 2, 0, ...namespaced);
+  return objects;
+}
+
+/**
+ * DatabaseCluster's webhook configurations as a node applies them: called
+ * at `https://127.0.0.1:9443` by the API server beside each kinglet
+ * (deploy/systemd/webhooks.yaml), each with the resource it is written to.
+ *
+ * @example
+ * ```ts
+ * import { kingletNodeWebhooks } from "./rbac.ts";
+ * kingletNodeWebhooks().map((o) => o.metadata?.name); // ["kinglet-validating"]
+ * ```
+ */
+export function kingletNodeWebhooks(
+  namespace: string = KINGLET_NAMESPACE,
+): (KubeObject & { resource: Resource })[] {
+  return nodeWebhookConfigurations(describeOperator(kingletRightsDescription(namespace)));
+}
+
+/** `operator`'s webhook configurations with the node's loopback URL, each with its resource. */
+function nodeWebhookConfigurations(operator: Operator): (KubeObject & { resource: Resource })[] {
+  return webhookConfigurations(operator, "url").map((configuration) => ({
+    resource: WEBHOOK_CONFIGURATIONS[configuration.kind]!,
+    ...configuration,
+  }));
 }

@@ -4,6 +4,14 @@
  * supervisor restarts it as a candidate). Credentials narrower than the
  * run's scope are refused before it starts (exit 2, a configuration error).
  *
+ * With the databasecluster controller it serves DatabaseCluster's webhooks
+ * on every instance, leader or not (unless `--webhooks=false`): the
+ * conversion of `v1alpha1` and the StorageClass check. On a node the API
+ * server beside it calls `https://127.0.0.1:9443` (the configurations
+ * `kinglet install --node-kubeconfig` applies); in a pod, the Service
+ * `kinglet-webhook` of deploy/. The certificates live in the Secret
+ * `kinglet-webhook-tls`, shared by every instance.
+ *
  * @example
  * ```ts
  * import { runOperator } from "./run.ts";
@@ -18,6 +26,8 @@
 import { KubeClient } from "../kube/client.ts";
 import { type ClusterConfig, loadConfig } from "../kube/config.ts";
 import { logger } from "../log.ts";
+import { databaseClusterAdmission } from "../operators/database/admission.ts";
+import { databaseClusterConversion } from "../operators/database/conversion.ts";
 import { databaseClusterController } from "../operators/database/reconcile.ts";
 import { inferenceServiceController } from "../operators/inference/reconcile.ts";
 import { webAppController } from "../operators/webapp/reconcile.ts";
@@ -26,12 +36,14 @@ import { Manager } from "../runtime/manager/manager.ts";
 import { tokenReviewAuth } from "../runtime/manager/endpoint_auth.ts";
 import { RuntimeMetrics } from "../runtime/metrics/metrics.ts";
 import { cgroupMemoryLimit } from "../runtime/memory/cgroup.ts";
+import { isDisabled } from "../runtime/manager/http.ts";
+import type { WebhookServingOptions } from "../runtime/webhook/serving.ts";
 import { ConfigError } from "../kube/errors.ts";
 import { resourceName } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
 import { checkCrds, crdInstallHint } from "./crd_check.ts";
 import { checkCredentialsScope, ScopeError } from "./credentials_scope.ts";
-import { endpointPlan } from "./endpoints.ts";
+import { type EndpointPlan, endpointPlan } from "./endpoints.ts";
 import { explainPermissionError } from "./permissions.ts";
 import { VERSION } from "./version.ts";
 import type { ControllerName, RunOptions } from "./run_flags.ts";
@@ -73,6 +85,7 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
   const memoryLimit = chooseMemoryLimit(options.memoryLimit);
   const inCluster = config.source === "in-cluster";
   const endpoints = endpointPlan(options, { inCluster });
+  const webhook = webhookServing(options, endpoints, inCluster);
   const manager = new Manager({
     client,
     metrics,
@@ -92,6 +105,7 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     ...(options.namespace && { namespace: options.namespace }),
     ...(budget && { budget }),
     ...(memoryLimit && { memoryLimit }),
+    ...(webhook && { webhook }),
     ...(options.leaderElect && {
       leaderElection: {
         namespace: options.leaderElectionNamespace,
@@ -106,6 +120,10 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
     return { ...CONTROLLERS[name](), ...(limit && { maxConcurrentReconciles: limit }) };
   });
   for (const spec of specs) manager.add(spec);
+  if (webhook) {
+    manager.addWebhook(databaseClusterConversion);
+    manager.addWebhook(databaseClusterAdmission);
+  }
   log.info("kinglet {version} starting: {controllers} against {server} ({source}) as {identity}", {
     version: VERSION,
     controllers: options.controllers.join(","),
@@ -126,6 +144,27 @@ export async function runOperator(options: RunOptions, signal: AbortSignal): Pro
   } finally {
     client.close();
   }
+}
+
+/**
+ * Where DatabaseCluster's webhooks are served, or undefined when they are
+ * not: its controller is not run, `--webhooks=false`, or the address is 0.
+ */
+function webhookServing(
+  options: RunOptions,
+  endpoints: EndpointPlan,
+  inCluster: boolean,
+): WebhookServingOptions | undefined {
+  const wanted = options.webhooks && options.controllers.includes("databasecluster");
+  if (!wanted || isDisabled(endpoints.webhookAddress)) return undefined;
+  const namespace = options.webhookCertNamespace;
+  return {
+    operator: "kinglet",
+    address: endpoints.webhookAddress,
+    certificates: { namespace },
+    // deploy/ puts the Service beside the Deployment, in the namespace of the Lease.
+    ...(inCluster && { service: { namespace } }),
+  };
 }
 
 /**

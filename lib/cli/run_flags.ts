@@ -135,6 +135,25 @@ export const RUN_FLAGS: readonly FlagSpec[] = [
       "Address of /healthz and /readyz (never protected); 0 disables. Unset: 127.0.0.1:8081 on a node, :8081 in a pod.",
   },
   {
+    name: "webhooks",
+    type: "boolean",
+    default: "true",
+    help:
+      "Serve DatabaseCluster's webhooks while its controller runs: the conversion of v1alpha1 and the check of a named StorageClass. false turns them off; v1alpha1 requests then fail.",
+  },
+  {
+    name: "webhook-bind-address",
+    type: "address",
+    help:
+      "Address of the HTTPS webhook server the API server calls; 0 disables. Unset: 127.0.0.1:9443 on a node (the API server beside it), :9443 in a pod (behind the Service kinglet-webhook).",
+  },
+  {
+    name: "webhook-cert-namespace",
+    type: "string",
+    help:
+      "Namespace of the Secret kinglet-webhook-tls holding the webhooks' CA and certificate, shared by every instance; in a pod, the Service's too. Unset: --leader-election-namespace.",
+  },
+  {
     name: "max-concurrent-reconciles",
     type: "integer",
     default: "8",
@@ -213,6 +232,12 @@ export interface RunOptions {
   metricsAddress?: string;
   metricsAuth?: MetricsAuth;
   healthAddress?: string;
+  /** Whether DatabaseCluster's webhooks are served while its controller runs. */
+  webhooks: boolean;
+  /** Unset: chosen by where kinglet runs; see endpointPlan. */
+  webhookAddress?: string;
+  /** Where the webhooks' certificates (and, in a pod, their Service) live. */
+  webhookCertNamespace: string;
   maxConcurrentReconciles: number;
   /** Controllers with a limit of their own; the others share `maxConcurrentReconciles`. */
   controllerConcurrency: Partial<Record<ControllerName, number>>;
@@ -324,6 +349,11 @@ export function runOptions(
     ...(metricsAuth !== undefined && { metricsAuth }),
     ...(values["health-probe-bind-address"] !== undefined &&
       { healthAddress: values["health-probe-bind-address"] }),
+    webhooks: values.webhooks !== "false",
+    ...(values["webhook-bind-address"] !== undefined &&
+      { webhookAddress: values["webhook-bind-address"] }),
+    webhookCertNamespace: values["webhook-cert-namespace"] ||
+      (values["leader-election-namespace"] ?? "kinglet-system"),
     maxConcurrentReconciles: max,
     controllerConcurrency,
     ...(positive("cache-max-objects") && { cacheMaxObjects: positive("cache-max-objects") }),

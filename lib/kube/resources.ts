@@ -82,6 +82,14 @@ export const SERVICE_ACCOUNTS: Resource = core("serviceaccounts", "ServiceAccoun
 export const DEPLOYMENTS: Resource = grouped("apps", "v1", "deployments", "Deployment", true);
 /** `apps/v1` StatefulSet. */
 export const STATEFUL_SETS: Resource = grouped("apps", "v1", "statefulsets", "StatefulSet", true);
+/** `storage.k8s.io/v1` StorageClass (cluster-scoped). */
+export const STORAGE_CLASSES: Resource = grouped(
+  "storage.k8s.io",
+  "v1",
+  "storageclasses",
+  "StorageClass",
+  false,
+);
 /** `apps/v1` ReplicaSet. */
 export const REPLICA_SETS: Resource = grouped("apps", "v1", "replicasets", "ReplicaSet", true);
 /** `tokenreviews.authentication.k8s.io`: who a bearer token is (create only). */

@@ -198,7 +198,7 @@ export const DATABASE_CLUSTER_SPEC: SpecSchema = {
         "size": {
           "quantity": true
         },
-        "storageClassName": {
+        "className": {
           "type": "string",
           "minLength": 1
         }

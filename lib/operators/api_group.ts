@@ -15,7 +15,7 @@ import type { Resource } from "../kube/mod.ts";
 
 /** The API group of kinglet's kinds. */
 export const GROUP = "kinglet.dev";
-/** The API version of kinglet's kinds. */
+/** The API version of kinglet's kinds of one version (WebApp, InferenceService). */
 export const VERSION = "v1alpha1";
 /** `apiVersion` of kinglet's objects. */
 export const API_VERSION = `${GROUP}/${VERSION}`;
@@ -29,10 +29,17 @@ export const WEB_APPS: Resource = {
   namespaced: true,
 };
 
-/** The `databaseclusters.kinglet.dev` resource. */
+/**
+ * The storage version of DatabaseCluster, which kinglet reads and writes;
+ * `v1alpha1` is still served and converted by kinglet's webhook (see
+ * `database/conversion.ts`).
+ */
+export const DATABASE_VERSION = "v1alpha2";
+
+/** The `databaseclusters.kinglet.dev` resource, in its storage version. */
 export const DATABASE_CLUSTERS: Resource = {
   group: GROUP,
-  version: VERSION,
+  version: DATABASE_VERSION,
   plural: "databaseclusters",
   kind: "DatabaseCluster",
   namespaced: true,

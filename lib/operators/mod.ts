@@ -50,6 +50,8 @@ export * from "./webapp/status.ts";
 export * from "./database/engines.ts";
 export * from "./database/password.ts";
 export * from "./database/kind.ts";
+export * from "./database/conversion.ts";
+export * from "./database/admission.ts";
 export * from "./database/schema.ts";
 export * from "./database/render.ts";
 export * from "./database/state.ts";

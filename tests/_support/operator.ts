@@ -4,6 +4,11 @@
  * with the permissions, V8 flags and malloc settings of `deno task start`, on free loopback
  * ports, its log in a file. Tests stop it with SIGTERM or kill it.
  *
+ * Its webhook server listens on a free port too, unless the test names one
+ * (`--webhook-bind-address`), so that two operators can run at once: the
+ * CRD's conversion follows the port it injects; a ValidatingWebhookConfiguration
+ * applied by the test names 9443, which a test of admission passes.
+ *
  * @module
  */
 import { grantsFromEnv, kingletEnv } from "../../hack/_permissions.ts";
@@ -38,6 +43,9 @@ export interface OperatorOptions {
 /** Starts the operator; see the module documentation. */
 export async function startOperator(options: OperatorOptions): Promise<OperatorProcess> {
   const [metricsPort, healthPort] = [freePort(), freePort()];
+  const webhookPort = options.args?.some((arg) => arg.startsWith("--webhook-bind-address"))
+    ? []
+    : [`--webhook-bind-address=127.0.0.1:${freePort()}`];
   const logFile = await Deno.makeTempFile({ prefix: "kinglet-operator-", suffix: ".log" });
   // Exactly `deno task start`: its grants, widened as users widen them, by KINGLET_ALLOW_READ.
   const grants = grantsFromEnv({ KINGLET_ALLOW_READ: options.kubeconfig, ...options.env });
@@ -49,6 +57,7 @@ export async function startOperator(options: OperatorOptions): Promise<OperatorP
     `--metrics-bind-address=127.0.0.1:${metricsPort}`,
     `--health-probe-bind-address=127.0.0.1:${healthPort}`,
     "--log-format=json",
+    ...webhookPort,
     ...(options.args ?? []),
   ], { grants });
   const child = new Deno.Command(command, {

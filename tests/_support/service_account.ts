@@ -33,6 +33,8 @@ export const RBAC_MANIFESTS: readonly string[] = [
   "clusterrolebinding.yaml",
   "role.yaml",
   "rolebinding.yaml",
+  "webhook-role.yaml",
+  "webhook-rolebinding.yaml",
   "validatingadmissionpolicy.yaml",
   "validatingadmissionpolicybinding.yaml",
 ];
@@ -87,7 +89,9 @@ export async function serviceAccountKubeconfig(
       { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } },
       { apiVersion: "v1", kind: "ServiceAccount", metadata: { name, namespace } },
     ];
-    for (const file of ["clusterrolebinding.yaml", "rolebinding.yaml"]) {
+    for (
+      const file of ["clusterrolebinding.yaml", "rolebinding.yaml", "webhook-rolebinding.yaml"]
+    ) {
       const binding = parse(await Deno.readTextFile(join(DEPLOY_DIR, file))) as Binding;
       binding.metadata.name = `${binding.metadata.name}-${namespace}-${name}`;
       binding.subjects = [{ kind: "ServiceAccount", name, namespace }];

@@ -13,6 +13,7 @@ import type {
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { PERSISTENT_VOLUME_CLAIMS, PODS } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
+import { DATABASE_CLUSTERS } from "../../lib/operators/database/kind.ts";
 import { eventsFor, getOrUndefined, waitFor } from "../_support/kube.ts";
 
 /** A StatefulSet as the client returns it. */
@@ -32,14 +33,14 @@ export interface DatabaseStatus {
   endpoint?: string;
 }
 
-/** A DatabaseCluster to create. */
+/** A DatabaseCluster to create, in the version kinglet reads (v1alpha2). */
 export function databaseCluster(
   namespace: string,
   name: string,
   spec: Record<string, unknown>,
 ): KubeObject {
   return {
-    apiVersion: "kinglet.dev/v1alpha1",
+    apiVersion: `${DATABASE_CLUSTERS.group}/${DATABASE_CLUSTERS.version}`,
     kind: "DatabaseCluster",
     metadata: { name, namespace },
     spec,

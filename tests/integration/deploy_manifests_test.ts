@@ -120,6 +120,9 @@ Deno.test("the systemd unit and its environment file use kinglet's flags and def
   const nodeDefaults: Record<string, string> = {
     "metrics-bind-address": node.metricsAddress,
     "health-probe-bind-address": node.healthAddress,
+    "webhook-bind-address": node.webhookAddress,
+    // Unset, it is the Lease's namespace, whose default the line shows.
+    "webhook-cert-namespace": "kinglet-system",
     "log-format": "json",
     "memory-limit": unitMemory,
   };

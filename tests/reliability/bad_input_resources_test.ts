@@ -261,7 +261,7 @@ Deno.test("bad custom resources get precise answers and never stop the others", 
         const db = `d${"b".repeat(50)}z`;
         assert.equal(db.length, 52);
         await client.create(DATABASE_CLUSTERS, {
-          apiVersion: "kinglet.dev/v1alpha1",
+          apiVersion: "kinglet.dev/v1alpha2",
           kind: "DatabaseCluster",
           metadata: { name: db, namespace: ns },
           spec: { engine: "postgres", version: "17", replicas: 1, storage: { size: "1Gi" } },
@@ -275,7 +275,7 @@ Deno.test("bad custom resources get precise answers and never stop the others", 
         await client.get(SERVICES, `${db}-headless`, { namespace: ns });
         const dbTooLong = await refusal(
           client.create(DATABASE_CLUSTERS, {
-            apiVersion: "kinglet.dev/v1alpha1",
+            apiVersion: "kinglet.dev/v1alpha2",
             kind: "DatabaseCluster",
             metadata: { name: `${db}x`, namespace: ns },
             spec: { engine: "postgres", version: "17", replicas: 1, storage: { size: "1Gi" } },

@@ -8,12 +8,33 @@ Deno.test("on a node every endpoint stays on loopback, unprotected; in a pod the
     metricsAddress: "127.0.0.1:8080",
     healthAddress: "127.0.0.1:8081",
     metricsAuth: "none",
+    webhookAddress: "127.0.0.1:9443",
   });
   assert.deepEqual(endpointPlan({}, { inCluster: true }), {
     metricsAddress: ":8080",
     healthAddress: ":8081",
     metricsAuth: "tokenreview",
+    webhookAddress: ":9443",
   });
+});
+
+Deno.test("the webhook flags: on by default, off with --webhooks=false, the certificates beside the Lease unless named", () => {
+  const options = (args: string[]) => runOptions(parseFlags(RUN_FLAGS, args, {}).values);
+  const defaults = options([]);
+  assert.equal(defaults.webhooks, true);
+  assert.equal(defaults.webhookCertNamespace, "kinglet-system");
+  assert.equal(options(["--webhooks=false"]).webhooks, false);
+  assert.equal(
+    options(["--leader-election-namespace=ops"]).webhookCertNamespace,
+    "ops",
+  );
+  assert.equal(
+    options(["--leader-election-namespace=ops", "--webhook-cert-namespace=certs"])
+      .webhookCertNamespace,
+    "certs",
+  );
+  const bound = options(["--webhook-bind-address=127.0.0.1:8443"]);
+  assert.equal(endpointPlan(bound, { inCluster: true }).webhookAddress, "127.0.0.1:8443");
 });
 
 Deno.test("an address off loopback is protected unless the flag says none, and a disabled one needs nothing", () => {
@@ -52,6 +73,7 @@ Deno.test("kinglet.env's address lines, uncommented as shown, listen where a nod
   assert.deepEqual(Object.keys(shown).sort(), [
     "KINGLET_HEALTH_PROBE_BIND_ADDRESS",
     "KINGLET_METRICS_BIND_ADDRESS",
+    "KINGLET_WEBHOOK_BIND_ADDRESS",
   ]);
   const node = { inCluster: false };
   const uncommented = runOptions(parseFlags(RUN_FLAGS, [], shown).values);

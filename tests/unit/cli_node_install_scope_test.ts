@@ -75,8 +75,10 @@ Deno.test("a scoped install says what it applied, the narrowed ClusterRole and t
       "applied ServiceAccount kinglet-system/kinglet, ClusterRole kinglet, ClusterRoleBinding " +
         "kinglet, Role team-a/kinglet, RoleBinding team-a/kinglet, Role " +
         "kinglet-system/kinglet-leader-election, RoleBinding kinglet-system/kinglet-leader-election, " +
-        "ValidatingAdmissionPolicy kinglet-owned-only, ValidatingAdmissionPolicyBinding " +
-        "kinglet-owned-only",
+        "Role kinglet-system/kinglet-webhook-certificate, RoleBinding " +
+        "kinglet-system/kinglet-webhook-certificate, ValidatingAdmissionPolicy kinglet-owned-only, " +
+        "ValidatingAdmissionPolicyBinding kinglet-owned-only, ValidatingWebhookConfiguration " +
+        "kinglet-validating",
     ),
     run.stdout,
   );

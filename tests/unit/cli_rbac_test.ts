@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { kingletRbac } from "../../lib/cli/rbac.ts";
+import { kingletNodeWebhooks, kingletRbac } from "../../lib/cli/rbac.ts";
 import type { KubeObject } from "../../lib/kube/mod.ts";
 import type { PolicyRule } from "../../lib/runtime/rbac/mod.ts";
 
@@ -11,6 +11,8 @@ Deno.test("the RBAC kinglet install applies is deploy/'s, object for object", as
     "clusterrolebinding",
     "role",
     "rolebinding",
+    "webhook-role",
+    "webhook-rolebinding",
     "validatingadmissionpolicy",
     "validatingadmissionpolicybinding",
   ];
@@ -48,21 +50,41 @@ Deno.test("confined to a namespace, kinglet's rights there come from a Role and 
       "RoleBinding/tenant-a/kinglet",
       "Role/kinglet-system/kinglet-leader-election",
       "RoleBinding/kinglet-system/kinglet-leader-election",
+      "Role/kinglet-system/kinglet-webhook-certificate",
+      "RoleBinding/kinglet-system/kinglet-webhook-certificate",
       "ValidatingAdmissionPolicy//kinglet-owned-only",
       "ValidatingAdmissionPolicyBinding//kinglet-owned-only",
     ],
   );
   const rules = (kind: string) => rulesOf(objects.find((o) => o.kind === kind));
   assert.deepEqual(rules("ClusterRole").map((r) => r.resources).flat(), [
+    "storageclasses",
+    "customresourcedefinitions",
     "customresourcedefinitions",
     "tokenreviews",
     "subjectaccessreviews",
+    "validatingwebhookconfigurations",
   ]);
   const everything = rulesOf(kingletRbac()[1]);
-  assert.deepEqual([...rules("Role"), ...rules("ClusterRole")], everything);
+  const sorted = (list: PolicyRule[]) => list.map((rule) => JSON.stringify(rule)).sort();
+  assert.deepEqual(sorted([...rules("Role"), ...rules("ClusterRole")]), sorted(everything));
   assert.ok(rules("Role").some((r) => r.resources.includes("secrets")));
   assert.deepEqual((objects[4] as { subjects?: unknown }).subjects, [
     { kind: "ServiceAccount", name: "kinglet", namespace: "kinglet-system" },
   ]);
   assert.throws(() => kingletRbac("kinglet-system", { watchNamespaces: [""] }), RangeError);
+});
+
+Deno.test("the webhook configurations a node's install applies are deploy/systemd/webhooks.yaml's", async () => {
+  const text = await Deno.readTextFile(
+    new URL("../../deploy/systemd/webhooks.yaml", import.meta.url),
+  );
+  const deployed = text.split(/^---$/m).map((document) => parse(document));
+  const installed = kingletNodeWebhooks().map(({ resource: _, ...object }) => object);
+  assert.deepEqual(installed, deployed);
+  assert.equal(
+    (installed[0] as { webhooks: { clientConfig: { url: string } }[] }).webhooks[0]!.clientConfig
+      .url,
+    "https://127.0.0.1:9443/validate/kinglet.dev/databaseclusters",
+  );
 });

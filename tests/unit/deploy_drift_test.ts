@@ -23,14 +23,18 @@ Deno.test("every deploy file kinglet commits is generated, and so drift-checked"
     "deploy/systemd/kinglet-credentials.timer",
     "deploy/systemd/kinglet.env",
     "deploy/systemd/kinglet.service",
+    "deploy/systemd/webhooks.yaml",
     "deploy/validatingadmissionpolicy.yaml",
     "deploy/validatingadmissionpolicybinding.yaml",
+    "deploy/webhook-role.yaml",
+    "deploy/webhook-rolebinding.yaml",
+    "deploy/webhooks.yaml",
     "hack/scratch_files.txt",
   ]);
 });
 
 Deno.test("every rule of the generated ClusterRole and Role has a comment that says why", () => {
-  for (const file of ["deploy/clusterrole.yaml", "deploy/role.yaml"]) {
+  for (const file of ["deploy/clusterrole.yaml", "deploy/role.yaml", "deploy/webhook-role.yaml"]) {
     const lines = kingletFiles().get(file)!.split("\n");
     const rules = lines.flatMap((line, i) => line.startsWith("  - apiGroups:") ? [i] : []);
     assert.ok(rules.length > 0, `no rule in ${file}`);

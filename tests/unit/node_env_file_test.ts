@@ -50,6 +50,11 @@ const SAYS: Record<string, (options: RunOptions) => void> = {
   KINGLET_METRICS_AUTH: (o) => assert.equal(endpointPlan(o, NODE).metricsAuth, "tokenreview"),
   KINGLET_HEALTH_PROBE_BIND_ADDRESS: (o) =>
     assert.equal(endpointPlan(o, NODE).healthAddress, "127.0.0.1:8081"),
+  KINGLET_WEBHOOKS: (o) => assert.equal(o.webhooks, true),
+  KINGLET_WEBHOOK_BIND_ADDRESS: (o) =>
+    assert.equal(endpointPlan(o, NODE).webhookAddress, "127.0.0.1:9443"),
+  // "in the Secret kinglet-webhook-tls of the Lease's namespace"
+  KINGLET_WEBHOOK_CERT_NAMESPACE: (o) => assert.equal(o.webhookCertNamespace, "kinglet-system"),
   KINGLET_LEADER_ELECTION_NAMESPACE: (o) =>
     assert.equal(o.leaderElectionNamespace, "kinglet-system"),
   KINGLET_LEASE_NAME: (o) => assert.equal(o.leaseName, "kinglet-leader"),

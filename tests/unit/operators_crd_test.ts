@@ -22,39 +22,47 @@ function* nodes(node: JsonSchema, path = ""): Generator<[string, JsonSchema]> {
   }
 }
 
-function rootSchema(kind: string): JsonSchema {
+/** The schema of every version of `kind`'s CRD. */
+function rootSchemas(kind: string): JsonSchema[] {
   const definition = KIND_DEFINITIONS.find((d) => d.resource.kind === kind)!;
-  return definition.crd().spec.versions[0]!.schema.openAPIV3Schema;
+  return definition.crd().spec.versions.map((version) => version.schema.openAPIV3Schema);
 }
 
 for (const definition of KIND_DEFINITIONS) {
   const kind = definition.resource.kind;
 
   Deno.test(`the ${kind} CRD schema is structural: every node has a type or is int-or-string`, () => {
-    const root = rootSchema(kind);
-    assert.deepEqual(structuralProblems(root), []);
-    for (const [path, node] of nodes(root)) {
-      const typed = typeof node.type === "string";
-      const intOrString = node["x-kubernetes-int-or-string"] === true;
-      assert.ok(typed !== intOrString, `${path} must have exactly one of type and int-or-string`);
-      for (
-        const keyword of ["$ref", "$schema", "oneOf", "allOf", "not", "const", "propertyNames"]
-      ) {
-        assert.ok(!(keyword in node), `${path} uses ${keyword}`);
+    for (const root of rootSchemas(kind)) {
+      assert.deepEqual(structuralProblems(root), []);
+      for (const [path, node] of nodes(root)) {
+        const typed = typeof node.type === "string";
+        const intOrString = node["x-kubernetes-int-or-string"] === true;
+        assert.ok(typed !== intOrString, `${path} must have exactly one of type and int-or-string`);
+        for (
+          const keyword of ["$ref", "$schema", "oneOf", "allOf", "not", "const", "propertyNames"]
+        ) {
+          assert.ok(!(keyword in node), `${path} uses ${keyword}`);
+        }
+        if ("anyOf" in node) assert.ok(intOrString, `${path} uses anyOf outside int-or-string`);
+        assert.notEqual(
+          node.additionalProperties,
+          false,
+          `${path} sets additionalProperties: false`,
+        );
+        if (node.properties) assert.equal(node.additionalProperties, undefined, path);
       }
-      if ("anyOf" in node) assert.ok(intOrString, `${path} uses anyOf outside int-or-string`);
-      assert.notEqual(node.additionalProperties, false, `${path} sets additionalProperties: false`);
-      if (node.properties) assert.equal(node.additionalProperties, undefined, path);
     }
   });
 
   Deno.test(`the ${kind} CRD has a status subresource, names and printer columns`, () => {
     const crd = definition.crd();
-    const version = crd.spec.versions[0]!;
+    const version = crd.spec.versions.find((v) => v.storage)!;
     assert.equal(crd.metadata.name, `${definition.resource.plural}.kinglet.dev`);
     assert.equal(crd.spec.group, "kinglet.dev");
-    assert.equal(version.name, "v1alpha1");
-    assert.ok(version.served && version.storage);
+    assert.equal(version.name, kind === "DatabaseCluster" ? "v1alpha2" : "v1alpha1");
+    assert.equal(version.name, definition.resource.version);
+    assert.ok(version.served);
+    assert.ok(crd.spec.versions.every((v) => v.served && v.subresources?.status));
     assert.deepEqual(version.subresources?.status, {});
     assert.deepEqual(crd.spec.names.categories, ["kinglet"]);
     assert.equal(crd.spec.names.listKind, `${kind}List`);
@@ -93,7 +101,7 @@ Deno.test("InferenceService printer columns include Model and GPU from the spec"
 });
 
 Deno.test("CRD schemas carry defaults, enums, minimums, required fields and descriptions", () => {
-  const spec = (rootSchema("InferenceService").properties as Record<string, JsonSchema>).spec!;
+  const spec = (rootSchemas("InferenceService")[0]!.properties as Record<string, JsonSchema>).spec!;
   const properties = spec.properties as Record<string, JsonSchema>;
   assert.deepEqual(spec.required, ["model"]);
   assert.equal(properties.replicas!.default, 1);
@@ -111,7 +119,9 @@ Deno.test("CRD schemas carry defaults, enums, minimums, required fields and desc
 });
 
 Deno.test("the CRD root rejects names too long for the Services kinglet derives from them", () => {
-  const rules = rootSchema("DatabaseCluster")["x-kubernetes-validations"] as { rule: string }[];
+  const rules = rootSchemas("DatabaseCluster")[0]!["x-kubernetes-validations"] as {
+    rule: string;
+  }[];
   assert.match(rules[0]!.rule, /self\.metadata\.name\.size\(\) <= 52/);
   assert.equal((rules[0] as { fieldPath?: string }).fieldPath, ".metadata.name");
 });

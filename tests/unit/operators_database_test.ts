@@ -28,7 +28,7 @@ function cluster(
   });
   if (!result.ok) throw new Error(result.message);
   return {
-    apiVersion: "kinglet.dev/v1alpha1",
+    apiVersion: "kinglet.dev/v1alpha2",
     kind: "DatabaseCluster",
     metadata: { name: "orders", namespace: "shop", uid: "uid-orders", generation: 2 },
     spec: result.spec,
@@ -122,7 +122,7 @@ Deno.test("renderDatabaseCluster renders a StatefulSet with a data volume per po
   const { statefulSet } = renderDatabaseCluster(
     cluster({
       replicas: 3,
-      storage: { size: "10Gi", storageClassName: "local-path" },
+      storage: { size: "10Gi", className: "local-path" },
       resources: { limits: { memory: "1Gi" } },
     }),
   );

@@ -138,7 +138,7 @@ Deno.test("the DatabaseCluster reconciler adds its finalizer, creates credential
   await using r = run(databaseClusterController);
   const key = "shop/orders";
   r.cluster.put(DATABASE_CLUSTERS, {
-    apiVersion: "kinglet.dev/v1alpha1",
+    apiVersion: "kinglet.dev/v1alpha2",
     kind: "DatabaseCluster",
     metadata: { name: "orders", namespace: "shop" },
     spec: { engine: "postgres", version: "17", storage: { size: "10Gi" } },

@@ -40,7 +40,7 @@ const KINDS: { name: string; zod: z.ZodType; spec: SpecSchema; valid: Record<str
         version: "17.2",
         image: "postgres:17",
         replicas: 3,
-        storage: { size: "10Gi", storageClassName: "local" },
+        storage: { size: "10Gi", className: "local" },
         resources: { limits: { memory: "1Gi" } },
         deletionPolicy: "Delete",
       },

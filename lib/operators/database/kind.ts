@@ -25,7 +25,10 @@ import type { DatabaseSpec, DatabaseStatus } from "./schema.ts";
 export type { DatabaseSpec, DatabaseStatus };
 export { DATABASE_CLUSTERS } from "../api_group.ts";
 
-/** A DatabaseCluster object whose spec passed {@link validateDatabaseCluster}. */
+/**
+ * A DatabaseCluster object in the storage version (`v1alpha2`, which the
+ * controller watches) whose spec passed {@link validateDatabaseCluster}.
+ */
 export interface DatabaseCluster extends KubeObject {
   metadata: V1ObjectMeta;
   spec: DatabaseSpec;

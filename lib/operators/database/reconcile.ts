@@ -28,6 +28,7 @@ import {
   SECRETS,
   SERVICES,
   STATEFUL_SETS,
+  STORAGE_CLASSES,
 } from "../../kube/mod.ts";
 import {
   type ControllerSpec,
@@ -220,6 +221,14 @@ export function databaseClusterController(
         verbs: ["list", "delete"],
         reason: "under deletionPolicy Delete, cleanup lists the volumes of the cluster by label " +
           "and deletes each",
+      },
+      {
+        apiGroups: [STORAGE_CLASSES.group],
+        resources: [STORAGE_CLASSES.plural],
+        verbs: ["list"],
+        clusterScoped: true,
+        reason: "the admission webhook served beside this controller lists the StorageClasses " +
+          "to refuse a DatabaseCluster naming one the cluster does not have",
       },
       {
         apiGroups: ["apps"],

@@ -21,7 +21,7 @@
  * ```ts
  * import { renderDatabaseCluster } from "./render.ts";
  * const { statefulSet, headlessService } = renderDatabaseCluster({
- *   apiVersion: "kinglet.dev/v1alpha1",
+ *   apiVersion: "kinglet.dev/v1alpha2",
  *   kind: "DatabaseCluster",
  *   metadata: { name: "orders", namespace: "shop", uid: "0b9e…" },
  *   spec: {
@@ -67,7 +67,7 @@ export interface DatabaseChildren {
  * ```ts
  * import { renderDatabaseCluster } from "./render.ts";
  * renderDatabaseCluster({
- *   apiVersion: "kinglet.dev/v1alpha1",
+ *   apiVersion: "kinglet.dev/v1alpha2",
  *   kind: "DatabaseCluster",
  *   metadata: { name: "orders", namespace: "shop", uid: "0b9e…" },
  *   spec: {
@@ -116,9 +116,7 @@ export function renderDatabaseCluster(cluster: DatabaseCluster): DatabaseChildre
         spec: {
           accessModes: ["ReadWriteOnce"],
           resources: { requests: { storage: quantityString(spec.storage.size) } },
-          ...(spec.storage.storageClassName
-            ? { storageClassName: spec.storage.storageClassName }
-            : {}),
+          ...(spec.storage.className ? { storageClassName: spec.storage.className } : {}),
         },
       }],
     },
@@ -151,7 +149,7 @@ export function renderDatabaseCluster(cluster: DatabaseCluster): DatabaseChildre
  * ```ts
  * import { renderCredentialsSecret } from "./render.ts";
  * const secret = renderCredentialsSecret({
- *   apiVersion: "kinglet.dev/v1alpha1",
+ *   apiVersion: "kinglet.dev/v1alpha2",
  *   kind: "DatabaseCluster",
  *   metadata: { name: "orders", namespace: "shop", uid: "0b9e…" },
  *   spec: {

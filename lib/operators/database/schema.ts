@@ -13,6 +13,11 @@
  * say so at admission): a StatefulSet's volume claim templates are immutable,
  * and a different engine cannot read the existing data.
  *
+ * Two versions are served: `v1alpha2` (stored, and what kinglet reads) names
+ * the volumes' class `storage.className`; `v1alpha1` named it
+ * `storage.storageClassName`. `conversion.ts` converts between them, and
+ * `admission.ts` refuses a class the cluster does not have.
+ *
  * @example
  * ```ts
  * import { databaseSpecSchema } from "./schema.ts";
@@ -29,6 +34,7 @@ import { kingletKindOptions } from "../schema/kind_options.ts";
 import { standardConditionsSchema } from "../schema/conditions.ts";
 import { resourcesSchema } from "../schema/pod_fields.ts";
 import { quantitySchema } from "../schema/quantity.ts";
+import { DATABASE_VERSION_V1ALPHA1, databaseClusterConversion } from "./conversion.ts";
 import { ENGINE_NAMES } from "./engines.ts";
 import { DATABASE_PHASES } from "./state.ts";
 
@@ -39,7 +45,12 @@ const immutable = (what: string) => ({
   }],
 });
 
-/** Desired state of a DatabaseCluster. */
+const storageSize = quantitySchema.describe("Size of each pod's volume, e.g. 10Gi.");
+const storageClass = z.string().min(1).optional().describe(
+  "StorageClass of the volumes, one the cluster has; the cluster's default class when unset.",
+);
+
+/** Desired state of a DatabaseCluster, in the storage version `v1alpha2`. */
 export const databaseSpecSchema = z.object({
   engine: z.enum(ENGINE_NAMES).meta(immutable("engine")).describe(
     "Database engine: postgres or mysql. Immutable.",
@@ -58,18 +69,20 @@ export const databaseSpecSchema = z.object({
   replicas: z.int32().min(1).default(1).describe(
     "Number of database pods; each is a separate server with its own volume.",
   ),
-  storage: z.object({
-    size: quantitySchema.describe("Size of each pod's volume, e.g. 10Gi."),
-    storageClassName: z.string().min(1).optional().describe(
-      "StorageClass of the volumes; the cluster's default class when unset.",
-    ),
-  }).meta(immutable("storage")).describe("Persistent volume of each pod. Immutable."),
+  storage: z.object({ size: storageSize, className: storageClass })
+    .meta(immutable("storage")).describe("Persistent volume of each pod. Immutable."),
   resources: resourcesSchema.optional(),
   deletionPolicy: z.enum(["Retain", "Delete"]).default("Retain").describe(
     "What happens to the volumes when the DatabaseCluster is deleted: Retain keeps them " +
       "(the default), Delete removes them with the StatefulSet.",
   ),
 }).describe("Desired state of the DatabaseCluster.");
+
+/** Desired state of a DatabaseCluster in `v1alpha1`: the class is `storage.storageClassName`. */
+export const databaseSpecV1alpha1Schema = databaseSpecSchema.extend({
+  storage: z.object({ size: storageSize, storageClassName: storageClass })
+    .meta(immutable("storage")).describe("Persistent volume of each pod. Immutable."),
+});
 
 /** A DatabaseCluster spec with defaults applied. */
 export type DatabaseSpec = z.output<typeof databaseSpecSchema>;
@@ -94,20 +107,35 @@ export const databaseStatusSchema = z.object({
 /** Observed state of a DatabaseCluster. */
 export type DatabaseStatus = z.infer<typeof databaseStatusSchema>;
 
-/** The DatabaseCluster CRD's definition. */
+// The versions below replace the one version kinglet's other kinds share.
+const { version: _oneVersion, ...kindOptions } = kingletKindOptions(DATABASE_CLUSTERS, 52);
+
+/** The DatabaseCluster CRD's definition: both versions, converted by kinglet's webhook. */
 export const databaseClusterDefinition: CustomKind<
   typeof databaseSpecSchema,
   typeof databaseStatusSchema
 > = defineKind({
   // The StatefulSet's pods carry a controller-revision-hash label of the
   // name plus 11 characters, and label values stop at 63.
-  ...kingletKindOptions(DATABASE_CLUSTERS, 52),
+  ...kindOptions,
+  versions: [
+    {
+      name: DATABASE_VERSION_V1ALPHA1,
+      spec: databaseSpecV1alpha1Schema,
+      status: databaseStatusSchema,
+    },
+    {
+      name: DATABASE_CLUSTERS.version,
+      spec: databaseSpecSchema,
+      status: databaseStatusSchema,
+      storage: true,
+    },
+  ],
+  conversion: databaseClusterConversion,
   singular: "databasecluster",
   shortNames: ["dbc"],
   description: "DatabaseCluster runs postgres or mysql as a StatefulSet with persistent volumes, " +
     "Services and a generated credentials Secret.",
-  spec: databaseSpecSchema,
-  status: databaseStatusSchema,
   printerColumns: [
     { name: "Engine", type: "string", jsonPath: ".spec.engine" },
     { name: "Version", type: "string", jsonPath: ".spec.version" },
