@@ -126,3 +126,18 @@ Deno.test("a store without a name is refused at once", () => {
   );
   assert.throws(() => new DirectoryCertificateStore(""), /'dir' is empty/);
 });
+
+Deno.test("a Secret store in a namespace that does not exist says so instead of retrying", async () => {
+  const cluster = new MemoryCluster({ namespaces: ["ops"] });
+  const store = new SecretCertificateStore(cluster, {
+    namespace: "missing",
+    name: "demo-webhook-tls",
+    operator: "demo",
+  });
+  assert.equal(await store.read(), undefined);
+  await assert.rejects(
+    store.write(certificates("a"), undefined),
+    TypeError,
+    "Secret missing/demo-webhook-tls: the namespace missing does not exist; create it",
+  );
+});

@@ -206,6 +206,15 @@ export class SecretCertificateStore implements CertificateStore {
       this.#last = written;
       return written.metadata?.resourceVersion ?? "";
     } catch (error) {
+      if (version === undefined && isNotFound(error)) {
+        throw new TypeError(
+          `Cannot keep the webhook's certificates in the Secret ${this.#namespace}/${this.#name}: ` +
+            `the namespace ${this.#namespace} does not exist; create it (the operator's install ` +
+            "does) or name another namespace for the certificates",
+          { cause: error },
+        );
+      }
+      // A create that lost to another's, or a replace of a Secret changed or deleted meanwhile.
       if (isAlreadyExists(error) || isConflict(error) || isNotFound(error)) return undefined;
       throw error;
     }
