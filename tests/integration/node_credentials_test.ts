@@ -215,7 +215,7 @@ Deno.test("a cluster-wide install: kinglet run from its kubeconfig converges a W
     const { kubeconfig, token, result } = await install(dir);
     assert.match(
       result.stdout,
-      /^applied ServiceAccount kinglet-system\/kinglet, ClusterRole kinglet, ClusterRoleBinding kinglet, Role kinglet-system\/kinglet-leader-election, RoleBinding kinglet-system\/kinglet-leader-election, ValidatingAdmissionPolicy kinglet-owned-only, ValidatingAdmissionPolicyBinding kinglet-owned-only$/m,
+      /^applied ServiceAccount kinglet-system\/kinglet, ClusterRole kinglet, ClusterRoleBinding kinglet, Role kinglet-system\/kinglet-leader-election, RoleBinding kinglet-system\/kinglet-leader-election, Role kinglet-system\/kinglet-webhook-certificate, RoleBinding kinglet-system\/kinglet-webhook-certificate, ValidatingAdmissionPolicy kinglet-owned-only, ValidatingAdmissionPolicyBinding kinglet-owned-only, ValidatingWebhookConfiguration kinglet-validating$/m,
     );
     assert.match(result.stdout, /^its rights serve every namespace/m);
     assert.match(result.stdout, /valid until \d{4}-\d\d-\d\dT/);
