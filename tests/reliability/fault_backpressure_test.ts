@@ -180,8 +180,9 @@ Deno.test("under 429s from API Priority and Fairness, every WebApp converges and
     const probes = names("probe", PROBES);
     const apps = names("app", APPS);
     const started = performance.now();
-    await Promise.all(probes.map((name) => client.create(WEB_APPS, probe(ns, name))));
+    // The probes after the WebApps, so that their status writes meet the squeeze at its fullest.
     await createWebApps(client, ns, apps);
+    await Promise.all(probes.map((name) => client.create(WEB_APPS, probe(ns, name))));
     await waitFor(`${PROBES} probes with InvalidSpec`, async () => {
       const list = await client.list(WEB_APPS, { namespace: ns });
       const rejected = list.items.filter((a) => condition(a, "InvalidSpec")?.status === "True");
