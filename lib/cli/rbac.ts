@@ -22,22 +22,17 @@
  * @module
  */
 import {
-  CLUSTER_ROLE_BINDINGS,
-  CLUSTER_ROLES,
   CUSTOM_RESOURCE_DEFINITIONS,
   resourceName,
   ROLE_BINDINGS,
   ROLES,
-  SERVICE_ACCOUNTS,
   SUBJECT_ACCESS_REVIEWS,
   TOKEN_REVIEWS,
-  VALIDATING_ADMISSION_POLICIES,
-  VALIDATING_ADMISSION_POLICY_BINDINGS,
 } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
 import type { ExplainedRule, PolicyRule, RbacRule } from "../runtime/rbac/mod.ts";
 import { describeOperator, type Operator, type OperatorDescription } from "../deploy/operator.ts";
-import { clusterRules, rbacObjects } from "../deploy/rbac_files.ts";
+import { clusterRules, MANIFEST_RESOURCES, rbacObjects } from "../deploy/rbac_files.ts";
 import { WEBHOOK_CONFIGURATIONS, webhookConfigurations } from "../deploy/webhook_files.ts";
 import { databaseClusterAdmission } from "../operators/database/admission.ts";
 import { databaseClusterConversion } from "../operators/database/conversion.ts";
@@ -139,17 +134,6 @@ export interface KingletRbacOptions {
   watchNamespaces?: readonly string[];
 }
 
-/** Where each kind of deploy/'s RBAC objects is written. */
-const RBAC_RESOURCES: Readonly<Record<string, Resource>> = {
-  ServiceAccount: SERVICE_ACCOUNTS,
-  ClusterRole: CLUSTER_ROLES,
-  ClusterRoleBinding: CLUSTER_ROLE_BINDINGS,
-  Role: ROLES,
-  RoleBinding: ROLE_BINDINGS,
-  ValidatingAdmissionPolicy: VALIDATING_ADMISSION_POLICIES,
-  ValidatingAdmissionPolicyBinding: VALIDATING_ADMISSION_POLICY_BINDINGS,
-};
-
 /**
  * The objects, in the order they can be applied, each with the resource it
  * is written to: deploy/'s RBAC (lib/deploy's `rbacObjects` of
@@ -172,7 +156,7 @@ export function kingletRbac(
   }
   const operator = describeOperator(kingletRightsDescription(namespace));
   const objects = rbacObjects(operator).map(({ object }) => ({
-    resource: RBAC_RESOURCES[object.kind]!,
+    resource: MANIFEST_RESOURCES[object.kind]!,
     ...object,
   })) as (KubeObject & { resource: Resource })[];
   if (confined.length === 0) return objects;

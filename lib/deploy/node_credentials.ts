@@ -37,25 +37,17 @@
 import { dirname, resolve } from "node:path";
 import { envPrefix } from "../build/grants.ts";
 import {
-  CLUSTER_ROLE_BINDINGS,
-  CLUSTER_ROLES,
   type ClusterConfig,
   isForbidden,
   KubeClient,
   type KubeObject,
   loadConfig,
-  NAMESPACES,
   type Resource,
-  ROLE_BINDINGS,
-  ROLES,
-  SERVICE_ACCOUNTS,
-  VALIDATING_ADMISSION_POLICIES,
-  VALIDATING_ADMISSION_POLICY_BINDINGS,
 } from "../kube/mod.ts";
 import { commentedYaml } from "./_commented_yaml.ts";
 import { describeOperator, type OperatorDescription } from "./operator.ts";
-import { rbacObjects } from "./rbac_files.ts";
-import { WEBHOOK_CONFIGURATIONS, webhookConfigurations } from "./webhook_files.ts";
+import { MANIFEST_RESOURCES, rbacObjects } from "./rbac_files.ts";
+import { webhookConfigurations } from "./webhook_files.ts";
 
 /** What the admin client must be able to do. */
 export type CredentialsClient = Pick<KubeClient, "apply" | "requestToken">;
@@ -89,18 +81,6 @@ export interface NodeCredentialsOptions {
   signal?: AbortSignal;
 }
 
-const KINDS: Readonly<Record<string, Resource>> = {
-  Namespace: NAMESPACES,
-  ServiceAccount: SERVICE_ACCOUNTS,
-  ClusterRole: CLUSTER_ROLES,
-  ClusterRoleBinding: CLUSTER_ROLE_BINDINGS,
-  Role: ROLES,
-  RoleBinding: ROLE_BINDINGS,
-  ValidatingAdmissionPolicy: VALIDATING_ADMISSION_POLICIES,
-  ValidatingAdmissionPolicyBinding: VALIDATING_ADMISSION_POLICY_BINDINGS,
-  ...WEBHOOK_CONFIGURATIONS,
-};
-
 /**
  * What the operator described applies for node mode: its Namespace (so
  * that its ServiceAccount and Lease have one), then the RBAC of its deploy
@@ -122,7 +102,10 @@ export function nodeGrant(description: OperatorDescription): NodeGrant {
     ...webhookConfigurations(operator, "url"),
   ];
   return {
-    objects: objects.map((object) => ({ ...object, resource: KINDS[object.kind ?? ""]! })),
+    objects: objects.map((object) => ({
+      ...object,
+      resource: MANIFEST_RESOURCES[object.kind ?? ""]!,
+    })),
     account: { namespace: operator.namespace, name: operator.serviceAccount },
     fieldManager: operator.name,
   };

@@ -25,7 +25,18 @@
  *
  * @module
  */
-import type { KubeObject } from "../kube/mod.ts";
+import {
+  CLUSTER_ROLE_BINDINGS,
+  CLUSTER_ROLES,
+  type KubeObject,
+  NAMESPACES,
+  type Resource,
+  ROLE_BINDINGS,
+  ROLES,
+  SERVICE_ACCOUNTS,
+  VALIDATING_ADMISSION_POLICIES,
+  VALIDATING_ADMISSION_POLICY_BINDINGS,
+} from "../kube/mod.ts";
 import type { ControllerSpec } from "../runtime/controller/mod.ts";
 import {
   controllerRules,
@@ -36,7 +47,24 @@ import {
 } from "../runtime/rbac/mod.ts";
 import { commentedYaml } from "./_commented_yaml.ts";
 import type { Operator } from "./operator.ts";
-import { webhookClusterRules, webhookSecretRules } from "./webhook_files.ts";
+import {
+  WEBHOOK_CONFIGURATIONS,
+  webhookClusterRules,
+  webhookSecretRules,
+} from "./webhook_files.ts";
+
+/** Where each kind of object an install applies is written: RBAC, its policy, webhooks. */
+export const MANIFEST_RESOURCES: Readonly<Record<string, Resource>> = {
+  Namespace: NAMESPACES,
+  ServiceAccount: SERVICE_ACCOUNTS,
+  ClusterRole: CLUSTER_ROLES,
+  ClusterRoleBinding: CLUSTER_ROLE_BINDINGS,
+  Role: ROLES,
+  RoleBinding: ROLE_BINDINGS,
+  ValidatingAdmissionPolicy: VALIDATING_ADMISSION_POLICIES,
+  ValidatingAdmissionPolicyBinding: VALIDATING_ADMISSION_POLICY_BINDINGS,
+  ...WEBHOOK_CONFIGURATIONS,
+};
 
 const RBAC = "rbac.authorization.k8s.io";
 
