@@ -264,6 +264,7 @@ export function catchUpFigures(
     ...marks,
     editSentMs: delta(marks.spawnedMs, edited?.updatedMs),
     editObservedMs: delta(marks.spawnedMs, edited?.updateReadyMs),
+    editTakenMs: delta(edited?.updatedMs, edited?.updateObservedMs),
     convergedMs: delta(marks.spawnedMs, convergedAt(objects)),
     requestP50Seconds: quantile(0.5),
     requestP99Seconds: quantile(0.99),

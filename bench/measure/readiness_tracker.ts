@@ -22,7 +22,7 @@
 import type { KubeClient } from "../../lib/kube/client.ts";
 import { isGone } from "../../lib/kube/errors.ts";
 import type { KubeObject, Resource, WatchEvent } from "../../lib/kube/types.ts";
-import { isReady, type ReadyRule } from "./ready_rule.ts";
+import { hasObserved, isReady, type ReadyRule } from "./ready_rule.ts";
 import type { ObjectTiming } from "./results.ts";
 
 /** What {@link ReadinessTracker.waitAll} can wait for. */
@@ -185,6 +185,12 @@ export class ReadinessTracker {
     const { rule } = this.#options;
     if (timing.readyMs === undefined && isReady(event.object, rule)) timing.readyMs = now;
     const wanted = this.#wanted.get(name);
+    if (
+      wanted !== undefined && timing.updateObservedMs === undefined &&
+      hasObserved(event.object, rule, wanted)
+    ) {
+      timing.updateObservedMs = now;
+    }
     if (
       wanted !== undefined && timing.updateReadyMs === undefined &&
       isReady(event.object, rule, wanted)

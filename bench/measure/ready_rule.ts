@@ -78,6 +78,17 @@ export function isReady(object: unknown, rule: ReadyRule, minGeneration?: number
   return Number.isFinite(observed) && observed >= wanted;
 }
 
+/**
+ * Whether the operator has written, at `rule.observedGenerationPath`, that it
+ * observed `generation` or a later one, Ready or not: the moment an edit is
+ * taken in. Always false when the rule names no such path.
+ */
+export function hasObserved(object: unknown, rule: ReadyRule, generation: number): boolean {
+  if (rule.observedGenerationPath === undefined) return false;
+  const observed = Number(readPath(object, rule.observedGenerationPath));
+  return Number.isFinite(observed) && observed >= generation;
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -114,6 +114,8 @@ export const objectTimingSchema = z.object({
   updatedMs: optionalNumber,
   /** The updated generation was first seen observed and ready. */
   updateReadyMs: optionalNumber,
+  /** The updated generation was first seen observed (`observedGeneration`), Ready or not. */
+  updateObservedMs: optionalNumber,
   /** The delete request was sent. */
   deletedMs: optionalNumber,
   /** The watch reported the object deleted. */
@@ -245,6 +247,13 @@ export const catchUpSchema = z.object({
    * no `observedGenerationPath`.
    */
   editObservedMs: optionalNumber,
+  /**
+   * From sending the edit until the edited object's `observedGeneration` was
+   * first seen at its new generation, Ready or not: how long the user's edit
+   * waited behind the backlog before the operator took it in. Absent when
+   * the target's rule has no `observedGenerationPath`.
+   */
+  editTakenMs: optionalNumber,
   /**
    * From the spawn until the last of the N objects was seen Ready at the
    * generation in effect (an object updated or edited at its new one);

@@ -131,6 +131,12 @@ export const FIGURE_SPECS: readonly FigureSpec[] = [
     get: (f) => f.catchUp?.editObservedMs,
   },
   {
+    key: "catchUpEditTaken",
+    label: "edit→observedGeneration (ms)",
+    unit: "ms",
+    get: (f) => f.catchUp?.editTakenMs,
+  },
+  {
     key: "catchUpConverged",
     label: "spawn→all converged (ms)",
     unit: "ms",
@@ -208,6 +214,7 @@ export const FIGURE_SPECS: readonly FigureSpec[] = [
 
 /** The columns of the backlog and edited tables, which measure the same figures. */
 const CATCH_UP_COLUMNS = [
+  "catchUpEditTaken",
   "catchUpEditObserved",
   "catchUpConverged",
   "apiCalls",

@@ -49,6 +49,12 @@ Deno.test("backlog creates every object with no operator running, then spawns on
   assert.ok(figures.editSentMs! >= 999, JSON.stringify(figures));
   assert.ok(figures.editObservedMs! > figures.editSentMs!, JSON.stringify(figures));
   assert.ok(figures.convergedMs! >= figures.editObservedMs!, JSON.stringify(figures));
+  // The stand-in writes observedGeneration and Ready at once: taken in when seen Ready.
+  assert.equal(
+    figures.editTakenMs,
+    figures.editObservedMs! - figures.editSentMs!,
+    JSON.stringify(figures),
+  );
   // One per object and one for the edit, unless a slow machine let the edit in before app-00005's.
   assert.ok(reconciles === 5 || reconciles === 6, `${reconciles} reconciles`);
 });
@@ -100,7 +106,14 @@ Deno.test("catch-up figures count the edit and convergence from the spawn and re
   const objects: ObjectTiming[] = [
     { name: "app-00001", createdMs: 0, readyMs: 2_900 },
     { name: "app-00002", createdMs: 100, readyMs: 3_600 },
-    { name: "app-00003", createdMs: 200, readyMs: 3_100, updatedMs: 3_050, updateReadyMs: 4_100 },
+    {
+      name: "app-00003",
+      createdMs: 200,
+      readyMs: 3_100,
+      updatedMs: 3_050,
+      updateObservedMs: 3_250,
+      updateReadyMs: 4_100,
+    },
   ];
   const marks = { spawnedMs: 2_000, readyzMs: 600, edited: "app-00003" };
   const after = histogramScrape(5_000, { "0.005": 10, "0.025": 90, "0.1": 100, "+Inf": 100 });
@@ -112,11 +125,51 @@ Deno.test("catch-up figures count the edit and convergence from the spawn and re
     ...marks,
     editSentMs: 1_050,
     editObservedMs: 2_100,
+    editTakenMs: 200,
     convergedMs: 2_100,
   });
   // Ranks 50 and 99 of 100, interpolated within (5, 25] and (25, 100] ms.
   assert.ok(Math.abs(requestP50Seconds! - 0.015) < 1e-12, `${requestP50Seconds}`);
   assert.ok(Math.abs(requestP99Seconds! - 0.0925) < 1e-12, `${requestP99Seconds}`);
+});
+
+Deno.test("the tracker marks an edit taken in at its observedGeneration before it is Ready again", async () => {
+  const target = await loadTarget("kinglet");
+  const cluster = new MemoryCluster({ namespaces: [NAMESPACE] });
+  let now = 0;
+  const tracker = new ReadinessTracker({
+    client: cluster as unknown as KubeClient,
+    resource: target.resource,
+    namespace: NAMESPACE,
+    rule: target.ready,
+    now: () => now,
+  });
+  const stop = new AbortController();
+  const watching = tracker.run(stop.signal);
+  const app = (image: string, observedGeneration: number, ready: string): KubeObject => ({
+    apiVersion: "kinglet.dev/v1alpha1",
+    kind: "WebApp",
+    metadata: { name: "app", namespace: NAMESPACE },
+    spec: { image, replicas: 0, port: 8080 },
+    status: { observedGeneration, conditions: [{ type: "Ready", status: ready }] },
+  } as KubeObject);
+  const step = async (at: number, object: KubeObject) => {
+    now = at;
+    cluster.put(target.resource, object);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  tracker.created("app");
+  await step(10, app("a", 1, "True"));
+  tracker.updated("app");
+  await step(20, app("b", 1, "True"));
+  await step(30, app("b", 2, "False"));
+  await step(40, app("b", 2, "True"));
+  stop.abort();
+  await watching;
+  const [timing] = tracker.timings();
+  assert.equal(timing!.readyMs, 10);
+  assert.equal(timing!.updateObservedMs, 30, "taken in when observedGeneration reached 2");
+  assert.equal(timing!.updateReadyMs, 40, "Ready at 2 only later");
 });
 
 Deno.test("catch-up figures leave out what the rule or the exporter cannot show", () => {
@@ -145,12 +198,14 @@ Deno.test("all converged is when the last object was Ready at the generation in 
 Deno.test("a side-by-side backlog table shows the catch-up figures per target, and the edit under it", () => {
   const results = resultsOf([
     catchUpResult("backlog", "kinglet", {
+      editTakenMs: 300,
       editObservedMs: 1_900,
       convergedMs: 9_000,
       requestP50Seconds: 0.004,
       requestP99Seconds: 0.2,
     }, 3_000),
     catchUpResult("backlog", "controller-runtime", {
+      editTakenMs: 600,
       editObservedMs: 3_800,
       convergedMs: 18_000,
       requestP50Seconds: 0.008,
@@ -161,6 +216,7 @@ Deno.test("a side-by-side backlog table shows the catch-up figures per target, a
   const rows = cells(scenarioTable(results.runs, seriesOf(results)));
   assert.deepEqual(rows[0], [
     "target",
+    "edit→observedGeneration (ms)",
     "spawn→edit observed (ms)",
     "spawn→all converged (ms)",
     "API calls",
@@ -171,17 +227,18 @@ Deno.test("a side-by-side backlog table shows the catch-up figures per target, a
     "to /readyz (ms)",
     "reconciles",
   ]);
-  assert.deepEqual(rows.slice(2).map((r) => r.slice(0, 6)), [
-    ["kinglet", "1,900", "9,000", "3,000", "4.0", "200"],
+  assert.deepEqual(rows.slice(2).map((r) => r.slice(0, 7)), [
+    ["kinglet", "300", "1,900", "9,000", "3,000", "4.0", "200"],
     [
       "controller-runtime",
+      "600 (2.00×)",
       "3,800 (2.00×)",
       "18,000 (2.00×)",
       "6,000 (2.00×)",
       "8.0 (2.00×)",
       "100 (0.50×)",
     ],
-    ["kube-rs", "950 (0.50×)", "4,500 (0.50×)", "–", "–", "–"],
+    ["kube-rs", "–", "950 (0.50×)", "4,500 (0.50×)", "–", "–", "–"],
   ]);
   const report = renderReport(parseResults(JSON.stringify(results)), []);
   assert.match(report, /^## backlog-1000$/m);
@@ -195,7 +252,7 @@ Deno.test("a side-by-side backlog table shows the catch-up figures per target, a
 Deno.test("an edited table says how many objects were updated while no operator ran", () => {
   const results = resultsOf([catchUpResult("edited", "kinglet", { convergedMs: 9_000 }, 3_000)]);
   const rows = cells(scenarioTable(results.runs, seriesOf(results)));
-  assert.deepEqual(rows[2]!.slice(0, 4), ["default", "–", "9,000", "3,000"]);
+  assert.deepEqual(rows[2]!.slice(0, 5), ["default", "–", "–", "9,000", "3,000"]);
   const report = renderReport(parseResults(JSON.stringify(results)), []);
   assert.match(report, /^## edited-1000$/m);
   assert.match(
