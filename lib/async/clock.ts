@@ -25,6 +25,12 @@ export interface Clock {
    * @throws {DOMException} the signal's reason (an `AbortError` by default) when aborted.
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Runs `fn` once after `ms` milliseconds and returns what cancels it: a
+   * sleep without the promise and the abort listener, for timers set and
+   * cancelled around every request. Clocks without it get `sleep`.
+   */
+  schedule?(fn: () => void, ms: number): () => void;
 }
 
 const timers = new SystemTimers();
@@ -37,6 +43,7 @@ const timers = new SystemTimers();
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleep: (ms, signal) => abortableDelay(ms, signal, (fn, delay) => timers.schedule(fn, delay)),
+  schedule: (fn, ms) => timers.schedule(fn, Math.max(0, ms)),
 };
 
 /** A signal that aborts at a deadline; dispose of it once the work is done, so no timer lingers. */
@@ -63,11 +70,14 @@ const DEADLINE_DISPOSED = "deadline disposed";
  */
 export function deadline(clock: Clock, ms: number): Deadline {
   const timeout = new AbortController();
+  const passed = () =>
+    timeout.abort(new DOMException(`The deadline of ${ms} ms passed`, "TimeoutError"));
+  if (clock.schedule) {
+    // Every API request has a deadline: one controller and one cancellable timer, no events.
+    return { signal: timeout.signal, [Symbol.dispose]: clock.schedule(passed, ms) };
+  }
   const stop = new AbortController();
-  clock.sleep(ms, stop.signal).then(
-    () => timeout.abort(new DOMException(`The deadline of ${ms} ms passed`, "TimeoutError")),
-    () => {},
-  );
+  clock.sleep(ms, stop.signal).then(passed, () => {});
   return { signal: timeout.signal, [Symbol.dispose]: () => stop.abort(DEADLINE_DISPOSED) };
 }
 
@@ -149,11 +159,13 @@ export class FakeClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return abortableDelay(ms, signal, (fn, delay) => {
-      const timer = { at: this.#now + delay, seq: this.#seq++, fn };
-      this.#timers.add(timer);
-      return () => this.#timers.delete(timer);
-    });
+    return abortableDelay(ms, signal, (fn, delay) => this.schedule(fn, delay));
+  }
+
+  schedule(fn: () => void, ms: number): () => void {
+    const timer = { at: this.#now + Math.max(0, ms), seq: this.#seq++, fn };
+    this.#timers.add(timer);
+    return () => void this.#timers.delete(timer);
   }
 
   /** Number of sleeps not yet due. */

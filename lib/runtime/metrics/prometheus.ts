@@ -112,22 +112,29 @@ export abstract class Metric<L extends string> {
    * @throws {TypeError} when `labels` are not exactly the declared label names.
    */
   protected seriesFor(labels: Labels<L>): Series {
-    const given = Object.keys(labels).length;
-    const values = this.labelNames.map((label) => labels[label]);
-    if (given !== this.labelNames.length || values.some((v) => typeof v !== "string")) {
-      throw new TypeError(
-        `Cannot record '${this.name}': expected labels [${this.labelNames.join(", ")}], got [${
-          Object.keys(labels).join(", ")
-        }]`,
-      );
+    // Every request and reconcile records a few series: the lookup builds one key and no arrays.
+    const names = this.labelNames;
+    let id = "";
+    for (let i = 0; i < names.length; i++) {
+      const value: unknown = labels[names[i]!];
+      if (typeof value !== "string") throw this.#wrongLabels(labels);
+      id = i === 0 ? value : `${id}\u0000${value}`;
     }
-    const id = values.join("\u0000");
     let series = this.#series.get(id);
     if (!series) {
-      series = this.newSeries(values);
+      if (Object.keys(labels).length !== names.length) throw this.#wrongLabels(labels);
+      series = this.newSeries(names.map((label) => labels[label]));
       this.#series.set(id, series);
     }
     return series;
+  }
+
+  #wrongLabels(labels: Labels<L>): TypeError {
+    return new TypeError(
+      `Cannot record '${this.name}': expected labels [${this.labelNames.join(", ")}], got [${
+        Object.keys(labels).join(", ")
+      }]`,
+    );
   }
 
   /** A new series at zero; histograms add their buckets. */

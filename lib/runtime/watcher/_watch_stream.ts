@@ -2,6 +2,11 @@
  * One watch request as the watcher consumes it: events pulled one at a time
  * against a stall deadline, and a way to cancel the request alone.
  *
+ * A busy watch carries thousands of events a minute, so a pull costs no
+ * timer, signal or listener of its own: one watchdog per stream wakes every
+ * stall period, and reports a stall only when the pull then waiting has
+ * waited the whole period.
+ *
  * @module
  */
 import type { KubeObject, WatchEvent } from "../../kube/types.ts";
@@ -14,18 +19,13 @@ export type Pull<T extends KubeObject> =
   | { kind: "error"; error: unknown }
   | { kind: "stall" };
 
-/**
- * The reason the stall timer is cancelled with once a pull settles: a plain
- * value, because aborting without one builds a `DOMException` and its stack
- * trace for every event.
- */
-const PULLED = "pulled";
-
 /** An open watch request. */
 export class WatchStream<T extends KubeObject> {
   readonly #iterator: AsyncIterator<WatchEvent<T>>;
   /** Cancels this request only; the signal given to the constructor cancels it too. */
   readonly #abort = new AbortController();
+  /** Aborted by {@link close} or the constructor's signal: ends the request and the watchdog. */
+  readonly #bounded: AbortSignal;
   readonly #clock: Clock;
   /** `clock.now()` when the request was made. */
   readonly openedAt: number;
@@ -33,6 +33,14 @@ export class WatchStream<T extends KubeObject> {
   delivered = false;
   /** How long a pull waits for an event before it reports a stall. */
   readonly stallMs: number;
+  /** When the pull now waiting began; `undefined` while none waits. */
+  #waitingSince: number | undefined;
+  /**
+   * Settles the waiting pull: resolved with a stall by the watchdog, rejected
+   * with the constructor signal's reason when it aborts. Replaced once used.
+   */
+  #interrupt = Promise.withResolvers<Pull<T>>();
+  #watchdog = false;
 
   /**
    * Makes the request by calling `open` with a signal that {@link close} and
@@ -48,9 +56,12 @@ export class WatchStream<T extends KubeObject> {
     this.#clock = clock;
     this.stallMs = stallMs;
     this.openedAt = clock.now();
+    this.#bounded = AbortSignal.any([signal, this.#abort.signal]);
+    this.#interrupt.promise.catch(() => {});
+    signal.addEventListener("abort", () => this.#interrupt.reject(signal.reason), { once: true });
     let iterator: AsyncIterator<WatchEvent<T>>;
     try {
-      iterator = open(AbortSignal.any([signal, this.#abort.signal]))[Symbol.asyncIterator]();
+      iterator = open(this.#bounded)[Symbol.asyncIterator]();
     } catch (error) {
       iterator = { next: () => Promise.reject(error) };
     }
@@ -65,20 +76,20 @@ export class WatchStream<T extends KubeObject> {
    * @throws the signal's reason when `signal` aborts first.
    */
   async pull(signal: AbortSignal): Promise<Pull<T>> {
-    const timer = new AbortController();
-    const stall = this.#clock.sleep(this.stallMs, AbortSignal.any([signal, timer.signal]))
-      .then((): Pull<T> => ({ kind: "stall" }));
+    signal.throwIfAborted();
+    this.#waitingSince = this.#clock.now();
+    if (!this.#watchdog) this.#arm(this.stallMs);
     const next = this.#iterator.next().then(
       (r): Pull<T> => (r.done ? { kind: "end" } : { kind: "event", event: r.value }),
       (error): Pull<T> => ({ kind: "error", error }),
     );
     try {
-      const pull = await Promise.race([next, stall]);
+      const pull = await Promise.race([next, this.#interrupt.promise]);
       signal.throwIfAborted();
       if (pull.kind === "event") this.delivered = true;
       return pull;
     } finally {
-      timer.abort(PULLED);
+      this.#waitingSince = undefined;
     }
   }
 
@@ -86,5 +97,21 @@ export class WatchStream<T extends KubeObject> {
   close(): void {
     this.#abort.abort();
     this.#iterator.return?.().catch(() => {});
+  }
+
+  /** Wakes after `ms`: reports a stall if the waiting pull has waited `stallMs`, else sleeps on. */
+  #arm(ms: number): void {
+    this.#watchdog = true;
+    this.#clock.sleep(ms, this.#bounded).then(() => {
+      const since = this.#waitingSince;
+      const waited = since === undefined ? 0 : this.#clock.now() - since;
+      if (since !== undefined && waited >= this.stallMs) {
+        const stalled = this.#interrupt;
+        this.#interrupt = Promise.withResolvers<Pull<T>>();
+        this.#interrupt.promise.catch(() => {});
+        stalled.resolve({ kind: "stall" });
+      }
+      this.#arm(waited >= this.stallMs ? this.stallMs : this.stallMs - waited);
+    }, () => {});
   }
 }
