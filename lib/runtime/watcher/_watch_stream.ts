@@ -36,10 +36,12 @@ export class WatchStream<T extends KubeObject> {
   /** When the pull now waiting began; `undefined` while none waits. */
   #waitingSince: number | undefined;
   /**
-   * Settles the waiting pull: resolved with a stall by the watchdog, rejected
-   * with the constructor signal's reason when it aborts. Replaced once used.
+   * Settles the waiting pull early: resolved with a stall by the watchdog,
+   * rejected with the constructor signal's reason when it aborts. One per
+   * pull, never a long-lived promise that every pull races (each race would
+   * leave a reaction on it for the stream's life).
    */
-  #interrupt = Promise.withResolvers<Pull<T>>();
+  #interrupt: PromiseWithResolvers<Pull<T>> | undefined;
   #watchdog = false;
 
   /**
@@ -57,8 +59,7 @@ export class WatchStream<T extends KubeObject> {
     this.stallMs = stallMs;
     this.openedAt = clock.now();
     this.#bounded = AbortSignal.any([signal, this.#abort.signal]);
-    this.#interrupt.promise.catch(() => {});
-    signal.addEventListener("abort", () => this.#interrupt.reject(signal.reason), { once: true });
+    signal.addEventListener("abort", () => this.#interrupt?.reject(signal.reason), { once: true });
     let iterator: AsyncIterator<WatchEvent<T>>;
     try {
       iterator = open(this.#bounded)[Symbol.asyncIterator]();
@@ -83,13 +84,15 @@ export class WatchStream<T extends KubeObject> {
       (r): Pull<T> => (r.done ? { kind: "end" } : { kind: "event", event: r.value }),
       (error): Pull<T> => ({ kind: "error", error }),
     );
+    const interrupt = this.#interrupt = Promise.withResolvers<Pull<T>>();
     try {
-      const pull = await Promise.race([next, this.#interrupt.promise]);
+      const pull = await Promise.race([next, interrupt.promise]);
       signal.throwIfAborted();
       if (pull.kind === "event") this.delivered = true;
       return pull;
     } finally {
       this.#waitingSince = undefined;
+      this.#interrupt = undefined;
     }
   }
 
@@ -106,10 +109,7 @@ export class WatchStream<T extends KubeObject> {
       const since = this.#waitingSince;
       const waited = since === undefined ? 0 : this.#clock.now() - since;
       if (since !== undefined && waited >= this.stallMs) {
-        const stalled = this.#interrupt;
-        this.#interrupt = Promise.withResolvers<Pull<T>>();
-        this.#interrupt.promise.catch(() => {});
-        stalled.resolve({ kind: "stall" });
+        this.#interrupt?.resolve({ kind: "stall" });
       }
       this.#arm(waited >= this.stallMs ? this.stallMs : this.stallMs - waited);
     }, () => {});
