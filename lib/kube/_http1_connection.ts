@@ -24,6 +24,8 @@ const CR = 13;
 const LF = 10;
 
 const decoder = new TextDecoder();
+/** What follows the data of a chunked body's last chunk when there are no trailers. */
+const LAST_CHUNK = new TextEncoder().encode("\r\n0\r\n\r\n");
 
 /** How the end of a body is found. */
 const enum Framing {
@@ -169,14 +171,17 @@ export class Http1Connection {
 
   /** The whole body as text. */
   async text(): Promise<string> {
-    // The common answer arrived with its head: decode it where it lies.
+    // The common answers arrived whole with their head: decode them where they lie, a sized body
+    // or a chunked one in one chunk (how the API server writes an object past 2 KiB).
     if (this.#framing === Framing.Length && this.#end - this.#start >= this.#left) {
-      const view = this.#buf.subarray(this.#start, this.#start + this.#left);
-      this.#start += this.#left;
-      this.#left = 0;
-      return decoder.decode(view);
+      return this.#decodeInPlace(this.#left, 0);
     }
-    let body = new Uint8Array(this.#framing === Framing.Length ? this.#left : BUFFER_BYTES);
+    if (this.#framing === Framing.Chunked && await this.#nextChunk()) {
+      const size = this.#left;
+      if (this.#endsAfter(size, LAST_CHUNK)) return this.#decodeInPlace(size, LAST_CHUNK.length);
+    }
+    // Sized by what is known: the whole body, or the first chunk (most often the only one).
+    let body = new Uint8Array(this.#framing === Framing.UntilClose ? BUFFER_BYTES : this.#left);
     let length = 0;
     for (let piece = await this.piece(); piece; piece = await this.piece()) {
       if (length + piece.length > body.length) {
@@ -188,6 +193,23 @@ export class Http1Connection {
       length += piece.length;
     }
     return decoder.decode(body.subarray(0, length));
+  }
+
+  /** Decodes the next `length` buffered bytes and skips `after` more. */
+  #decodeInPlace(length: number, after: number): string {
+    const text = decoder.decode(this.#buf.subarray(this.#start, this.#start + length));
+    this.#start += length + after;
+    this.#left = 0;
+    if (after) this.#chunkedDone = true;
+    return text;
+  }
+
+  /** Whether the buffer holds `length` bytes and then exactly `tail`. */
+  #endsAfter(length: number, tail: Uint8Array): boolean {
+    const at = this.#start + length;
+    if (this.#end - at !== tail.length) return false;
+    for (let i = 0; i < tail.length; i++) if (this.#buf[at + i] !== tail[i]) return false;
+    return true;
   }
 
   /** Reads bytes into the free end of the buffer, first making room; false at end of stream. */

@@ -247,8 +247,9 @@ export class Transport {
       this.#observe(spec, String(status), started);
       if (status >= 200 && status < 300) return response;
       if (status === 401 && token && attempt === 1) {
-        // The token may have expired or rotated: ask the source for a fresh one, once.
-        await response.discard();
+        // The token may have expired or rotated: ask the source for a fresh one, once. A
+        // failure to read the refusal costs only its connection.
+        await response.discard().catch(() => {});
         this.#config.auth.invalidate();
         continue;
       }
@@ -257,7 +258,7 @@ export class Transport {
         await this.#config.auth.rotated?.(token, signal)
       ) {
         // RBAC answered for the old token's user; the file now names another.
-        await response.discard();
+        await response.discard().catch(() => {});
         continue;
       }
       const text = await this.#read(spec, signal, () => response.text());
