@@ -3,7 +3,9 @@
  * user agent, timeout, one retry after a 401 with a fresh token (or after a
  * 403 when the token's file has changed since it was read), and every failure
  * turned into a typed error. Response bodies are always read or cancelled, so no
- * connection is left behind.
+ * connection is left behind. The bytes go over kinglet's HTTP/1.1 client
+ * (`_http1.ts`), or over `fetch` when the kubeconfig names a proxy
+ * (`_fetch_exchange.ts`); either way the errors and observations are the same.
  *
  * @module
  */
@@ -12,6 +14,9 @@ import type { ClusterConfig } from "./config.ts";
 import type { FlowControl } from "./_flow_control.ts";
 import { apiErrorFromResponse, ConfigError, describeError, TransportError } from "./errors.ts";
 import { type RequestTarget, requestTarget } from "./_request_target.ts";
+import type { Exchange, IncomingResponse, OutgoingRequest } from "./_exchange.ts";
+import { FetchExchange, proxyOf } from "./_fetch_exchange.ts";
+import { Http1Client } from "./_http1.ts";
 
 export type { RequestTarget } from "./_request_target.ts";
 
@@ -74,42 +79,50 @@ export interface TransportOptions {
   onRateLimited?: (o: RateLimiterObservation) => void;
 }
 
-/** Sends requests to one API server over one pooled HTTP/1.1 `Deno.HttpClient`. */
 /** How the API server's authorizer words a denial (`User "u" cannot patch resource ...`). */
 const RBAC_DENIAL = /User \\?"[^"\\]*\\?" cannot /;
 
+/**
+ * Sends requests to one API server: over kinglet's HTTP/1.1 client, or over
+ * `fetch` when the kubeconfig names a proxy.
+ */
 export class Transport {
   readonly #config: ClusterConfig;
   readonly #options: TransportOptions;
-  /** Replaced by {@link resetConnections}; requests read it when they start. */
-  #http: Deno.HttpClient;
-  readonly #httpOptions: Deno.CreateHttpClientOptions;
+  readonly #exchange: Exchange;
   readonly #host: string;
 
   /** @throws {ConfigError} when the proxy URL or TLS material is unusable. */
   constructor(config: ClusterConfig, options: TransportOptions) {
     this.#config = config;
     this.#options = options;
-    this.#host = new URL(config.server).host;
+    const server = new URL(config.server);
+    this.#host = server.host;
     const tls = config.clientCert && config.clientKey
       ? { cert: config.clientCert, key: config.clientKey }
       : {};
     const proxy = config.proxyUrl ? { proxy: proxyOf(config.proxyUrl, config.source) } : {};
-    // HTTP/1.1, not HTTP/2: Deno's fetch leaves TCP_NODELAY off, and over HTTP/2
-    // a request with a body goes out as HEADERS then DATA frames in separate
-    // writes, so Nagle holds the DATA until the server's delayed ACK (40 ms on
-    // Linux). Every write then took about 45 ms, capping a controller near 20
-    // reconciles a second whatever its workers. HTTP/1.1 writes head and body
-    // together, and the pool gives each request in flight its own connection.
-    this.#httpOptions = {
-      http1: true,
-      http2: false,
+    const httpOptions: Deno.CreateHttpClientOptions = {
       ...(config.caCert ? { caCerts: [config.caCert] } : {}),
       ...proxy,
       ...tls,
     };
     try {
-      this.#http = Deno.createHttpClient(this.#httpOptions);
+      if (config.proxyUrl) {
+        this.#exchange = new FetchExchange(config.server, options.userAgent, httpOptions);
+      } else {
+        // Deno reads the PEM for an HttpClient as for connectTls: a CA or key it cannot use is
+        // refused here, once, instead of at every request.
+        Deno.createHttpClient(httpOptions).close();
+        this.#exchange = new Http1Client({
+          server,
+          userAgent: options.userAgent,
+          ...(config.caCert ? { caCert: config.caCert } : {}),
+          ...(config.clientCert && config.clientKey
+            ? { clientCert: config.clientCert, clientKey: config.clientKey }
+            : {}),
+        });
+      }
     } catch (e) {
       throw new ConfigError(
         `Cannot set up TLS for ${config.server} from ${config.source}: ${describeError(e)}; ` +
@@ -124,7 +137,7 @@ export class Transport {
     await this.#throttle(spec);
     return await this.#withTimeout(spec, async (signal) => {
       const response = await this.#send(spec, signal);
-      const text = await this.#read(response, spec, signal);
+      const text = await this.#read(spec, signal, () => response.text());
       try {
         return JSON.parse(text) as T;
       } catch (e) {
@@ -142,7 +155,8 @@ export class Transport {
   async discard(spec: RequestSpec): Promise<void> {
     await this.#throttle(spec);
     await this.#withTimeout(spec, async (signal) => {
-      await this.#read(await this.#send(spec, signal), spec, signal);
+      const response = await this.#send(spec, signal);
+      await this.#read(spec, signal, () => response.discard());
     });
   }
 
@@ -154,14 +168,12 @@ export class Transport {
   async stream(spec: RequestSpec): Promise<ReadableStream<Uint8Array>> {
     await this.#throttle(spec);
     const response = await this.#withTimeout(spec, (signal) => this.#send(spec, signal));
-    if (!response.body) {
-      throw new TransportError(`${spec.verb} ${spec.path}: the answer has no body`);
-    }
-    return response.body;
+    return response.stream(spec.signal);
   }
 
+  /** Closes every connection, streams included. */
   close(): void {
-    this.#http.close();
+    this.#exchange.close();
   }
 
   /**
@@ -172,9 +184,7 @@ export class Transport {
    * requests too: call this when a request or watch got no answer in time.
    */
   resetConnections(): void {
-    const old = this.#http;
-    this.#http = Deno.createHttpClient(this.#httpOptions);
-    old.close();
+    this.#exchange.resetConnections();
   }
 
   /**
@@ -192,9 +202,9 @@ export class Transport {
 
   async #withTimeout<T>(spec: RequestSpec, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
     using timeout = deadline(this.#options.clock, this.#options.timeoutMs);
-    const signal = spec.signal ? AbortSignal.any([spec.signal, timeout.signal]) : timeout.signal;
+    using either = spec.signal ? new EitherSignal(spec.signal, timeout.signal) : undefined;
     try {
-      return await run(signal);
+      return await run(either?.signal ?? timeout.signal);
     } catch (e) {
       spec.signal?.throwIfAborted();
       if (timeout.signal.aborted) {
@@ -211,70 +221,66 @@ export class Transport {
   }
 
   /** Returns a 2xx response with its body unread; anything else is thrown. */
-  async #send(spec: RequestSpec, signal: AbortSignal): Promise<Response> {
-    const url = this.#config.server + spec.path + (spec.query?.size ? `?${spec.query}` : "");
+  async #send(spec: RequestSpec, signal: AbortSignal): Promise<IncomingResponse> {
+    const target = spec.query?.size ? `${spec.path}?${spec.query}` : spec.path;
+    const accept = spec.accept ?? "application/json";
     for (let attempt = 1;; attempt++) {
       const token = await this.#config.auth.token(signal);
-      const headers = new Headers({
-        "accept": spec.accept ?? "application/json",
-        "user-agent": this.#options.userAgent,
-      });
-      if (token) headers.set("authorization", `Bearer ${token}`);
-      if (spec.contentType) headers.set("content-type", spec.contentType);
+      const request: OutgoingRequest = {
+        method: spec.method,
+        target,
+        accept,
+        token: token || undefined,
+        contentType: spec.contentType,
+        body: spec.body,
+      };
       const started = performance.now();
-      let response: Response;
+      let response: IncomingResponse;
       try {
-        response = await fetch(url, {
-          method: spec.method,
-          headers,
-          body: spec.body ?? null,
-          signal,
-          client: this.#http,
-        });
+        response = await this.#exchange.send(request, signal);
       } catch (e) {
         this.#observe(spec, "<error>", started);
         if (signal.aborted) throw e;
         throw this.#connectError(spec, e);
       }
-      this.#observe(spec, String(response.status), started);
-      if (response.ok) return response;
-      if (response.status === 401 && token && attempt === 1) {
-        // The token may have expired or rotated: ask the source for a fresh one, once.
-        await response.body?.cancel();
+      const { status } = response;
+      this.#observe(spec, String(status), started);
+      if (status >= 200 && status < 300) return response;
+      if (status === 401 && token && attempt === 1) {
+        // The token may have expired or rotated: ask the source for a fresh one, once. A
+        // failure to read the refusal costs only its connection.
+        await response.discard().catch(() => {});
         this.#config.auth.invalidate();
         continue;
       }
       if (
-        response.status === 403 && token && attempt === 1 &&
+        status === 403 && token && attempt === 1 &&
         await this.#config.auth.rotated?.(token, signal)
       ) {
         // RBAC answered for the old token's user; the file now names another.
-        await response.body?.cancel();
+        await response.discard().catch(() => {});
         continue;
       }
-      const text = await response.text();
-      throw apiErrorFromResponse(response, text, {
+      const text = await this.#read(spec, signal, () => response.text());
+      const answer = { status, statusText: response.statusText, headers: response.headers() };
+      throw apiErrorFromResponse(answer, text, {
         verb: spec.verb,
         path: spec.path,
-        ...(response.status === 401 ? { hint: this.#unauthorizedHint(Boolean(token)) } : {}),
+        ...(status === 401 ? { hint: this.#unauthorizedHint(Boolean(token)) } : {}),
         // An admission policy's or webhook's 403 says itself who refused and why.
-        ...(response.status === 403 && RBAC_DENIAL.test(text)
-          ? { hint: this.#forbiddenHint() }
-          : {}),
+        ...(status === 403 && RBAC_DENIAL.test(text) ? { hint: this.#forbiddenHint() } : {}),
       });
     }
   }
 
-  async #read(response: Response, spec: RequestSpec, signal: AbortSignal): Promise<string> {
+  async #read<T>(spec: RequestSpec, signal: AbortSignal, read: () => Promise<T>): Promise<T> {
     try {
-      return await response.text();
+      return await read();
     } catch (e) {
       if (signal.aborted) throw e;
       throw new TransportError(
         `${spec.verb} ${spec.path}: reading the answer failed: ${describeError(e)}`,
-        {
-          cause: e,
-        },
+        { cause: e },
       );
     }
   }
@@ -349,17 +355,6 @@ export class Transport {
   }
 }
 
-function proxyOf(url: string, source: string): Deno.Proxy {
-  const scheme = url.slice(0, url.indexOf(":")).toLowerCase();
-  if (scheme === "http" || scheme === "https") return { transport: scheme, url };
-  if (scheme === "socks5" || scheme === "socks5h") return { transport: "socks5", url };
-  throw new ConfigError(
-    `Invalid proxy-url ${
-      JSON.stringify(url)
-    } in ${source}: use an http://, https:// or socks5:// URL`,
-  );
-}
-
 /**
  * Whether Deno was started with an empty list of certificate stores (as
  * kinglet's launchers start it), so that only the CAs a client is given are
@@ -373,4 +368,35 @@ function trustsOnlyGivenCas(): boolean {
     return false;
   }
   return stores !== undefined && stores.split(",").every((store) => store.trim() === "");
+}
+
+/**
+ * A signal that aborts when either of two does, with that one's reason:
+ * `AbortSignal.any` for two, at about a sixth of its cost (it tracks its
+ * sources weakly), paid by every request that carries a signal of its own.
+ */
+class EitherSignal implements Disposable {
+  readonly #controller = new AbortController();
+  readonly #a: AbortSignal;
+  readonly #b: AbortSignal;
+  readonly #onA = () => this.#controller.abort(this.#a.reason);
+  readonly #onB = () => this.#controller.abort(this.#b.reason);
+
+  constructor(a: AbortSignal, b: AbortSignal) {
+    this.#a = a;
+    this.#b = b;
+    if (a.aborted) this.#onA();
+    else if (b.aborted) this.#onB();
+    a.addEventListener("abort", this.#onA);
+    b.addEventListener("abort", this.#onB);
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  [Symbol.dispose](): void {
+    this.#a.removeEventListener("abort", this.#onA);
+    this.#b.removeEventListener("abort", this.#onB);
+  }
 }

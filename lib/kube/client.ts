@@ -1,7 +1,8 @@
 /**
  * The Kubernetes API client: CRUD, pagination, patches (merge, JSON,
  * strategic, server-side apply), status subresources and watches, over
- * Deno's `fetch`.
+ * a keep-alive HTTP/1.1 client of kinglet's own (Deno's `fetch` when the
+ * kubeconfig names a proxy).
  *
  * Namespaces: a single-object call on a namespaced resource uses
  * `opts.namespace`, else the object's `metadata.namespace`, else the
