@@ -11,7 +11,9 @@
  *   than by a timer, which would keep the process alive.
  * - A request that fails on a reused connection before a byte of the answer
  *   arrived (the server closed it while idle) is sent once more on a new
- *   connection. Nothing else is retried.
+ *   connection; a POST only when it could not be written, since a create the
+ *   server took but did not answer must not be made twice (Go's rule too).
+ *   Nothing else is retried.
  * - TLS without a client certificate goes over `Deno.connect` with
  *   TCP_NODELAY and `Deno.startTls`. `Deno.startTls` cannot present a client
  *   certificate (Deno 2.9 drops `cert` and `key`), so mTLS uses
@@ -95,15 +97,20 @@ export class Http1Client implements Exchange {
       const conn = this.#takeIdle() ?? await this.#open(signal);
       const onAbort = () => conn.close();
       signal.addEventListener("abort", onAbort);
+      let written = false;
       try {
         await conn.write(bytes);
+        written = true;
         const head = await conn.readHead(request.method !== "HEAD");
         return new Http1Response(this.#returns, conn, head, signal, onAbort);
       } catch (e) {
         signal.removeEventListener("abort", onAbort);
         this.#returns.drop(conn);
         if (signal.aborted) throw signal.reason;
-        if (mayRetry && conn.served > 0 && !conn.answered && closedUnderUs(e)) continue;
+        const replayable = !written || request.method !== "POST";
+        if (mayRetry && replayable && conn.served > 0 && !conn.answered && closedUnderUs(e)) {
+          continue;
+        }
         throw e;
       }
     }

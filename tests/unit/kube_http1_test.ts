@@ -109,6 +109,19 @@ Deno.test("a kept connection the server closed while idle is replaced by one ret
   assert.equal(h.server.accepted, 2);
 });
 
+Deno.test("a create the server took on a kept connection and never answered is not sent again", async () => {
+  await using h = harness(async (peer, index) => {
+    if (index > 0) return await answerAll(peer);
+    await peer.request();
+    await peer.write(answer('{"metadata":{"name":"first"}}'));
+    await peer.request(); // the create arrives, and the connection closes unanswered
+  });
+  await h.client.get(CONFIG_MAPS, "first");
+  const err = await h.client.create(CONFIG_MAPS, { metadata: { name: "once" } }).catch((e) => e);
+  assert.ok(err instanceof TransportError, String(err));
+  assert.equal(h.server.accepted, 1, "the create went out a second time");
+});
+
 Deno.test("a new connection closed before an answer is an error, not retried", async () => {
   await using h = harness(async (peer) => void await peer.request());
   const err = await h.client.get(CONFIG_MAPS, "x").catch((e) => e);
