@@ -48,7 +48,10 @@ export const systemClock: Clock = {
 
 /** A signal that aborts at a deadline; dispose of it once the work is done, so no timer lingers. */
 export interface Deadline extends Disposable {
-  /** Aborts with a `TimeoutError` once the deadline passes. */
+  /**
+   * Aborts with a `TimeoutError` once the deadline passes, or with the
+   * reason of the signal the deadline was set `within`, whichever is first.
+   */
   readonly signal: AbortSignal;
 }
 
@@ -58,6 +61,9 @@ const DEADLINE_DISPOSED = "deadline disposed";
 /**
  * A {@link Deadline} `ms` from now on `clock`: `AbortSignal.timeout` on an
  * injectable clock, so a test steps to the deadline instead of waiting for it.
+ * Given `within`, its signal also aborts when `within` does: what
+ * `AbortSignal.any([within, timeout])` gives, for every API request and every
+ * reconcile, with one controller, one cancellable timer and one listener.
  *
  * @example
  * ```ts
@@ -68,17 +74,27 @@ const DEADLINE_DISPOSED = "deadline disposed";
  * limit.signal.aborted; // true
  * ```
  */
-export function deadline(clock: Clock, ms: number): Deadline {
+export function deadline(clock: Clock, ms: number, within?: AbortSignal): Deadline {
   const timeout = new AbortController();
   const passed = () =>
     timeout.abort(new DOMException(`The deadline of ${ms} ms passed`, "TimeoutError"));
-  if (clock.schedule) {
-    // Every API request has a deadline: one controller and one cancellable timer, no events.
-    return { signal: timeout.signal, [Symbol.dispose]: clock.schedule(passed, ms) };
+  const onAbort = () => timeout.abort(within?.reason);
+  if (within?.aborted) onAbort();
+  else within?.addEventListener("abort", onAbort);
+  let cancel: () => void;
+  if (clock.schedule) cancel = clock.schedule(passed, ms);
+  else {
+    const stop = new AbortController();
+    clock.sleep(ms, stop.signal).then(passed, () => {});
+    cancel = () => stop.abort(DEADLINE_DISPOSED);
   }
-  const stop = new AbortController();
-  clock.sleep(ms, stop.signal).then(passed, () => {});
-  return { signal: timeout.signal, [Symbol.dispose]: () => stop.abort(DEADLINE_DISPOSED) };
+  return {
+    signal: timeout.signal,
+    [Symbol.dispose]: () => {
+      cancel();
+      within?.removeEventListener("abort", onAbort);
+    },
+  };
 }
 
 /**

@@ -201,10 +201,9 @@ export class Transport {
   }
 
   async #withTimeout<T>(spec: RequestSpec, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    using timeout = deadline(this.#options.clock, this.#options.timeoutMs);
-    using either = spec.signal ? new EitherSignal(spec.signal, timeout.signal) : undefined;
+    using timeout = deadline(this.#options.clock, this.#options.timeoutMs, spec.signal);
     try {
-      return await run(either?.signal ?? timeout.signal);
+      return await run(timeout.signal);
     } catch (e) {
       spec.signal?.throwIfAborted();
       if (timeout.signal.aborted) {
@@ -368,35 +367,4 @@ function trustsOnlyGivenCas(): boolean {
     return false;
   }
   return stores !== undefined && stores.split(",").every((store) => store.trim() === "");
-}
-
-/**
- * A signal that aborts when either of two does, with that one's reason:
- * `AbortSignal.any` for two, at about a sixth of its cost (it tracks its
- * sources weakly), paid by every request that carries a signal of its own.
- */
-class EitherSignal implements Disposable {
-  readonly #controller = new AbortController();
-  readonly #a: AbortSignal;
-  readonly #b: AbortSignal;
-  readonly #onA = () => this.#controller.abort(this.#a.reason);
-  readonly #onB = () => this.#controller.abort(this.#b.reason);
-
-  constructor(a: AbortSignal, b: AbortSignal) {
-    this.#a = a;
-    this.#b = b;
-    if (a.aborted) this.#onA();
-    else if (b.aborted) this.#onB();
-    a.addEventListener("abort", this.#onA);
-    b.addEventListener("abort", this.#onB);
-  }
-
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
-
-  [Symbol.dispose](): void {
-    this.#a.removeEventListener("abort", this.#onA);
-    this.#b.removeEventListener("abort", this.#onB);
-  }
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { SystemTimers } from "../../lib/async/_system_timers.ts";
-import { systemClock } from "../../lib/async/clock.ts";
+import { deadline, FakeClock, systemClock } from "../../lib/async/clock.ts";
 
 /** A timer that records its name, and says when it ran. */
 function fired(order: string[], name: string, done?: () => void): () => void {
@@ -99,4 +99,32 @@ Deno.test("the system clock's sleep rejects with the signal's reason when aborte
   const sleeping = systemClock.sleep(3_600_000, stop.signal);
   stop.abort(new Error("stopped"));
   await assert.rejects(sleeping, /stopped/);
+});
+
+Deno.test("a deadline within a signal aborts with that signal's reason, and lets go of it once disposed", async () => {
+  const clock = new FakeClock();
+  const outer = new AbortController();
+  {
+    using limit = deadline(clock, 1_000, outer.signal);
+    outer.abort("stopping");
+    assert.equal(limit.signal.reason, "stopping");
+  }
+  const later = new AbortController();
+  let seen: AbortSignal;
+  {
+    using limit = deadline(clock, 1_000, later.signal);
+    seen = limit.signal;
+    await clock.advance(1_000);
+    assert.equal((limit.signal.reason as DOMException).name, "TimeoutError");
+  }
+  later.abort("after");
+  assert.notEqual(seen.reason, "after", "the deadline's reason changed after it passed");
+  const idle = new AbortController();
+  {
+    using limit = deadline(clock, 1_000, idle.signal);
+    seen = limit.signal;
+  }
+  assert.equal(clock.pending, 0, "the disposed deadline's timer is still pending");
+  idle.abort("after dispose");
+  assert.ok(!seen.aborted, "a disposed deadline still listened to its outer signal");
 });

@@ -167,10 +167,10 @@ export class Runner {
 
   async #handle(key: ObjectKey): Promise<void> {
     const { clock, metrics, queue } = this.#deps;
-    using limit = deadline(clock, this.#timeoutMs);
+    using limit = deadline(clock, this.#timeoutMs, this.#abort.signal);
     metrics?.activeWorkers(1);
     try {
-      await this.#deps.handle(key, AbortSignal.any([this.#abort.signal, limit.signal]));
+      await this.#deps.handle(key, limit.signal);
     } finally {
       metrics?.activeWorkers(-1);
       queue.done(key);
