@@ -74,8 +74,7 @@ export function isReady(object: unknown, rule: ReadyRule, minGeneration?: number
   if (value === undefined || value === null || String(value) !== rule.equals) return false;
   if (rule.observedGenerationPath === undefined) return true;
   const wanted = minGeneration ?? Number(readPath(object, "metadata.generation") ?? 0);
-  const observed = Number(readPath(object, rule.observedGenerationPath));
-  return Number.isFinite(observed) && observed >= wanted;
+  return hasObserved(object, rule, wanted);
 }
 
 /**
