@@ -8,7 +8,11 @@
  * - Each request in flight has a connection of its own; idle ones are reused
  *   most recent first, and one idle for longer than `idleMs` (30 s, a third of
  *   the API server's 90 s) is closed the next time the pool is used rather
- *   than by a timer, which would keep the process alive.
+ *   than by a timer, which would keep the process alive. An idle connection
+ *   keeps a read posted (not keeping the process alive either), so one that
+ *   the server or the network closes while it waits leaves the pool at once:
+ *   after a network cut, the next requests open new connections instead of
+ *   failing one by one on the dead ones.
  * - A request that fails on a reused connection before a byte of the answer
  *   arrived (the server closed it while idle) is sent once more on a new
  *   connection; a POST only when it could not be written, since a create the
@@ -94,7 +98,8 @@ export class Http1Client implements Exchange {
     if (this.#closed) throw new Error("the client is closed");
     const bytes = encoder.encode(this.#head(request));
     for (let mayRetry = true;; mayRetry = false) {
-      const conn = this.#takeIdle() ?? await this.#open(signal);
+      // A retry goes on a new connection: the idle ones may have been closed together.
+      const conn = (mayRetry ? this.#takeIdle() : undefined) ?? await this.#open(signal);
       const onAbort = () => conn.close();
       signal.addEventListener("abort", onAbort);
       let written = false;
@@ -152,16 +157,20 @@ export class Http1Client implements Exchange {
   }
 
   #takeIdle(): Http1Connection | undefined {
-    const conn = this.#idle.pop();
-    if (conn === undefined) return undefined;
-    if (performance.now() - conn.idleSince > this.#idleMs) {
-      // The freshest is too old, so are the others.
-      conn.close();
-      this.#closeIdle();
-      return undefined;
+    for (let conn = this.#idle.pop(); conn !== undefined; conn = this.#idle.pop()) {
+      // Closed while it waited: by the server, or by a cut that closed the others too.
+      if (conn.closed) continue;
+      if (performance.now() - conn.idleSince > this.#idleMs) {
+        // The freshest is too old, so are the others.
+        conn.close();
+        this.#closeIdle();
+        return undefined;
+      }
+      conn.wake();
+      this.#busy.add(conn);
+      return conn;
     }
-    this.#busy.add(conn);
-    return conn;
+    return undefined;
   }
 
   async #open(signal: AbortSignal): Promise<Http1Connection> {
@@ -201,6 +210,7 @@ export class Http1Client implements Exchange {
     conn.served++;
     const now = performance.now();
     conn.idleSince = now;
+    conn.rest();
     this.#idle.push(conn);
     while (this.#idle.length > 1 && now - this.#idle[0]!.idleSince > this.#idleMs) {
       this.#idle.shift()!.close();

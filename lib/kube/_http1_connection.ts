@@ -87,6 +87,13 @@ export class Http1Connection {
   idleSince = 0;
   /** The pool's generation when it was opened; an older one is closed on release. */
   readonly generation: number;
+  /**
+   * The read posted while the connection waits in the pool (see {@link rest}):
+   * the first bytes of the next answer, or the news that the server or the
+   * network closed it.
+   */
+  #posted: Promise<number | null> | undefined;
+  #resting = false;
 
   constructor(conn: Deno.Conn, generation: number) {
     this.#conn = conn;
@@ -111,6 +118,30 @@ export class Http1Connection {
     } catch {
       // Already closed by Deno after an error.
     }
+  }
+
+  /**
+   * Leaves the connection waiting in the pool with a read posted, so that a
+   * close while it waits (the server's idle timeout, a network cut) closes it
+   * at once instead of failing the next request sent on it. The posted read
+   * does not keep the process alive. Call only when no byte is unread.
+   */
+  rest(): void {
+    this.#start = this.#end = 0;
+    this.#resting = true;
+    this.#conn.unref();
+    const posted = this.#posted = this.#conn.read(this.#buf);
+    // Anything while resting, bytes no request asked for included, makes the connection unusable.
+    const ended = () => {
+      if (this.#resting) this.close();
+    };
+    posted.then(ended, ended);
+  }
+
+  /** Takes the connection out of the pool for the next exchange; its posted read carries on. */
+  wake(): void {
+    this.#resting = false;
+    this.#conn.ref();
   }
 
   /** Writes all of `bytes`: head and body in one buffer, so Nagle has nothing to hold back. */
@@ -228,7 +259,10 @@ export class Http1Connection {
         this.#buf = grown;
       }
     }
-    const n = await this.#conn.read(this.#buf.subarray(this.#end));
+    const posted = this.#posted;
+    this.#posted = undefined;
+    // A posted read fills the empty buffer from its start, where #start and #end stand.
+    const n = await (posted ?? this.#conn.read(this.#buf.subarray(this.#end)));
     if (n === null) return false;
     this.answered = true;
     this.#end += n;

@@ -1,9 +1,9 @@
 /**
  * kinglet's HTTP/1.1 client at the byte level, against a loopback server
  * scripted per connection: keep-alive reuse, both body framings split
- * across many reads, `Connection: close`, the one retry after the server
- * closed a kept connection, answers cut short, aborts, timeouts and the
- * idle limit. TLS is in kube_http1_tls_test.ts.
+ * across many reads, `Connection: close`, kept connections closed while
+ * idle, the one retry after the server dropped a request on a kept
+ * connection, answers cut short, aborts, timeouts and the idle limit. TLS is in kube_http1_tls_test.ts.
  */
 import assert from "node:assert/strict";
 import { KubeClient } from "../../lib/kube/client.ts";
@@ -94,18 +94,46 @@ Deno.test("an answer with Connection: close is not followed by another request o
   assert.equal(h.server.accepted, 2);
 });
 
-Deno.test("a kept connection the server closed while idle is replaced by one retry", async () => {
+Deno.test("kept connections closed while idle leave the pool: after a cut, even a create goes out on a new one", async () => {
+  const held = Promise.withResolvers<void>();
   await using h = harness(async (peer, index) => {
-    if (index === 0) {
+    if (index < 3) {
+      // Three requests at once keep three connections, which then close together, idle.
       await peer.request();
-      await peer.write(answer('{"metadata":{"name":"first"}}'));
-      return; // closes the connection the client keeps
+      await held.promise;
+      await peer.write(answer('{"metadata":{"name":"kept"}}'));
+      return;
     }
     await answerAll(peer);
   });
-  await h.client.get(CONFIG_MAPS, "first");
-  await waitFor("the server to close the first connection", () => h.server.finished === 1);
-  assert.equal((await h.client.get(CONFIG_MAPS, "second")).metadata?.name, "second");
+  const first = Promise.all(["a", "b", "c"].map((name) => h.client.get(CONFIG_MAPS, name)));
+  await waitFor("three connections", () => h.server.accepted === 3);
+  held.resolve();
+  await first;
+  await waitFor("the server to close all three", () => h.server.finished === 3);
+  // A create is never sent twice, so it would fail if written on a connection closed under it.
+  const created = await h.client.create(CONFIG_MAPS, { metadata: { name: "new" } });
+  assert.equal(created.metadata?.name, "configmaps");
+  assert.equal((await h.client.get(CONFIG_MAPS, "then")).metadata?.name, "then");
+  assert.equal(h.server.accepted, 4, "one new connection, reused");
+});
+
+Deno.test("a read the server drops unanswered on a kept connection is sent once more, on a new one", async () => {
+  await using h = harness(async (peer, index) => {
+    if (index === 0) {
+      for (const name of ["a", "b"]) {
+        await peer.request();
+        await peer.write(answer(JSON.stringify({ metadata: { name } })));
+      }
+      await peer.request(); // read, then the connection closes unanswered
+      return;
+    }
+    await answerAll(peer);
+  });
+  // The second request reuses the kept connection; the server drops the third on it.
+  await h.client.get(CONFIG_MAPS, "a");
+  await h.client.get(CONFIG_MAPS, "b");
+  assert.equal((await h.client.get(CONFIG_MAPS, "again")).metadata?.name, "again");
   assert.equal(h.server.accepted, 2);
 });
 

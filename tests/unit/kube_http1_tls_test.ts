@@ -121,3 +121,66 @@ Deno.test("a CA that did not sign the server is a TLS failure that says what to 
     await server.shutdown();
   }
 });
+
+/** A TCP relay in front of `url` whose {@link cut} closes every link without a TLS close. */
+function relay(url: string) {
+  const target = { hostname: "127.0.0.1", port: Number(new URL(url).port) };
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const links = new Set<Deno.Conn>();
+  const piping: Promise<unknown>[] = [];
+  let accepted = 0;
+  const accepting = (async () => {
+    for await (const client of listener) {
+      accepted++;
+      const upstream = await Deno.connect(target);
+      links.add(client).add(upstream);
+      piping.push(
+        client.readable.pipeTo(upstream.writable).catch(() => {}),
+        upstream.readable.pipeTo(client.writable).catch(() => {}),
+      );
+    }
+  })();
+  const cut = () => {
+    for (const conn of links) {
+      try {
+        conn.close();
+      } catch {
+        // Closed by its pipe already.
+      }
+    }
+    links.clear();
+  };
+  return {
+    url: `https://127.0.0.1:${listener.addr.port}`,
+    get accepted() {
+      return accepted;
+    },
+    cut,
+    async close() {
+      listener.close();
+      await accepting;
+      cut();
+      await Promise.allSettled(piping);
+    },
+  };
+}
+
+Deno.test("after the network cuts kept TLS connections, the next create goes out on a new one", async () => {
+  const { server, url } = tlsServer();
+  const through = relay(url);
+  const client = new KubeClient(config(through.url, { caCert: ca.cert }));
+  try {
+    await Promise.all(["a", "b"].map((name) => client.get(CONFIG_MAPS, name)));
+    assert.equal(through.accepted, 2);
+    through.cut();
+    // The kept connections learn of it while idle; a create, never sent twice, needs a new one.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const created = await client.create(CONFIG_MAPS, { metadata: { name: "new" } });
+    assert.ok(created.metadata?.name);
+    assert.equal(through.accepted, 3);
+  } finally {
+    client.close();
+    await through.close();
+    await server.shutdown();
+  }
+});
