@@ -53,8 +53,9 @@ export class SystemTimers {
   }
 
   /**
-   * Runs `fn` once, `ms` milliseconds from now to within a millisecond, as
-   * `setTimeout` (at once for 0 or less, on a later turn of the event loop);
+   * Runs `fn` once, `ms` milliseconds from now or a little later, never
+   * earlier by `performance.now()` (at once for 0 or less, on a later turn of
+   * the event loop);
    * timers due together run in the order they were scheduled. `fn` must not
    * throw. Returns what cancels it.
    */
@@ -78,8 +79,9 @@ export class SystemTimers {
     // An earlier wake-up finds nothing due and arms again for the head.
     if (this.#wake === undefined || this.#wakeAt > next) {
       this.#listen(false);
-      // Whole milliseconds, as setTimeout counts them: woken less than one early at worst.
-      this.#wake = this.#timeout(Math.max(0, Math.floor(next - performance.now())));
+      // Whole milliseconds, as setTimeout counts them, rounded up: a wake-up that still comes
+      // early (the runtime's own clock is coarser) finds nothing due and arms again.
+      this.#wake = this.#timeout(Math.max(0, Math.ceil(next - performance.now())));
       this.#wakeAt = next;
     }
     this.#listen(true);
@@ -100,8 +102,7 @@ export class SystemTimers {
 
   #fire(): void {
     this.#drop();
-    // Due within the millisecond the signal was rounded down by.
-    const due = this.#heap.popDue(performance.now() + 1);
+    const due = this.#heap.popDue(performance.now());
     this.#arm();
     for (const entry of due) entry.fn();
   }

@@ -26,6 +26,23 @@ Deno.test("system timers fire in due order, timers due together in scheduling or
   assert.equal(timers.pending, 0);
 });
 
+Deno.test("a system timer never fires before its time, whole or fractional milliseconds", async () => {
+  const timers = new SystemTimers();
+  const delays = [0.5, 1, 2.5, 3.999, 7.25, 10, 10.9, 25.5];
+  const early: string[] = [];
+  await Promise.all(delays.map((ms) => {
+    const { promise, resolve } = Promise.withResolvers<void>();
+    const start = performance.now();
+    timers.schedule(() => {
+      const waited = performance.now() - start;
+      if (waited < ms) early.push(`${ms} ms fired after ${waited.toFixed(3)} ms`);
+      resolve();
+    }, ms);
+    return promise;
+  }));
+  assert.deepEqual(early, []);
+});
+
 Deno.test("a cancelled system timer never fires and the others still do", async () => {
   const timers = new SystemTimers();
   const order: string[] = [];
