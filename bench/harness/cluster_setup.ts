@@ -59,6 +59,8 @@ export interface ProvideOptions {
   kubeconfig?: string;
   log: (message: string) => void;
   signal?: AbortSignal;
+  /** Pods each node of a fresh cluster takes (see `startCluster`). */
+  podsPerNode?: number;
 }
 
 /** Starts (or connects to) a cluster and creates a namespace for the run. */
@@ -67,6 +69,7 @@ export async function provideCluster(options: ProvideOptions): Promise<BenchClus
   if (options.kubeconfig === undefined) {
     cluster = await startCluster({
       gpuNodes: false,
+      ...(options.podsPerNode !== undefined && { podsPerNode: options.podsPerNode }),
       log: (m) => options.log(`control plane: ${m}`),
       ...(options.signal ? { signal: options.signal } : {}),
     });

@@ -188,6 +188,7 @@ async function runOne(
     await using cluster = await provideCluster({
       log: progress.log.bind(progress),
       signal,
+      podsPerNode: podsPerNode(plan, options),
       ...(options.kubeconfig !== undefined && { kubeconfig: options.kubeconfig }),
     });
     facts.kubernetes = cluster.kubernetesVersion;
@@ -248,6 +249,17 @@ async function configureWebhook(
   const port = freePorts(1)[0]!;
   const files = target.webhookConfigurations;
   return { port, remove: await applyWebhookConfigurations(client, files, port, { signal }) };
+}
+
+/**
+ * Pods a fresh cluster's nodes each take: enough for every object's pods and
+ * the background's on either node, so that no run waits on a full node.
+ */
+export function podsPerNode(plan: Pick<PlannedRun, "size">, options: BenchOptions): number {
+  const background = BACKGROUNDS[options.background];
+  const pods = plan.size * Math.max(1, options.replicas) +
+    (background ? background.deployments * background.replicas : 0);
+  return Math.max(110, pods);
 }
 
 /** Creates the background `--background` names in the run's cluster, if any, and says so. */

@@ -41,6 +41,7 @@ export interface BootOptions {
   /** Only the datastore and kube-apiserver, as envtest starts them. */
   apiServerOnly: boolean;
   gpuNodes: boolean;
+  podsPerNode: number;
   apiserverFlags: readonly string[];
   signal?: AbortSignal;
 }
@@ -82,7 +83,7 @@ export async function bootCluster(plane: ControlPlane, options: BootOptions): Pr
   const kwok = await plane.spawn("kwok", kwokArgs(layout));
   using api = await ApiClient.connect(started.server, started.admin);
   const { signal } = options;
-  const nodes = fakeNodes(options.gpuNodes);
+  const nodes = fakeNodes(options.gpuNodes, options.podsPerNode);
   const objects: [string, { metadata?: { name?: string } }][] = [
     ...nodes.map((n) => ["/api/v1/nodes", n] as [string, typeof n]),
     ["/apis/storage.k8s.io/v1/storageclasses", storageClass()],

@@ -36,6 +36,11 @@ export interface StartClusterOptions {
   apiServerOnly?: boolean;
   /** Whether to add one node per GPU type. Defaults to `true`. */
   gpuNodes?: boolean;
+  /**
+   * How many pods each fake node takes, a kubelet's `maxPods`: more than two
+   * nodes' worth of pods stay Pending. Defaults to 110, the kubelet's default.
+   */
+  podsPerNode?: number;
   /** Initial value of {@link Cluster.keepLogs}. Defaults to `false`. */
   keepLogs?: boolean;
   /**
@@ -138,6 +143,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
       datastore,
       apiServerOnly: options.apiServerOnly ?? false,
       gpuNodes: options.gpuNodes ?? true,
+      podsPerNode: options.podsPerNode ?? 110,
       apiserverFlags: options.apiserverFlags ?? [],
       ...(signal && { signal }),
     });

@@ -22,15 +22,23 @@ const GPU_TYPES = ["A100", "H100", "L40S"] as const;
 
 /**
  * The fake nodes to create: `kwok-node-0` and `kwok-node-1`, plus one node per
- * GPU type (label `kinglet.dev/gpu-type`, 8 `nvidia.com/gpu`) when `gpuNodes`.
+ * GPU type (label `kinglet.dev/gpu-type`, 8 `nvidia.com/gpu`) when `gpuNodes`;
+ * each takes `podsPerNode` pods.
  */
-export function fakeNodes(gpuNodes: boolean): KubeObject[] {
-  const specs: NodeSpec[] = [{ name: "kwok-node-0" }, { name: "kwok-node-1" }];
+export function fakeNodes(gpuNodes: boolean, podsPerNode = 110): KubeObject[] {
+  if (!(Number.isInteger(podsPerNode) && podsPerNode > 0)) {
+    throw new RangeError(
+      `Cannot start the cluster: 'podsPerNode' must be a whole number above 0, got ${podsPerNode}`,
+    );
+  }
+  const pods = String(podsPerNode);
+  const specs: NodeSpec[] = [{ name: "kwok-node-0", pods }, { name: "kwok-node-1", pods }];
   if (gpuNodes) {
     for (const type of GPU_TYPES) {
       specs.push({
         name: `kwok-gpu-${type.toLowerCase()}`,
         labels: { "kinglet.dev/gpu-type": type },
+        pods,
         extraCapacity: { "nvidia.com/gpu": "8" },
         // As GPU operators taint GPU nodes: only pods that ask for a GPU land there.
         taints: [{ key: "nvidia.com/gpu", value: "present", effect: "NoSchedule" }],
@@ -54,15 +62,16 @@ export function nodeReady(node: ListedNode): boolean {
 interface NodeSpec {
   name: string;
   labels?: Record<string, string>;
+  pods: string;
   extraCapacity?: Record<string, string>;
   taints?: { key: string; value: string; effect: string }[];
 }
 
 function fakeNode(
-  { name, labels = {}, extraCapacity = {}, taints }: NodeSpec,
+  { name, labels = {}, pods, extraCapacity = {}, taints }: NodeSpec,
   ip: string,
 ): KubeObject {
-  const capacity = { cpu: "32", memory: "128Gi", pods: "110", ...extraCapacity };
+  const capacity = { cpu: "32", memory: "128Gi", pods, ...extraCapacity };
   return {
     apiVersion: "v1",
     kind: "Node",
