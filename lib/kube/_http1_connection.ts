@@ -94,6 +94,10 @@ export class Http1Connection {
    */
   #posted: Promise<number | null> | undefined;
   #resting = false;
+  /** Anything the posted read gets while resting, bytes no request asked for included, ends it. */
+  readonly #restEnded = () => {
+    if (this.#resting) this.close();
+  };
 
   constructor(conn: Deno.Conn, generation: number) {
     this.#conn = conn;
@@ -131,11 +135,7 @@ export class Http1Connection {
     this.#resting = true;
     this.#conn.unref();
     const posted = this.#posted = this.#conn.read(this.#buf);
-    // Anything while resting, bytes no request asked for included, makes the connection unusable.
-    const ended = () => {
-      if (this.#resting) this.close();
-    };
-    posted.then(ended, ended);
+    posted.then(this.#restEnded, this.#restEnded);
   }
 
   /** Takes the connection out of the pool for the next exchange; its posted read carries on. */

@@ -3,7 +3,8 @@
  * certificates from kinglet's own CA code: the server verified with the
  * kubeconfig's CA, a kept connection reused, the client certificate
  * presented to a server that demands one, and a CA that did not sign the
- * server named as a TLS failure with the hint the transport gave before.
+ * server named as a TLS failure with the hint the transport gave before, and
+ * kept connections that a network cut closes leaving the pool.
  */
 import assert from "node:assert/strict";
 import https from "node:https";
@@ -14,6 +15,7 @@ import { TransportError } from "../../lib/kube/errors.ts";
 import { CONFIG_MAPS } from "../../lib/kube/resources.ts";
 import type { KubeObject } from "../../lib/kube/types.ts";
 import { noToken, staticToken } from "../../lib/kube/token_source.ts";
+import { TcpProxy } from "../integration/_tcp_proxy.ts";
 import {
   createCertificateAuthority,
   issueCertificate,
@@ -122,52 +124,9 @@ Deno.test("a CA that did not sign the server is a TLS failure that says what to 
   }
 });
 
-/** A TCP relay in front of `url` whose {@link cut} closes every link without a TLS close. */
-function relay(url: string) {
-  const target = { hostname: "127.0.0.1", port: Number(new URL(url).port) };
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const links = new Set<Deno.Conn>();
-  const piping: Promise<unknown>[] = [];
-  let accepted = 0;
-  const accepting = (async () => {
-    for await (const client of listener) {
-      accepted++;
-      const upstream = await Deno.connect(target);
-      links.add(client).add(upstream);
-      piping.push(
-        client.readable.pipeTo(upstream.writable).catch(() => {}),
-        upstream.readable.pipeTo(client.writable).catch(() => {}),
-      );
-    }
-  })();
-  const cut = () => {
-    for (const conn of links) {
-      try {
-        conn.close();
-      } catch {
-        // Closed by its pipe already.
-      }
-    }
-    links.clear();
-  };
-  return {
-    url: `https://127.0.0.1:${listener.addr.port}`,
-    get accepted() {
-      return accepted;
-    },
-    cut,
-    async close() {
-      listener.close();
-      await accepting;
-      cut();
-      await Promise.allSettled(piping);
-    },
-  };
-}
-
 Deno.test("after the network cuts kept TLS connections, the next create goes out on a new one", async () => {
   const { server, url } = tlsServer();
-  const through = relay(url);
+  const through = new TcpProxy(url);
   const client = new KubeClient(config(through.url, { caCert: ca.cert }));
   try {
     await Promise.all(["a", "b"].map((name) => client.get(CONFIG_MAPS, name)));
