@@ -132,15 +132,17 @@ while (performance.now() - lastEvent < 3_000) await new Promise((r) => setTimeou
 stop.abort();
 await Promise.all(watches);
 const cpu = cpuSeconds() - cpuBefore;
-console.log(JSON.stringify({
-  objects,
-  inFlight,
-  requests,
-  events,
-  writtenSeconds: Math.round(written - started) / 1000,
-  cpuSeconds: Math.round(cpu * 100) / 100,
-  cpuMsPerObject: Math.round(cpu / objects * 1e5) / 100,
-  load: Deno.loadavg()[0],
-}));
+Deno.stdout.writeSync(new TextEncoder().encode(`${
+  JSON.stringify({
+    objects,
+    inFlight,
+    requests,
+    events,
+    writtenSeconds: Math.round(written - started) / 1000,
+    cpuSeconds: Math.round(cpu * 100) / 100,
+    cpuMsPerObject: Math.round(cpu / objects * 1e5) / 100,
+    load: Deno.loadavg()[0],
+  })
+}\n`));
 await client.delete(NAMESPACES, namespace);
 client.close();
