@@ -289,6 +289,20 @@ export class Transport {
     if (e instanceof Deno.errors.NotCapable || e instanceof Deno.errors.PermissionDenied) return e;
     const reason = describeError(e);
     const where = `${spec.verb} ${spec.path}: cannot reach ${this.#config.server}`;
+    // A connection closed under the request (a restarting server, a proxy, a cut network)
+    // says "TLS" when it was encrypted, but no certificate can help it.
+    if (
+      e instanceof Deno.errors.UnexpectedEof || e instanceof Deno.errors.ConnectionReset ||
+      /close_notify|connection reset|broken pipe/i.test(reason)
+    ) {
+      const closed = `the connection closed before the answer came (${reason}); the API ` +
+        "server or something on the way to it closed it";
+      return new TransportError(`${where}: ${closed}`, {
+        cause: e,
+        server: this.#config.server,
+        reason: closed,
+      });
+    }
     if (/certificate|tls|handshake/i.test(reason)) {
       if (this.#config.insecureSkipTLSVerify) {
         const host = new URL(this.#config.server).hostname;

@@ -143,3 +143,36 @@ Deno.test("after the network cuts kept TLS connections, the next create goes out
     await server.shutdown();
   }
 });
+
+Deno.test("a TLS connection cut under a request is said to be closed, with no certificate advice", async () => {
+  const arrived = Promise.withResolvers<void>();
+  const answer = Promise.withResolvers<void>();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, ...serving, onListen() {} },
+    async () => {
+      arrived.resolve();
+      await answer.promise;
+      return Response.json({ metadata: { name: "late" } });
+    },
+  );
+  const through = new TcpProxy(`https://127.0.0.1:${server.addr.port}`);
+  const client = new KubeClient(config(through.url, { caCert: ca.cert }));
+  try {
+    // A create is never sent twice, so the cut reaches the caller.
+    const creating = client.create(CONFIG_MAPS, { metadata: { name: "new" } }).catch((e) => e);
+    await arrived.promise;
+    through.cut();
+    const err = await creating;
+    assert.ok(err instanceof TransportError, String(err));
+    assert.match(
+      err.message,
+      /^create \/api\/v1\/namespaces\/a\/configmaps: cannot reach https:\/\/127\.0\.0\.1:\d+: the connection closed before the answer came \(.+\); the API server or something on the way to it closed it$/,
+    );
+    assert.doesNotMatch(err.message, /certificate/);
+  } finally {
+    answer.resolve();
+    client.close();
+    await through.close();
+    await server.shutdown();
+  }
+});
