@@ -47,6 +47,13 @@ export interface Http1Options {
   /** PEM client certificate and key for mTLS. */
   clientCert?: string;
   clientKey?: string;
+  /**
+   * The name to verify the server's certificate against and send as SNI,
+   * instead of `server`'s host (a kubeconfig's `tls-server-name`). Not with
+   * a client certificate: `Deno.connectTls`, the only way to present one,
+   * connects to the name it verifies.
+   */
+  serverName?: string;
   userAgent: string;
   /** Idle time after which a pooled connection is closed. @default {30000} */
   idleMs?: number;
@@ -345,7 +352,13 @@ function connector(options: Http1Options): () => Promise<Deno.Conn> {
     }
   };
   if (cert && key) {
+    if (options.serverName !== undefined) {
+      throw new TypeError(
+        "Cannot verify the server by another name while presenting a client certificate",
+      );
+    }
     return async () => handshake(await Deno.connectTls({ hostname, port, caCerts, cert, key }));
   }
-  return async () => handshake(await Deno.startTls(await tcp(), { hostname, caCerts }));
+  const serverName = options.serverName ?? hostname;
+  return async () => handshake(await Deno.startTls(await tcp(), { hostname: serverName, caCerts }));
 }

@@ -122,9 +122,18 @@ export async function kubeconfigConfig(opts: KubeconfigOptions): Promise<Cluster
   const credentials = user ? await userCredentials(user, cluster, tls.caCert, opts) : {
     auth: noToken,
   };
+  if (cluster.tlsServerName && credentials.clientCert) {
+    throw new ConfigError(
+      `Cannot use ${inContext}: cluster "${cluster.name}" in ${cluster.file} sets tls-server-name ` +
+        `and user "${user?.name}" a client certificate, and Deno cannot present a client ` +
+        "certificate to a server it verifies by another name; authenticate with a token, or use " +
+        "a server URL whose host name is in the server certificate",
+    );
+  }
   return {
     server: tls.server,
     ...(tls.caCert ? { caCert: tls.caCert } : {}),
+    ...(cluster.tlsServerName ? { tlsServerName: cluster.tlsServerName } : {}),
     ...(cluster.insecureSkipTlsVerify ? { insecureSkipTLSVerify: true } : {}),
     ...(cluster.proxyUrl ? { proxyUrl: cluster.proxyUrl } : {}),
     ...credentials,
@@ -169,10 +178,17 @@ async function clusterTls(
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     throw new ConfigError(`Invalid ${at}: server ${excerpt(c.server)} must be an https:// URL`);
   }
-  if (c.tlsServerName) {
+  if (c.tlsServerName && url.protocol !== "https:") {
     throw new ConfigError(
-      `Cannot use ${at}: tls-server-name is not supported (Deno's fetch cannot override the ` +
-        `TLS server name); use a server URL whose host name is in the server certificate`,
+      `Invalid ${at}: tls-server-name is set but server ${excerpt(c.server)} is not https://; ` +
+        "remove tls-server-name or use the https:// URL",
+    );
+  }
+  if (c.tlsServerName && c.proxyUrl) {
+    throw new ConfigError(
+      `Cannot use ${at}: tls-server-name together with proxy-url (Deno's fetch, which carries ` +
+        "the proxy, cannot verify the server by another name); remove one, or use a server URL " +
+        "whose host name is in the server certificate",
     );
   }
   const hasCa = Boolean(c.certificateAuthority || c.certificateAuthorityData);

@@ -118,6 +118,7 @@ export class Transport {
           server,
           userAgent: options.userAgent,
           ...(config.caCert ? { caCert: config.caCert } : {}),
+          ...(config.tlsServerName ? { serverName: config.tlsServerName } : {}),
           ...(config.clientCert && config.clientKey
             ? { clientCert: config.clientCert, clientKey: config.clientKey }
             : {}),

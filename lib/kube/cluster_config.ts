@@ -23,6 +23,13 @@ export interface ClusterConfig {
    * so the client reports a certificate failure as a {@link ConfigError} that says so.
    */
   insecureSkipTLSVerify?: boolean;
+  /**
+   * `tls-server-name` of the cluster: the name the server's certificate is
+   * verified against (and sent as SNI) instead of the host of {@link server},
+   * e.g. for a server reached by an address its certificate does not name.
+   * Works with a bearer token; Deno cannot present a client certificate with it.
+   */
+  tlsServerName?: string;
   /** PEM client certificate (chain) for mTLS. */
   clientCert?: string;
   /** PEM private key of {@link clientCert}. */

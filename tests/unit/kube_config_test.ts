@@ -337,12 +337,38 @@ Deno.test("cluster problems name the cluster and say what to do", async () => {
       /certificate-authority-data is not valid base64/,
     ],
     [`{server: https://x, certificate-authority-data: ${b64("hello")}}`, /does not decode to PEM/],
-    ["{server: https://x, tls-server-name: api.internal}", /tls-server-name is not supported/],
+    [
+      "{server: http://x, tls-server-name: api.internal}",
+      /Invalid cluster "k" in .*: tls-server-name is set but server http:\/\/x is not https:\/\/; remove tls-server-name or use the https:\/\/ URL/,
+    ],
+    [
+      "{server: https://x, tls-server-name: api.internal, proxy-url: http://proxy:3128}",
+      /Cannot use cluster "k" in .*: tls-server-name together with proxy-url .*; remove one/,
+    ],
   ];
   for (const [cluster, expected] of cases) {
     const dir = await tree({ config: single(cluster, "{}") });
     assert.match(await configError(load({ kubeconfig: `${dir}/config` })), expected, cluster);
   }
+});
+
+Deno.test("tls-server-name is the name the server is verified by, with a token", async () => {
+  const dir = await tree({
+    config: single("{server: https://10.0.0.1:6443, tls-server-name: api.internal}", "{token: t}"),
+  });
+  const config = await load({ kubeconfig: `${dir}/config` });
+  assert.equal(config.server, "https://10.0.0.1:6443");
+  assert.equal(config.tlsServerName, "api.internal");
+  const withCert = await tree({
+    config: single(
+      "{server: https://10.0.0.1:6443, tls-server-name: api.internal}",
+      `{client-certificate-data: ${b64(CERT)}, client-key-data: ${b64(KEY)}}`,
+    ),
+  });
+  assert.match(
+    await configError(load({ kubeconfig: `${withCert}/config` })),
+    /^Cannot use context "c" in .*: cluster "k" in .* sets tls-server-name and user "u" a client certificate, and Deno cannot present a client certificate to a server it verifies by another name; authenticate with a token, or use a server URL whose host name is in the server certificate$/,
+  );
 });
 
 Deno.test("user problems name the user and say what to do", async () => {

@@ -176,3 +176,27 @@ Deno.test("a TLS connection cut under a request is said to be closed, with no ce
     await server.shutdown();
   }
 });
+
+Deno.test("a server whose certificate names another host is verified by tls-server-name", async () => {
+  const named = await issueServingCertificate(ca, { dnsNames: ["api.internal"] });
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, ...named, onListen() {} },
+    () => Response.json({ metadata: { name: "found" } }),
+  );
+  const url = `https://127.0.0.1:${server.addr.port}`;
+  const byName = new KubeClient(
+    config(url, { caCert: ca.cert, tlsServerName: "api.internal", auth: staticToken("t") }),
+  );
+  const byAddress = new KubeClient(config(url, { caCert: ca.cert, auth: staticToken("t") }));
+  try {
+    const found = await byName.get<KubeObject>(CONFIG_MAPS, "x");
+    assert.equal(found.metadata?.name, "found");
+    const err = await byAddress.get(CONFIG_MAPS, "x").catch((e) => e);
+    assert.ok(err instanceof TransportError, String(err));
+    assert.match(err.message, /TLS failed: .*certificate/);
+  } finally {
+    byName.close();
+    byAddress.close();
+    await server.shutdown();
+  }
+});
