@@ -109,7 +109,7 @@ export async function editOnceUp(
 ): Promise<number> {
   await operator.waitReady({ timeoutMs: c.settings.readyTimeoutMs, signal: c.signal });
   const readyzMs = c.recorder.now() - spawnedMs;
-  await sleep(Math.max(0, spawnedMs + EDIT_AFTER_MS - c.recorder.now()), c.signal);
+  await sleepUntil(c.recorder, spawnedMs + EDIT_AFTER_MS, c.signal);
   await updateObjects(c.workload, [edited], { ratePerSecond: c.settings.ratePerSecond });
   return readyzMs;
 }
@@ -135,6 +135,22 @@ export function waitFor(
     signal: c.signal,
     onTick: () => c.recorder.status(),
   });
+}
+
+/**
+ * Resolves once `clock.now()` has reached `dueMs`, or rejects with the
+ * signal's reason when it aborts first. A `setTimeout` can fire a fraction
+ * of a millisecond before `performance.now()` reaches its time: it waits
+ * again until the clock says so.
+ */
+export async function sleepUntil(
+  clock: { now(): number },
+  dueMs: number,
+  signal: AbortSignal,
+): Promise<void> {
+  for (let left = dueMs - clock.now(); left > 0; left = dueMs - clock.now()) {
+    await sleep(Math.ceil(left), signal);
+  }
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */

@@ -70,6 +70,7 @@ import {
   type Scenario,
   type ScenarioContext,
   sleep,
+  sleepUntil,
   startup,
   stop,
   waitFor,
@@ -342,7 +343,7 @@ async function failover(
   counting.catch(() => {});
   takeover.catch(() => {});
   try {
-    await sleep(Math.max(0, killedMs + EDIT_AFTER_MS - c.recorder.now()), c.signal);
+    await sleepUntil(c.recorder, killedMs + EDIT_AFTER_MS, c.signal);
     await updateObjects(c.workload, [edited], { ratePerSecond: c.settings.ratePerSecond });
     await waitFor(c, "updateReady");
     editObserved = true;
