@@ -30,6 +30,8 @@ import { crdDocuments } from "../../lib/cli/install.ts";
 import { installCrds } from "../../lib/runtime/crds/mod.ts";
 import { renderWebApp } from "../../lib/operators/webapp/render.ts";
 import { WEB_APPS, type WebApp } from "../../lib/operators/webapp/kind.ts";
+import { paced } from "../harness/pace.ts";
+import { readProcessTree } from "../measure/process_sampler.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -51,17 +53,7 @@ for (const [name, value] of [["objects", objects], ["in-flight", inFlight]] as c
 
 /** Seconds of CPU this process has used, user plus system, on every thread. */
 function cpuSeconds(): number {
-  const fields = Deno.readTextFileSync("/proc/self/stat").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** Runs `work` over `items`, `limit` at once. */
-async function eachAtOnce<T>(items: T[], limit: number, work: (item: T) => Promise<unknown>) {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: limit }, worker));
+  return readProcessTree(Deno.pid)!.cpuSeconds;
 }
 
 const client = new KubeClient(await loadConfig({ kubeconfig }), { qps: 1e6, burst: 1e6 });
@@ -80,6 +72,10 @@ const apps: WebApp[] = Array.from({ length: objects }, (_, i) => ({
   spec: { image: "registry.k8s.io/pause:3.10", replicas: 0, port: 8080 },
 }));
 const created = new Map<string, WebApp>();
+/** Sends `work` for every item, `inFlight` at once, as fast as the server answers. */
+const eachAtOnce = <T>(items: T[], inFlight: number, work: (item: T) => Promise<void>) =>
+  paced(items, { ratePerSecond: Infinity, inFlight }, undefined, work);
+
 await eachAtOnce(apps, 32, async (app) => {
   created.set(app.metadata.name!, await client.create(WEB_APPS, app));
 });
