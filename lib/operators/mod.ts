@@ -10,13 +10,13 @@
  *
  * ```ts
  * import {
- *   invalidWebAppStatus, renderWebApp, validateWebApp, type WebApp, webAppStatus,
+ *   invalidWorkloadStatus, renderWebApp, validateWebApp, type WebApp, webAppStatus,
  * } from "./mod.ts";
  * import type { KubeObject } from "../kube/mod.ts";
  *
  * function desiredStatus(object: KubeObject, now: Date) {
  *   const result = validateWebApp(object.spec);
- *   if (!result.ok) return invalidWebAppStatus(object, result.message, now);
+ *   if (!result.ok) return invalidWorkloadStatus(object, result.message, now);
  *   const app = { ...object, spec: result.spec } as WebApp;
  *   const { deployment } = renderWebApp(app); // apply both children with FIELD_MANAGER
  *   return webAppStatus(app, deployment, now); // pass the observed Deployment instead

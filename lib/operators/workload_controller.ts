@@ -10,14 +10,13 @@
  * import { workloadController } from "./workload_controller.ts";
  * import { renderWebApp } from "./webapp/render.ts";
  * import { validateWebApp, WEB_APPS } from "./webapp/kind.ts";
- * import { invalidWebAppStatus, webAppStatus } from "./webapp/status.ts";
+ * import { webAppStatus } from "./webapp/status.ts";
  * const spec = workloadController({
  *   name: "webapp",
  *   resource: WEB_APPS,
  *   validate: validateWebApp,
  *   render: renderWebApp,
  *   status: webAppStatus,
- *   invalidStatus: invalidWebAppStatus,
  *   requeueAfterMs: 300_000,
  *   errorPolicy: () => 10_000,
  * });
@@ -33,7 +32,7 @@ import { guardChildren } from "./child_errors.ts";
 import { FIELD_MANAGER, MANAGED_SELECTOR } from "./labels.ts";
 import { announcePhase, rejectSpec } from "./status_writes.ts";
 import type { Validation } from "./validation.ts";
-import type { WorkloadStatus } from "./workload_status.ts";
+import { invalidWorkloadStatus, type WorkloadStatus } from "./workload_status.ts";
 
 /** A primary with a validated spec. */
 export interface Workload<S> extends KubeObject {
@@ -49,7 +48,6 @@ export interface WorkloadKind<S, P extends Workload<S>> {
   validate(spec: unknown): Validation<S>;
   render(primary: P): { deployment: V1Deployment; service: V1Service };
   status(primary: P, deployment: V1Deployment | undefined, now: Date): WorkloadStatus;
-  invalidStatus(primary: P, message: string, now: Date): WorkloadStatus;
   /**
    * How long after a reconcile that converged the primary is looked at
    * again, to repair drift no watch reports (such as a child that lost its
@@ -85,7 +83,7 @@ export function workloadController<S, P extends Workload<S>>(
       const stored = object as P;
       const valid = kind.validate(object.spec);
       if (!valid.ok) {
-        const status = kind.invalidStatus(stored, valid.message, now());
+        const status = invalidWorkloadStatus(stored, valid.message, now());
         return await rejectSpec(context, stored, valid.message, status);
       }
       const primary = { ...stored, spec: valid.spec } as P;
@@ -98,7 +96,7 @@ export function workloadController<S, P extends Workload<S>>(
             children.apply(DEPLOYMENTS, desired.deployment as KubeObject, signal),
             children.apply(SERVICES, desired.service as KubeObject, signal),
           ]),
-        (message) => kind.invalidStatus(stored, message, now()),
+        (message) => invalidWorkloadStatus(stored, message, now()),
         now,
       );
       const status = kind.status(primary, deployment as V1Deployment, now());

@@ -10,10 +10,8 @@ import {
   type InferenceService,
   validateInferenceService,
 } from "../../lib/operators/inference/kind.ts";
-import {
-  inferenceServiceStatus,
-  invalidInferenceServiceStatus,
-} from "../../lib/operators/inference/status.ts";
+import { inferenceServiceStatus } from "../../lib/operators/inference/status.ts";
+import { invalidWorkloadStatus } from "../../lib/operators/workload_status.ts";
 
 const MODEL = "HuggingFaceTB/SmolLM2-360M-Instruct";
 
@@ -169,9 +167,9 @@ Deno.test("inferenceServiceStatus reports URL, selector and phase from the Deplo
   assert.equal(findCondition(ready.conditions, "Ready")?.status, "True");
 });
 
-Deno.test("invalidInferenceServiceStatus reports the validation message", () => {
+Deno.test("invalidWorkloadStatus reports an InferenceService's validation message", () => {
   const message = 'spec.gpuType: "T4" is not supported; use one of A100, H100, L40S, none';
-  const status = invalidInferenceServiceStatus(
+  const status = invalidWorkloadStatus(
     { kind: "InferenceService", metadata: { name: "chat", generation: 2 } },
     message,
     new Date(),

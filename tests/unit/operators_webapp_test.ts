@@ -3,7 +3,8 @@ import type { V1Deployment } from "../../lib/operators/models.ts";
 import { findCondition } from "../../lib/runtime/mod.ts";
 import { renderWebApp, webAppUrl } from "../../lib/operators/webapp/render.ts";
 import { validateWebApp, type WebApp } from "../../lib/operators/webapp/kind.ts";
-import { invalidWebAppStatus, webAppStatus } from "../../lib/operators/webapp/status.ts";
+import { webAppStatus } from "../../lib/operators/webapp/status.ts";
+import { invalidWorkloadStatus } from "../../lib/operators/workload_status.ts";
 
 const NOW = new Date("2025-03-01T12:00:00Z");
 
@@ -235,14 +236,14 @@ Deno.test("webAppStatus treats a WebApp scaled to zero as Ready", () => {
   assert.equal(findCondition(status.conditions, "Ready")?.reason, "ScaledToZero");
 });
 
-Deno.test("invalidWebAppStatus sets phase Invalid and InvalidSpec, keeping the counts", () => {
+Deno.test("invalidWorkloadStatus sets a WebApp's phase Invalid and InvalidSpec, keeping the counts", () => {
   const previous = webAppStatus(
     webApp({ replicas: 2 }),
     deployment({ replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 }),
     NOW,
   );
   const message = 'spec.port: must be a number, got "http"';
-  const status = invalidWebAppStatus(
+  const status = invalidWorkloadStatus(
     {
       kind: "WebApp",
       metadata: { name: "shop", generation: 5 },

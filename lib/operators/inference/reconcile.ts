@@ -15,7 +15,7 @@ import { type ControllerSpec, fixedErrorPolicy } from "../../runtime/mod.ts";
 import { workloadController } from "../workload_controller.ts";
 import { renderInferenceService } from "./render.ts";
 import { INFERENCE_SERVICES, validateInferenceService } from "./kind.ts";
-import { inferenceServiceStatus, invalidInferenceServiceStatus } from "./status.ts";
+import { inferenceServiceStatus } from "./status.ts";
 
 /** Options of {@link inferenceServiceController}. */
 export interface InferenceServiceControllerOptions {
@@ -37,6 +37,5 @@ export function inferenceServiceController(
     status: inferenceServiceStatus,
     requeueAfterMs: options.requeueAfterMs ?? 30_000,
     errorPolicy: fixedErrorPolicy(60_000),
-    invalidStatus: invalidInferenceServiceStatus,
   }, options.now);
 }

@@ -22,9 +22,8 @@
  * @module
  */
 import type { V1Deployment } from "../models.ts";
-import type { KubeObject } from "../../kube/mod.ts";
 import { labelSelector, selectorLabels } from "../labels.ts";
-import { invalidWorkloadStatus, type WorkloadStatus, workloadStatus } from "../workload_status.ts";
+import { type WorkloadStatus, workloadStatus } from "../workload_status.ts";
 import { inferenceServiceUrl } from "./render.ts";
 import type { InferenceService } from "./kind.ts";
 
@@ -59,27 +58,4 @@ export function inferenceServiceStatus(
     deployment,
     now,
   );
-}
-
-/**
- * The status of an InferenceService whose spec failed
- * `validateInferenceService`: phase `Invalid`, `InvalidSpec` True with
- * `message`, previous counts kept.
- *
- * @example
- * ```ts
- * import { invalidInferenceServiceStatus } from "./status.ts";
- * invalidInferenceServiceStatus(
- *   { kind: "InferenceService", metadata: { name: "chat", generation: 2 } },
- *   'spec.gpuType: "T4" is not supported; use one of A100, H100, L40S, none',
- *   new Date(),
- * ).phase; // "Invalid"
- * ```
- */
-export function invalidInferenceServiceStatus(
-  isvc: KubeObject & { status?: WorkloadStatus },
-  message: string,
-  now: Date,
-): WorkloadStatus {
-  return invalidWorkloadStatus(isvc, message, now);
 }

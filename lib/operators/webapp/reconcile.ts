@@ -15,7 +15,7 @@ import { type ControllerSpec, fixedErrorPolicy } from "../../runtime/mod.ts";
 import { workloadController } from "../workload_controller.ts";
 import { renderWebApp } from "./render.ts";
 import { validateWebApp, WEB_APPS } from "./kind.ts";
-import { invalidWebAppStatus, webAppStatus } from "./status.ts";
+import { webAppStatus } from "./status.ts";
 
 /** Options of {@link webAppController}. */
 export interface WebAppControllerOptions {
@@ -37,6 +37,5 @@ export function webAppController(
     status: webAppStatus,
     requeueAfterMs: options.requeueAfterMs ?? 300_000,
     errorPolicy: fixedErrorPolicy(10_000),
-    invalidStatus: invalidWebAppStatus,
   }, options.now);
 }

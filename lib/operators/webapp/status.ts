@@ -18,9 +18,8 @@
  * @module
  */
 import type { V1Deployment } from "../models.ts";
-import type { KubeObject } from "../../kube/mod.ts";
 import { labelSelector, selectorLabels } from "../labels.ts";
-import { invalidWorkloadStatus, type WorkloadStatus, workloadStatus } from "../workload_status.ts";
+import { type WorkloadStatus, workloadStatus } from "../workload_status.ts";
 import { webAppUrl } from "./render.ts";
 import type { WebApp } from "./kind.ts";
 
@@ -54,26 +53,4 @@ export function webAppStatus(
     deployment,
     now,
   );
-}
-
-/**
- * The status of a WebApp whose spec failed `validateWebApp`: phase
- * `Invalid`, `InvalidSpec` True with `message`, previous counts kept.
- *
- * @example
- * ```ts
- * import { invalidWebAppStatus } from "./status.ts";
- * invalidWebAppStatus(
- *   { kind: "WebApp", metadata: { name: "shop", generation: 4 }, spec: { port: "http" } },
- *   'spec.port: must be a number, got "http"',
- *   new Date(),
- * ).observedGeneration; // 4
- * ```
- */
-export function invalidWebAppStatus(
-  app: KubeObject & { status?: WorkloadStatus },
-  message: string,
-  now: Date,
-): WorkloadStatus {
-  return invalidWorkloadStatus(app, message, now);
 }
