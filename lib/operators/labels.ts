@@ -1,8 +1,8 @@
 /**
  * How kinglet marks what it manages: the recommended labels on every child,
  * the label selectors that find a primary's pods, the metadata of a child
- * (with the runtime's `controllerReference`), the field manager for
- * server-side apply and the finalizer.
+ * (with the runtime's `controllerReference`) and the DNS name of a child
+ * Service, the field manager for server-side apply and the finalizer.
  *
  * Labels, after the Kubernetes recommended labels:
  *
@@ -139,4 +139,18 @@ export function childMetadata(owner: KubeObject, suffix = ""): V1ObjectMeta & { 
     labels: recommendedLabels(owner),
     ownerReferences: [reference],
   };
+}
+
+/**
+ * The DNS name of the Service named after `owner` (see {@link childMetadata})
+ * inside the cluster.
+ *
+ * @example
+ * ```ts
+ * import { serviceHost } from "./labels.ts";
+ * serviceHost({ metadata: { name: "orders", namespace: "shop" } }); // "orders.shop.svc.cluster.local"
+ * ```
+ */
+export function serviceHost(owner: Pick<KubeObject, "metadata">): string {
+  return `${owner.metadata?.name}.${owner.metadata?.namespace}.svc.cluster.local`;
 }

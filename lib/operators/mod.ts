@@ -38,6 +38,7 @@ export * from "./quantity.ts";
 export * from "./spec_check.ts";
 export * from "./validation.ts";
 export * from "./workload_status.ts";
+export * from "./workload_render.ts";
 export * from "./schema/conditions.ts";
 export * from "./schema/pod_fields.ts";
 export * from "./schema/quantity.ts";

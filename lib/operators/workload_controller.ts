@@ -25,7 +25,7 @@
  *
  * @module
  */
-import type { V1Deployment, V1ObjectMeta, V1Service } from "./models.ts";
+import type { V1Deployment, V1ObjectMeta } from "./models.ts";
 import { DEPLOYMENTS, type KubeObject, type Resource, SERVICES } from "../kube/mod.ts";
 import { type ControllerSpec, type ErrorPolicy, projectPrimary } from "../runtime/mod.ts";
 import { guardChildren } from "./child_errors.ts";
@@ -33,6 +33,7 @@ import { FIELD_MANAGER, MANAGED_SELECTOR } from "./labels.ts";
 import { announcePhase, rejectSpec } from "./status_writes.ts";
 import type { Validation } from "./validation.ts";
 import { invalidWorkloadStatus, type WorkloadStatus } from "./workload_status.ts";
+import type { WorkloadChildren } from "./workload_render.ts";
 
 /** A primary with a validated spec. */
 export interface Workload<S> extends KubeObject {
@@ -46,7 +47,7 @@ export interface WorkloadKind<S, P extends Workload<S>> {
   name: string;
   resource: Resource;
   validate(spec: unknown): Validation<S>;
-  render(primary: P): { deployment: V1Deployment; service: V1Service };
+  render(primary: P): WorkloadChildren;
   status(primary: P, deployment: V1Deployment | undefined, now: Date): WorkloadStatus;
   /**
    * How long after a reconcile that converged the primary is looked at

@@ -36,7 +36,7 @@
  * @module
  */
 import type { V1Secret, V1Service, V1StatefulSet } from "../models.ts";
-import { childMetadata, recommendedLabels, selectorLabels } from "../labels.ts";
+import { childMetadata, recommendedLabels, selectorLabels, serviceHost } from "../labels.ts";
 import { containerResources } from "../pod_fields.ts";
 import { quantityString } from "../quantity.ts";
 import { engineImage, ENGINES } from "./engines.ts";
@@ -167,7 +167,7 @@ export function renderCredentialsSecret(cluster: DatabaseCluster, password: stri
     );
   }
   const engine = ENGINES[cluster.spec.engine];
-  const host = databaseHost(cluster);
+  const host = serviceHost(cluster);
   const user = encodeURIComponent(engine.username);
   const secret = encodeURIComponent(password);
   const uri = cluster.spec.engine === "postgres"
@@ -215,9 +215,5 @@ export function credentialsSecretName(cluster: Pick<DatabaseCluster, "metadata">
  * ```
  */
 export function databaseEndpoint(cluster: Pick<DatabaseCluster, "metadata" | "spec">): string {
-  return `${databaseHost(cluster)}:${ENGINES[cluster.spec.engine].port}`;
-}
-
-function databaseHost(cluster: Pick<DatabaseCluster, "metadata">): string {
-  return `${cluster.metadata.name}.${cluster.metadata.namespace}.svc.cluster.local`;
+  return `${serviceHost(cluster)}:${ENGINES[cluster.spec.engine].port}`;
 }

@@ -22,10 +22,9 @@
  *
  * @module
  */
-import type { V1Deployment, V1Service } from "../models.ts";
 import { GROUP } from "../api_group.ts";
-import { childMetadata, recommendedLabels, selectorLabels } from "../labels.ts";
 import { containerResources } from "../pod_fields.ts";
+import { renderWorkload, type WorkloadChildren, workloadUrl } from "../workload_render.ts";
 import type { GpuType } from "./gpu.ts";
 import type { InferenceService } from "./kind.ts";
 
@@ -43,12 +42,6 @@ export const INFERENCE_CONTAINER = "server";
 
 const SERVER_IMAGE = "ghcr.io/huggingface/text-generation-inference:3.3.5";
 const CPU_SERVER_IMAGE = `${SERVER_IMAGE}-intel-cpu`;
-
-/** The desired children of an InferenceService. */
-export interface InferenceChildren {
-  deployment: V1Deployment;
-  service: V1Service;
-}
 
 /**
  * The image that serves a model when `spec.image` is unset.
@@ -80,54 +73,27 @@ export function defaultServerImage(gpuType: GpuType): string {
  * deployment.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === "MAX_BATCH_SIZE")?.value; // "4"
  * ```
  */
-export function renderInferenceService(isvc: InferenceService): InferenceChildren {
+export function renderInferenceService(isvc: InferenceService): WorkloadChildren {
   const { spec } = isvc;
   const gpu = spec.gpuType !== "none";
-  const selector = selectorLabels(isvc);
-  const resources = containerResources(spec.resources, gpu ? { [NVIDIA_GPU]: "1" } : {});
-  const deployment: V1Deployment = {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: childMetadata(isvc),
-    spec: {
-      replicas: spec.replicas,
-      selector: { matchLabels: selector },
-      template: {
-        metadata: { labels: recommendedLabels(isvc) },
-        spec: {
-          containers: [{
-            name: INFERENCE_CONTAINER,
-            image: spec.image ?? defaultServerImage(spec.gpuType),
-            ports: [{ name: "http", containerPort: INFERENCE_PORT, protocol: "TCP" }],
-            env: [
-              { name: "MODEL_ID", value: spec.model },
-              { name: "MODEL_NAME", value: spec.model },
-              { name: "MAX_BATCH_SIZE", value: String(spec.maxBatchSize) },
-              { name: "PORT", value: String(INFERENCE_PORT) },
-            ],
-            ...(Object.keys(resources).length ? { resources } : {}),
-          }],
-          ...(gpu
-            ? {
-              nodeSelector: { [GPU_TYPE_LABEL]: spec.gpuType },
-              tolerations: [{ key: NVIDIA_GPU, operator: "Exists", effect: "NoSchedule" }],
-            }
-            : {}),
-        },
-      },
-    },
-  };
-  const service: V1Service = {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: childMetadata(isvc),
-    spec: {
-      type: "ClusterIP",
-      selector,
-      ports: [{ name: "http", port: INFERENCE_PORT, targetPort: "http", protocol: "TCP" }],
-    },
-  };
-  return { deployment, service };
+  return renderWorkload(isvc, spec.replicas, {
+    container: INFERENCE_CONTAINER,
+    image: spec.image ?? defaultServerImage(spec.gpuType),
+    port: INFERENCE_PORT,
+    env: [
+      { name: "MODEL_ID", value: spec.model },
+      { name: "MODEL_NAME", value: spec.model },
+      { name: "MAX_BATCH_SIZE", value: String(spec.maxBatchSize) },
+      { name: "PORT", value: String(INFERENCE_PORT) },
+    ],
+    resources: containerResources(spec.resources, gpu ? { [NVIDIA_GPU]: "1" } : {}),
+    ...(gpu
+      ? {
+        nodeSelector: { [GPU_TYPE_LABEL]: spec.gpuType },
+        tolerations: [{ key: NVIDIA_GPU, operator: "Exists", effect: "NoSchedule" }],
+      }
+      : {}),
+  });
 }
 
 /**
@@ -141,6 +107,5 @@ export function renderInferenceService(isvc: InferenceService): InferenceChildre
  * ```
  */
 export function inferenceServiceUrl(isvc: Pick<InferenceService, "metadata">): string {
-  const { name, namespace } = isvc.metadata;
-  return `http://${name}.${namespace}.svc.cluster.local:${INFERENCE_PORT}`;
+  return workloadUrl(isvc, INFERENCE_PORT);
 }

@@ -2,10 +2,6 @@
  * The children a WebApp wants, for server-side apply: a Deployment and a
  * Service, both named after the WebApp.
  *
- * Only fields kinglet decides are set, so that apply neither claims fields
- * other controllers own (status, defaults the API server fills in) nor
- * resets them: no strategy, no probes, no status.
- *
  * @example
  * ```ts
  * import { renderWebApp } from "./render.ts";
@@ -21,19 +17,12 @@
  *
  * @module
  */
-import type { V1Deployment, V1Service } from "../models.ts";
-import { childMetadata, recommendedLabels, selectorLabels } from "../labels.ts";
 import { containerEnv, containerResources, podTolerations } from "../pod_fields.ts";
+import { renderWorkload, type WorkloadChildren, workloadUrl } from "../workload_render.ts";
 import type { WebApp } from "./kind.ts";
 
 /** The name of the WebApp's container in its pods. */
 export const WEB_APP_CONTAINER = "app";
-
-/** The desired children of a WebApp. */
-export interface WebAppChildren {
-  deployment: V1Deployment;
-  service: V1Service;
-}
 
 /**
  * Renders the Deployment and Service of a WebApp.
@@ -51,48 +40,17 @@ export interface WebAppChildren {
  * }).deployment.metadata?.ownerReferences?.[0]?.kind; // "WebApp"
  * ```
  */
-export function renderWebApp(app: WebApp): WebAppChildren {
+export function renderWebApp(app: WebApp): WorkloadChildren {
   const { spec } = app;
-  const selector = selectorLabels(app);
-  const env = containerEnv(spec.env);
-  const resources = containerResources(spec.resources);
-  const tolerations = podTolerations(spec.tolerations);
-  const deployment: V1Deployment = {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: childMetadata(app),
-    spec: {
-      replicas: spec.replicas,
-      selector: { matchLabels: selector },
-      template: {
-        metadata: { labels: recommendedLabels(app) },
-        spec: {
-          containers: [{
-            name: WEB_APP_CONTAINER,
-            image: spec.image,
-            ports: [{ name: "http", containerPort: spec.port, protocol: "TCP" }],
-            ...(env.length ? { env } : {}),
-            ...(Object.keys(resources).length ? { resources } : {}),
-          }],
-          ...(spec.nodeSelector && Object.keys(spec.nodeSelector).length
-            ? { nodeSelector: spec.nodeSelector }
-            : {}),
-          ...(tolerations.length ? { tolerations } : {}),
-        },
-      },
-    },
-  };
-  const service: V1Service = {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: childMetadata(app),
-    spec: {
-      type: "ClusterIP",
-      selector,
-      ports: [{ name: "http", port: spec.port, targetPort: "http", protocol: "TCP" }],
-    },
-  };
-  return { deployment, service };
+  return renderWorkload(app, spec.replicas, {
+    container: WEB_APP_CONTAINER,
+    image: spec.image,
+    port: spec.port,
+    env: containerEnv(spec.env),
+    resources: containerResources(spec.resources),
+    nodeSelector: spec.nodeSelector,
+    tolerations: podTolerations(spec.tolerations),
+  });
 }
 
 /**
@@ -108,5 +66,5 @@ export function renderWebApp(app: WebApp): WebAppChildren {
  * ```
  */
 export function webAppUrl(app: Pick<WebApp, "metadata" | "spec">): string {
-  return `http://${app.metadata.name}.${app.metadata.namespace}.svc.cluster.local:${app.spec.port}`;
+  return workloadUrl(app, app.spec.port);
 }
