@@ -34,7 +34,7 @@ import type { KubeObject, Resource } from "../../lib/kube/types.ts";
 import { renderWebApp } from "../../lib/operators/webapp/render.ts";
 import { webAppController } from "../../lib/operators/webapp/reconcile.ts";
 import { WEB_APPS, type WebApp } from "../../lib/operators/webapp/kind.ts";
-import { webAppStatus } from "../../lib/operators/webapp/status.ts";
+import { workloadStatus } from "../../lib/operators/workload_status.ts";
 import type { CacheClient } from "../../lib/runtime/cache/caches.ts";
 import { Caches } from "../../lib/runtime/cache/caches.ts";
 import { systemClock } from "../../lib/async/clock.ts";
@@ -211,9 +211,10 @@ export function objectsJson(i: number): [webApp: string, deployment: string, ser
     },
   };
   // As kinglet wrote it: Pending before the Deployment existed, then Ready once it rolled out.
-  const pending = webAppStatus(app, undefined, new Date(T0 + i * 60));
-  const status = webAppStatus(
+  const pending = workloadStatus(app, app.spec.port, undefined, new Date(T0 + i * 60));
+  const status = workloadStatus(
     { ...app, status: pending },
+    app.spec.port,
     served as unknown as V1Deployment,
     new Date(T0 + i * 60 + 9000),
   );

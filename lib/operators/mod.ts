@@ -10,7 +10,7 @@
  *
  * ```ts
  * import {
- *   invalidWorkloadStatus, renderWebApp, validateWebApp, type WebApp, webAppStatus,
+ *   invalidWorkloadStatus, renderWebApp, validateWebApp, type WebApp, workloadStatus,
  * } from "./mod.ts";
  * import type { KubeObject } from "../kube/mod.ts";
  *
@@ -19,7 +19,7 @@
  *   if (!result.ok) return invalidWorkloadStatus(object, result.message, now);
  *   const app = { ...object, spec: result.spec } as WebApp;
  *   const { deployment } = renderWebApp(app); // apply both children with FIELD_MANAGER
- *   return webAppStatus(app, deployment, now); // pass the observed Deployment instead
+ *   return workloadStatus(app, app.spec.port, deployment, now); // pass the observed Deployment instead
  * }
  * desiredStatus({
  *   apiVersion: "kinglet.dev/v1alpha1", kind: "WebApp",
@@ -47,7 +47,6 @@ export * from "./schema/workload_status.ts";
 export * from "./webapp/kind.ts";
 export * from "./webapp/schema.ts";
 export * from "./webapp/render.ts";
-export * from "./webapp/status.ts";
 export * from "./database/engines.ts";
 export * from "./database/password.ts";
 export * from "./database/kind.ts";
@@ -60,7 +59,6 @@ export * from "./database/status.ts";
 export * from "./inference/kind.ts";
 export * from "./inference/schema.ts";
 export * from "./inference/render.ts";
-export * from "./inference/status.ts";
 
 import type { z } from "npm:zod@4.6.7";
 import type { CustomKind } from "../crd/mod.ts";

@@ -10,13 +10,12 @@
  * import { workloadController } from "./workload_controller.ts";
  * import { renderWebApp } from "./webapp/render.ts";
  * import { validateWebApp, WEB_APPS } from "./webapp/kind.ts";
- * import { webAppStatus } from "./webapp/status.ts";
  * const spec = workloadController({
  *   name: "webapp",
  *   resource: WEB_APPS,
  *   validate: validateWebApp,
  *   render: renderWebApp,
- *   status: webAppStatus,
+ *   port: (app) => app.spec.port,
  *   requeueAfterMs: 300_000,
  *   errorPolicy: () => 10_000,
  * });
@@ -32,23 +31,24 @@ import { guardChildren } from "./child_errors.ts";
 import { FIELD_MANAGER, MANAGED_SELECTOR } from "./labels.ts";
 import { announcePhase, rejectSpec } from "./status_writes.ts";
 import type { Validation } from "./validation.ts";
-import { invalidWorkloadStatus, type WorkloadStatus } from "./workload_status.ts";
+import { invalidWorkloadStatus, type WorkloadStatus, workloadStatus } from "./workload_status.ts";
 import type { WorkloadChildren } from "./workload_render.ts";
 
 /** A primary with a validated spec. */
-export interface Workload<S> extends KubeObject {
+export interface Workload<S extends { replicas: number }> extends KubeObject {
   metadata: V1ObjectMeta;
   spec: S;
   status?: WorkloadStatus;
 }
 
 /** What differs between the workload kinds. */
-export interface WorkloadKind<S, P extends Workload<S>> {
+export interface WorkloadKind<S extends { replicas: number }, P extends Workload<S>> {
   name: string;
   resource: Resource;
   validate(spec: unknown): Validation<S>;
   render(primary: P): WorkloadChildren;
-  status(primary: P, deployment: V1Deployment | undefined, now: Date): WorkloadStatus;
+  /** The port the primary's Service exposes, for the URL in its status. */
+  port(primary: P): number;
   /**
    * How long after a reconcile that converged the primary is looked at
    * again, to repair drift no watch reports (such as a child that lost its
@@ -64,7 +64,7 @@ export interface WorkloadKind<S, P extends Workload<S>> {
  * server-side apply as kinglet. `now` stamps the conditions; it defaults to
  * `new Date()`.
  */
-export function workloadController<S, P extends Workload<S>>(
+export function workloadController<S extends { replicas: number }, P extends Workload<S>>(
   kind: WorkloadKind<S, P>,
   now: () => Date = () => new Date(),
 ): ControllerSpec<KubeObject> {
@@ -100,7 +100,7 @@ export function workloadController<S, P extends Workload<S>>(
         (message) => invalidWorkloadStatus(stored, message, now()),
         now,
       );
-      const status = kind.status(primary, deployment as V1Deployment, now());
+      const status = workloadStatus(primary, kind.port(primary), deployment as V1Deployment, now());
       announcePhase(context.events, stored, status.phase, `${object.kind} is ${status.phase}`);
       await context.status(status);
       return { requeueAfterMs: kind.requeueAfterMs };

@@ -20,6 +20,8 @@
  */
 import type { V1Deployment } from "./models.ts";
 import { type Health, setStandardConditions } from "./conditions.ts";
+import { labelSelector, selectorLabels } from "./labels.ts";
+import { workloadUrl } from "./workload_render.ts";
 import type { WorkloadPhase, WorkloadStatus } from "./schema/workload_status.ts";
 
 export type { WorkloadPhase, WorkloadStatus };
@@ -101,36 +103,34 @@ export function assessDeployment(
   };
 }
 
-/** What the status builder needs besides the primary and its Deployment. */
-export interface WorkloadFacts {
-  desiredReplicas: number;
-  url: string;
-  selector: string;
-}
-
 /**
- * The full status of a Deployment-backed primary with a valid spec.
+ * The full status of a Deployment-backed primary with a valid spec, given
+ * the port its Service exposes and its Deployment as observed (`undefined`
+ * when it does not exist yet): replica counts, phase, conditions, the URL
+ * and the selector the scale subresource reports.
  *
- * @throws {TypeError} as `setCondition`.
+ * @throws {TypeError} as `setCondition`, or when the primary has no kind or
+ * `metadata.name` (see `selectorLabels`).
  * @example
  * ```ts
  * import { workloadStatus } from "./workload_status.ts";
  * const status = workloadStatus(
- *   { metadata: { generation: 3 } },
- *   { desiredReplicas: 1, url: "http://shop.default.svc.cluster.local:8080", selector: "" },
+ *   { kind: "WebApp", metadata: { name: "shop", namespace: "default", generation: 3 }, spec: { replicas: 1 } },
+ *   8080,
  *   undefined,
  *   new Date(),
  * );
  * status.phase; // "Pending"
+ * status.url; // "http://shop.default.svc.cluster.local:8080"
  * ```
  */
 export function workloadStatus(
-  primary: KubeObject & { status?: WorkloadStatus },
-  facts: WorkloadFacts,
+  primary: KubeObject & { spec: { replicas: number }; status?: WorkloadStatus },
+  port: number,
   deployment: V1Deployment | undefined,
   now: Date,
 ): WorkloadStatus {
-  const assessment = assessDeployment(facts.desiredReplicas, deployment);
+  const assessment = assessDeployment(primary.spec.replicas, deployment);
   const observedGeneration = primary.metadata?.generation;
   const health: Health = assessment.phase === "Pending" ? "Progressing" : assessment.phase;
   return {
@@ -138,8 +138,8 @@ export function workloadStatus(
     replicas: deployment?.status?.replicas ?? 0,
     readyReplicas: deployment?.status?.readyReplicas ?? 0,
     availableReplicas: deployment?.status?.availableReplicas ?? 0,
-    url: facts.url,
-    selector: facts.selector,
+    url: workloadUrl(primary, port),
+    selector: labelSelector(selectorLabels(primary)),
     phase: assessment.phase,
     conditions: setStandardConditions(primary.status?.conditions, {
       health,

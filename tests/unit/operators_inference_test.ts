@@ -4,14 +4,14 @@ import { findCondition } from "../../lib/runtime/mod.ts";
 import {
   defaultServerImage,
   GPU_TYPE_LABEL,
+  INFERENCE_PORT,
   renderInferenceService,
 } from "../../lib/operators/inference/render.ts";
 import {
   type InferenceService,
   validateInferenceService,
 } from "../../lib/operators/inference/kind.ts";
-import { inferenceServiceStatus } from "../../lib/operators/inference/status.ts";
-import { invalidWorkloadStatus } from "../../lib/operators/workload_status.ts";
+import { invalidWorkloadStatus, workloadStatus } from "../../lib/operators/workload_status.ts";
 
 const MODEL = "HuggingFaceTB/SmolLM2-360M-Instruct";
 
@@ -143,16 +143,16 @@ Deno.test("renderInferenceService labels and owns both children and selects its 
   });
 });
 
-Deno.test("inferenceServiceStatus reports URL, selector and phase from the Deployment", () => {
+Deno.test("workloadStatus reports an InferenceService's URL, selector and phase from the Deployment", () => {
   const service = isvc({ replicas: 1 });
-  const pending = inferenceServiceStatus(service, undefined, new Date());
+  const pending = workloadStatus(service, INFERENCE_PORT, undefined, new Date());
   assert.equal(pending.phase, "Pending");
   assert.equal(pending.url, "http://chat.ml.svc.cluster.local:8080");
   assert.equal(
     pending.selector,
     "app.kubernetes.io/instance=chat,app.kubernetes.io/name=inferenceservice",
   );
-  const ready = inferenceServiceStatus(service, {
+  const ready = workloadStatus(service, INFERENCE_PORT, {
     metadata: { generation: 1 },
     spec: { replicas: 1, selector: {}, template: {} },
     status: {

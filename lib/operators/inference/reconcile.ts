@@ -13,9 +13,8 @@
 import type { KubeObject } from "../../kube/mod.ts";
 import { type ControllerSpec, fixedErrorPolicy } from "../../runtime/mod.ts";
 import { workloadController } from "../workload_controller.ts";
-import { renderInferenceService } from "./render.ts";
+import { INFERENCE_PORT, renderInferenceService } from "./render.ts";
 import { INFERENCE_SERVICES, validateInferenceService } from "./kind.ts";
-import { inferenceServiceStatus } from "./status.ts";
 
 /** Options of {@link inferenceServiceController}. */
 export interface InferenceServiceControllerOptions {
@@ -34,7 +33,7 @@ export function inferenceServiceController(
     resource: INFERENCE_SERVICES,
     validate: validateInferenceService,
     render: renderInferenceService,
-    status: inferenceServiceStatus,
+    port: () => INFERENCE_PORT,
     requeueAfterMs: options.requeueAfterMs ?? 30_000,
     errorPolicy: fixedErrorPolicy(60_000),
   }, options.now);

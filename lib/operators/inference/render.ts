@@ -8,6 +8,10 @@
  * request follows the limit, as for every extended resource). With `none`,
  * none of the three is set and the pods run wherever CPUs are.
  *
+ * A GPU pod that no node can take (no node labelled with its GPU type, or
+ * none with a free GPU) stays Pending, so the InferenceService stays
+ * Progressing until the Deployment's progress deadline turns it Degraded.
+ *
  * @example
  * ```ts
  * import { renderInferenceService } from "./render.ts";
@@ -24,7 +28,7 @@
  */
 import { GROUP } from "../api_group.ts";
 import { containerResources } from "../pod_fields.ts";
-import { renderWorkload, type WorkloadChildren, workloadUrl } from "../workload_render.ts";
+import { renderWorkload, type WorkloadChildren } from "../workload_render.ts";
 import type { GpuType } from "./gpu.ts";
 import type { InferenceService } from "./kind.ts";
 
@@ -94,18 +98,4 @@ export function renderInferenceService(isvc: InferenceService): WorkloadChildren
       }
       : {}),
   });
-}
-
-/**
- * The in-cluster URL of an InferenceService's Service.
- *
- * @example
- * ```ts
- * import { inferenceServiceUrl } from "./render.ts";
- * inferenceServiceUrl({ metadata: { name: "chat", namespace: "ml" } });
- * // "http://chat.ml.svc.cluster.local:8080"
- * ```
- */
-export function inferenceServiceUrl(isvc: Pick<InferenceService, "metadata">): string {
-  return workloadUrl(isvc, INFERENCE_PORT);
 }

@@ -15,7 +15,6 @@ import { type ControllerSpec, fixedErrorPolicy } from "../../runtime/mod.ts";
 import { workloadController } from "../workload_controller.ts";
 import { renderWebApp } from "./render.ts";
 import { validateWebApp, WEB_APPS } from "./kind.ts";
-import { webAppStatus } from "./status.ts";
 
 /** Options of {@link webAppController}. */
 export interface WebAppControllerOptions {
@@ -34,7 +33,7 @@ export function webAppController(
     resource: WEB_APPS,
     validate: validateWebApp,
     render: renderWebApp,
-    status: webAppStatus,
+    port: (app) => app.spec.port,
     requeueAfterMs: options.requeueAfterMs ?? 300_000,
     errorPolicy: fixedErrorPolicy(10_000),
   }, options.now);

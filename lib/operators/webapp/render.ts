@@ -18,7 +18,7 @@
  * @module
  */
 import { containerEnv, containerResources, podTolerations } from "../pod_fields.ts";
-import { renderWorkload, type WorkloadChildren, workloadUrl } from "../workload_render.ts";
+import { renderWorkload, type WorkloadChildren } from "../workload_render.ts";
 import type { WebApp } from "./kind.ts";
 
 /** The name of the WebApp's container in its pods. */
@@ -51,20 +51,4 @@ export function renderWebApp(app: WebApp): WorkloadChildren {
     nodeSelector: spec.nodeSelector,
     tolerations: podTolerations(spec.tolerations),
   });
-}
-
-/**
- * The in-cluster URL of a WebApp's Service.
- *
- * @example
- * ```ts
- * import { webAppUrl } from "./render.ts";
- * webAppUrl({
- *   metadata: { name: "shop", namespace: "default" },
- *   spec: { image: "nginx:1.27", replicas: 1, port: 8080 },
- * }); // "http://shop.default.svc.cluster.local:8080"
- * ```
- */
-export function webAppUrl(app: Pick<WebApp, "metadata" | "spec">): string {
-  return workloadUrl(app, app.spec.port);
 }
