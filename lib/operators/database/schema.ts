@@ -32,7 +32,7 @@ import { type CustomKind, defineKind } from "../../crd/mod.ts";
 import { DATABASE_CLUSTERS } from "../api_group.ts";
 import { kingletKindOptions } from "../schema/kind_options.ts";
 import { standardConditionsSchema } from "../schema/conditions.ts";
-import { resourcesSchema } from "../schema/pod_fields.ts";
+import { imageSchema, resourcesSchema } from "../schema/pod_fields.ts";
 import { quantitySchema } from "../schema/quantity.ts";
 import { DATABASE_VERSION_V1ALPHA1, databaseClusterConversion } from "./conversion.ts";
 import { ENGINE_NAMES } from "./engines.ts";
@@ -61,11 +61,10 @@ export const databaseSpecSchema = z.object({
     "Engine version, the tag of the official image: postgres 14 to 17, mysql 8.0 or 8.4, " +
       "optionally with a minor or patch (e.g. 17.2, 8.4.3).",
   ),
-  image: z.string().min(1).regex(/^\S+$/, { error: "must not contain whitespace" }).optional()
-    .describe(
-      "Image to run instead of the official one for engine and version; it must accept the " +
-        "official image's environment.",
-    ),
+  image: imageSchema.optional().describe(
+    "Image to run instead of the official one for engine and version; it must accept the " +
+      "official image's environment.",
+  ),
   replicas: z.int32().min(1).default(1).describe(
     "Number of database pods; each is a separate server with its own volume.",
   ),

@@ -26,7 +26,7 @@ import { z } from "npm:zod@4.6.7";
 import { type CustomKind, defineKind } from "../../crd/mod.ts";
 import { INFERENCE_SERVICES } from "../api_group.ts";
 import { kingletKindOptions } from "../schema/kind_options.ts";
-import { resourcesSchema } from "../schema/pod_fields.ts";
+import { imageSchema, resourcesSchema } from "../schema/pod_fields.ts";
 import { workloadStatusSchema } from "../schema/workload_status.ts";
 import { GPU_TYPES, MAX_CPU_BATCH_SIZE } from "./gpu.ts";
 
@@ -37,11 +37,10 @@ export const inferenceSpecSchema = z.object({
       "Model to serve: a Hugging Face repository id (e.g. HuggingFaceTB/SmolLM2-360M-Instruct) " +
         "or a path inside the image.",
     ),
-  image: z.string().min(1).regex(/^\S+$/, { error: "must not contain whitespace" }).optional()
-    .describe(
-      "Model server image; Text Generation Inference (CUDA, or Intel CPU for gpuType none) " +
-        "when unset. It receives MODEL_ID, MODEL_NAME, MAX_BATCH_SIZE and PORT.",
-    ),
+  image: imageSchema.optional().describe(
+    "Model server image; Text Generation Inference (CUDA, or Intel CPU for gpuType none) " +
+      "when unset. It receives MODEL_ID, MODEL_NAME, MAX_BATCH_SIZE and PORT.",
+  ),
   replicas: z.int32().min(0).default(1).describe(
     "Number of server pods, each with one GPU unless gpuType is none.",
   ),

@@ -1,6 +1,7 @@
 /**
- * The zod schemas of the pod-level fields the kinds share (environment,
- * compute resources, node placement), for the CRDs and the spec types.
+ * The zod schemas of the pod-level fields the kinds share (image,
+ * environment, compute resources, node placement), for the CRDs and the
+ * spec types.
  *
  * @example
  * ```ts
@@ -12,6 +13,11 @@
  */
 import { z } from "npm:zod@4.6.7";
 import { quantitySchema } from "./quantity.ts";
+
+/** A container image reference; each kind describes what its image is for. */
+export const imageSchema = z.string().min(1).regex(/^\S+$/, {
+  error: "must not contain whitespace",
+});
 
 const keyRef = (what: string) =>
   z.object({

@@ -22,6 +22,7 @@ import { WEB_APPS } from "../api_group.ts";
 import { kingletKindOptions } from "../schema/kind_options.ts";
 import {
   envSchema,
+  imageSchema,
   nodeSelectorSchema,
   resourcesSchema,
   tolerationsSchema,
@@ -30,9 +31,7 @@ import { workloadStatusSchema } from "../schema/workload_status.ts";
 
 /** Desired state of a WebApp. */
 export const webAppSpecSchema = z.object({
-  image: z.string().min(1).regex(/^\S+$/, { error: "must not contain whitespace" }).describe(
-    "Container image to run, e.g. ghcr.io/acme/shop:1.4.2.",
-  ),
+  image: imageSchema.describe("Container image to run, e.g. ghcr.io/acme/shop:1.4.2."),
   replicas: z.int32().min(0).default(1).describe(
     "Number of pods; 0 keeps the Service but stops every pod. Autoscalers set it through the " +
       "scale subresource.",
