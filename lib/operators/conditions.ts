@@ -26,9 +26,6 @@
  */
 import { type Condition, setCondition } from "../runtime/mod.ts";
 
-/** The condition types every kinglet kind reports. */
-export type StandardConditionType = "Ready" | "Progressing" | "Degraded" | "InvalidSpec";
-
 /**
  * Overall health of a primary, from which the standard conditions follow.
  *

@@ -25,8 +25,6 @@ export type V1Service = Wire<k8s.V1Service>;
 export type V1Secret = Wire<k8s.V1Secret>;
 /** Object metadata, timestamps as strings. */
 export type V1ObjectMeta = Wire<k8s.V1ObjectMeta>;
-/** A reference to an owner. */
-export type V1OwnerReference = Wire<k8s.V1OwnerReference>;
 /** A container's environment variable. */
 export type V1EnvVar = Wire<k8s.V1EnvVar>;
 /** A container's probe. */
