@@ -41,6 +41,17 @@ export interface Workload<S extends { replicas: number }> extends KubeObject {
   status?: WorkloadStatus;
 }
 
+/** Options of a workload kind's controller (`webAppController`, `inferenceServiceController`). */
+export interface WorkloadControllerOptions {
+  /**
+   * How long after it converged a primary is reconciled again, to repair
+   * drift. Defaults to the kind's own interval.
+   */
+  requeueAfterMs?: number;
+  /** The clock of the conditions' transition times. Defaults to `new Date()`. */
+  now?: () => Date;
+}
+
 /** What differs between the workload kinds. */
 export interface WorkloadKind<S extends { replicas: number }, P extends Workload<S>> {
   name: string;

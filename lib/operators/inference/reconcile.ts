@@ -12,21 +12,17 @@
  */
 import type { KubeObject } from "../../kube/mod.ts";
 import { type ControllerSpec, fixedErrorPolicy } from "../../runtime/mod.ts";
-import { workloadController } from "../workload_controller.ts";
+import { workloadController, type WorkloadControllerOptions } from "../workload_controller.ts";
 import { INFERENCE_PORT, renderInferenceService } from "./render.ts";
 import { INFERENCE_SERVICES, validateInferenceService } from "./kind.ts";
 
-/** Options of {@link inferenceServiceController}. */
-export interface InferenceServiceControllerOptions {
-  /** How long after it converged a InferenceService is reconciled again, to repair drift. Defaults to 30 s. */
-  requeueAfterMs?: number;
-  /** The clock of the conditions' transition times. Defaults to `new Date()`. */
-  now?: () => Date;
-}
-
-/** The InferenceService controller; a failed reconcile is retried after 60 s. */
+/**
+ * The InferenceService controller; a converged InferenceService is
+ * reconciled again after `requeueAfterMs` (30 s by default), a failed
+ * reconcile retried after 60 s.
+ */
 export function inferenceServiceController(
-  options: InferenceServiceControllerOptions = {},
+  options: WorkloadControllerOptions = {},
 ): ControllerSpec<KubeObject> {
   return workloadController({
     name: "inferenceservice",

@@ -12,21 +12,16 @@
  */
 import type { KubeObject } from "../../kube/mod.ts";
 import { type ControllerSpec, fixedErrorPolicy } from "../../runtime/mod.ts";
-import { workloadController } from "../workload_controller.ts";
+import { workloadController, type WorkloadControllerOptions } from "../workload_controller.ts";
 import { renderWebApp } from "./render.ts";
 import { validateWebApp, WEB_APPS } from "./kind.ts";
 
-/** Options of {@link webAppController}. */
-export interface WebAppControllerOptions {
-  /** How long after it converged a WebApp is reconciled again, to repair drift. Defaults to 300 s. */
-  requeueAfterMs?: number;
-  /** The clock of the conditions' transition times. Defaults to `new Date()`. */
-  now?: () => Date;
-}
-
-/** The WebApp controller; a failed reconcile is retried after 10 s. */
+/**
+ * The WebApp controller; a converged WebApp is reconciled again after
+ * `requeueAfterMs` (300 s by default), a failed reconcile retried after 10 s.
+ */
 export function webAppController(
-  options: WebAppControllerOptions = {},
+  options: WorkloadControllerOptions = {},
 ): ControllerSpec<KubeObject> {
   return workloadController({
     name: "webapp",
