@@ -124,8 +124,7 @@ export function logger(...category: string[]): Logger {
   const path = ["kinglet", ...category];
   const at = (rank: number) => (message: string, properties: LogProperties = {}) => {
     if (rank < sink.rank) return;
-    const line = sink.format === "json" ? jsonLine : textLine;
-    sink.write(line(sink.now(), rank, path, message, properties));
+    sink.write(line(sink.format, sink.now(), rank, path, message, properties));
   };
   return {
     trace: at(0),
@@ -137,30 +136,25 @@ export function logger(...category: string[]): Logger {
   };
 }
 
-function jsonLine(
+/** One line of the sink's format: LogTape's JSON record, or a sentence after stamp and level. */
+function line(
+  format: LogFormat,
   time: number,
   rank: number,
   category: string[],
   template: string,
   properties: LogProperties,
 ): string {
-  const record = {
-    "@timestamp": rfc3339(time, 3),
-    level: JSON_LEVEL[rank],
-    message: render(template, properties, jsonValue),
-    logger: category.join("."),
-    properties,
-  };
-  return `${JSON.stringify(record, errorReplacer)}\n`;
-}
-
-function textLine(
-  time: number,
-  rank: number,
-  category: string[],
-  template: string,
-  properties: LogProperties,
-): string {
+  if (format === "json") {
+    const record = {
+      "@timestamp": rfc3339(time, 3),
+      level: JSON_LEVEL[rank],
+      message: render(template, properties, jsonValue),
+      logger: category.join("."),
+      properties,
+    };
+    return `${JSON.stringify(record, errorReplacer)}\n`;
+  }
   const stamp = rfc3339(time, 3).replace("T", " ").replace("Z", " +00:00");
   const message = render(template, properties, textValue);
   return `${stamp} [${TEXT_LEVEL[rank]}] ${category.join("·")}: ${message}\n`;
