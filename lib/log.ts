@@ -32,7 +32,7 @@ export type LogFormat = "json" | "text";
 /** How severe a log line is; a sink writes its level and those above. */
 export type LogLevel = "trace" | "debug" | "info" | "warning" | "error" | "fatal";
 
-/** The log levels accepted by `--log-level`, lowest first. */
+/** The log levels accepted by `--log-level`, lowest first: a level's index is its rank. */
 export const LOG_LEVELS: readonly LogLevel[] = [
   "trace",
   "debug",
@@ -75,14 +75,6 @@ interface Sink {
 }
 
 const encoder = new TextEncoder();
-const RANK: Readonly<Record<LogLevel, number>> = {
-  trace: 0,
-  debug: 1,
-  info: 2,
-  warning: 3,
-  error: 4,
-  fatal: 5,
-};
 const JSON_LEVEL = ["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"] as const;
 const TEXT_LEVEL = ["TRC", "DBG", "INF", "WRN", "ERR", "FTL"] as const;
 
@@ -93,7 +85,7 @@ let sink: Sink = SILENT;
 
 function defaultSink(options: LoggingOptions): Sink {
   return {
-    rank: RANK[options.level ?? "info"],
+    rank: LOG_LEVELS.indexOf(options.level ?? "info"),
     format: options.format ?? (Deno.stderr.isTerminal() ? "text" : "json"),
     write: options.write ?? ((line) => Deno.stderr.writeSync(encoder.encode(line))),
     now: options.now ?? Date.now,
@@ -107,7 +99,7 @@ function defaultSink(options: LoggingOptions): Sink {
  * @throws {RangeError} for a level or format that is not one of the above.
  */
 export function setupLogging(options: LoggingOptions = {}): void {
-  if (options.level !== undefined && !(options.level in RANK)) {
+  if (options.level !== undefined && !LOG_LEVELS.includes(options.level)) {
     throw new RangeError(
       `Cannot set up logging: 'level' must be one of ${LOG_LEVELS.join(", ")}, got ${
         JSON.stringify(options.level)
@@ -132,10 +124,7 @@ export function logger(...category: string[]): Logger {
   const path = ["kinglet", ...category];
   const at = (rank: number) => (message: string, properties: LogProperties = {}) => {
     if (rank < sink.rank) return;
-    const line = sink.format === "json"
-      ? jsonLine(sink.now(), rank, path, message, properties)
-      : textLine(sink.now(), rank, path, message, properties);
-    sink.write(line);
+    sink.write(line(sink.format, sink.now(), rank, path, message, properties));
   };
   return {
     trace: at(0),
@@ -147,30 +136,25 @@ export function logger(...category: string[]): Logger {
   };
 }
 
-function jsonLine(
+/** One line of the sink's format: LogTape's JSON record, or a sentence after stamp and level. */
+function line(
+  format: LogFormat,
   time: number,
   rank: number,
   category: string[],
   template: string,
   properties: LogProperties,
 ): string {
-  const record = {
-    "@timestamp": rfc3339(time, 3),
-    level: JSON_LEVEL[rank],
-    message: render(template, properties, jsonValue),
-    logger: category.join("."),
-    properties,
-  };
-  return `${JSON.stringify(record, errorReplacer)}\n`;
-}
-
-function textLine(
-  time: number,
-  rank: number,
-  category: string[],
-  template: string,
-  properties: LogProperties,
-): string {
+  if (format === "json") {
+    const record = {
+      "@timestamp": rfc3339(time, 3),
+      level: JSON_LEVEL[rank],
+      message: render(template, properties, jsonValue),
+      logger: category.join("."),
+      properties,
+    };
+    return `${JSON.stringify(record, errorReplacer)}\n`;
+  }
   const stamp = rfc3339(time, 3).replace("T", " ").replace("Z", " +00:00");
   const message = render(template, properties, textValue);
   return `${stamp} [${TEXT_LEVEL[rank]}] ${category.join("·")}: ${message}\n`;

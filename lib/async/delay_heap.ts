@@ -55,17 +55,7 @@ export class DelayHeap<K> {
     while (this.#keys.length > 0 && this.#at[0]! <= now) {
       const head = this.#keys[0]!;
       due.push(head);
-      this.#slots.delete(head);
-      const lastKey = this.#keys.pop()!;
-      const lastAt = this.#at.pop()!;
-      const lastSeq = this.#seq.pop()!;
-      if (this.#keys.length > 0) {
-        this.#keys[0] = lastKey;
-        this.#at[0] = lastAt;
-        this.#seq[0] = lastSeq;
-        this.#slots.set(lastKey, 0);
-        this.#down(0);
-      }
+      this.delete(head);
     }
     return due;
   }

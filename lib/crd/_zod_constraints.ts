@@ -391,6 +391,7 @@ function celString(value: string): string {
   return JSON.stringify(value);
 }
 
-function isSchema(value: unknown): value is JsonSchema {
+/** Whether `value` is a schema node: an object, not an array (structural.ts asks too). */
+export function isSchema(value: unknown): value is JsonSchema {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -32,7 +32,7 @@
  * @module
  */
 import { z } from "npm:zod@4.6.7";
-import { carryConstraints } from "./_zod_constraints.ts";
+import { carryConstraints, isSchema } from "./_zod_constraints.ts";
 import type { JsonSchema, UnenforcedConstraint, ZodSchema } from "./types.ts";
 
 const INT32_MAX = 2 ** 31 - 1;
@@ -197,10 +197,6 @@ function integerFormat(node: JsonSchema): void {
     if (typeof minimum === "number" && minimum >= INT32_MIN) node.format = "int32";
   }
   if (minimum === Number.MIN_SAFE_INTEGER || minimum === INT32_MIN) delete node.minimum;
-}
-
-function isSchema(value: unknown): value is JsonSchema {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

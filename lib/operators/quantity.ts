@@ -1,11 +1,11 @@
 /**
  * Kubernetes resource quantities (`500m`, `1Gi`, `2`) as the kinds use them
- * for CPU, memory and storage: a parser for comparing two of them, and the
- * messages for what is not one (the zod schema is in `schema/quantity.ts`).
+ * for CPU, memory and storage: a parser for comparing two of them (shared
+ * with the runtime's memory limit, `../_quantity.ts`), and the messages for
+ * what is not one (the zod schema is in `schema/quantity.ts`).
  *
  * Quantities are `int-or-string` in the CRD, as in the core API: `cpu: 2` and
- * `cpu: "2"` are both accepted. Negative quantities are rejected because none
- * of kinglet's fields has a use for them.
+ * `cpu: "2"` are both accepted.
  *
  * @example
  * ```ts
@@ -16,25 +16,9 @@
  *
  * @module
  */
-const NUMBER = String.raw`(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)`;
-const SUFFIX = String.raw`(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?${NUMBER})`;
+import type { Quantity } from "../_quantity.ts";
 
-/** The pattern a quantity string must match (the core API's, without a sign). */
-export const QUANTITY_PATTERN: RegExp = new RegExp(`^${NUMBER}${SUFFIX}?$`);
-
-const PARTS = new RegExp(`^(${NUMBER})(${SUFFIX})?$`);
-
-const BINARY: Record<string, number> = {
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
-const DECIMAL_UP: Record<string, number> = { k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
-// Fractions divide rather than multiply so that "100m" and "0.1" parse to the same double.
-const DECIMAL_DOWN: Record<string, number> = { n: 1e9, u: 1e6, m: 1e3 };
+export { parseQuantity, type Quantity, QUANTITY_PATTERN } from "../_quantity.ts";
 
 /**
  * Why a string is not a quantity.
@@ -63,38 +47,6 @@ export function quantityTypeMessage(input: unknown): string {
   // YAML reads `cpu: 0.5` as a number, which an int-or-string field cannot hold.
   if (typeof input === "number") return `${input} must be written as a string, e.g. "${input}"`;
   return "must be a quantity: an integer or a string such as 500m, 2, 256Mi or 1Gi";
-}
-
-/** A quantity as written in a spec. */
-export type Quantity = number | string;
-
-/**
- * The value of a quantity in base units: cores for CPU, bytes for memory.
- *
- * @throws {TypeError} when `quantity` is not a valid quantity.
- * @example
- * ```ts
- * import { parseQuantity } from "./quantity.ts";
- * parseQuantity("250m") < parseQuantity("1"); // true
- * ```
- */
-export function parseQuantity(quantity: Quantity): number {
-  if (typeof quantity === "number") {
-    if (!Number.isFinite(quantity) || quantity < 0) {
-      throw new TypeError(`Cannot parse quantity: expected a non-negative number, got ${quantity}`);
-    }
-    return quantity;
-  }
-  const match = PARTS.exec(quantity);
-  if (!match) {
-    throw new TypeError(`Cannot parse quantity: ${JSON.stringify(quantity)} is not a quantity`);
-  }
-  const [, digits = "", suffix = ""] = match;
-  if (suffix === "") return Number(digits);
-  if (suffix in BINARY) return Number(digits) * BINARY[suffix]!;
-  if (suffix in DECIMAL_UP) return Number(digits) * DECIMAL_UP[suffix]!;
-  if (suffix in DECIMAL_DOWN) return Number(digits) / DECIMAL_DOWN[suffix]!;
-  return Number(digits + suffix);
 }
 
 /**

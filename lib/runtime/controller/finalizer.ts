@@ -34,6 +34,7 @@
  */
 import type { KubeClient } from "../../kube/client.ts";
 import { ApiError, isNotFound } from "../../kube/errors.ts";
+import { keyOf } from "../../kube/object_key.ts";
 import type { KubeObject, Resource } from "../../kube/types.ts";
 import { checkFinalizerName as checkName } from "./_finalizer_name.ts";
 import type { Action } from "./spec.ts";
@@ -237,6 +238,5 @@ function failedTest(error: unknown): error is ApiError {
 }
 
 function describe(resource: Resource, obj: KubeObject): string {
-  const { namespace, name } = obj.metadata ?? {};
-  return `${resource.kind} ${namespace ? `${namespace}/` : ""}${name ?? "(unnamed)"}`;
+  return `${resource.kind} ${keyOf(obj.metadata?.namespace, obj.metadata?.name ?? "(unnamed)")}`;
 }

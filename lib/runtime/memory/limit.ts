@@ -7,8 +7,9 @@
  *
  * A memory limit is whole bytes, so it takes a narrower grammar than a
  * Kubernetes quantity: a number with an optional binary (`Ki` … `Ei`) or
- * decimal (`k` … `E`) suffix, which must come to a whole number of bytes;
- * the Downward API hands a container's `limits.memory` over as bytes.
+ * decimal (`k` … `E`) suffix, which must come to a whole number of bytes
+ * (read as a quantity reads it, `../../_quantity.ts`); the Downward API
+ * hands a container's `limits.memory` over as bytes.
  *
  * @example
  * ```ts
@@ -20,6 +21,7 @@
  *
  * @module
  */
+import { parseQuantity } from "../../_quantity.ts";
 
 /** How a memory limit is written, as every flag's help and every generated comment says it. */
 export const MEMORY_LIMIT_FORMS = "64Mi, 1Gi, 500M or bytes; none: no limit";
@@ -27,23 +29,7 @@ export const MEMORY_LIMIT_FORMS = "64Mi, 1Gi, 500M or bytes; none: no limit";
 /** Below this no limit can be kept: an idle operator on Deno alone takes 40 to 50 MiB. */
 export const MIN_MEMORY_LIMIT = 32 * 2 ** 20;
 
-const UNITS: Readonly<Record<string, number>> = {
-  "": 1,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-};
-
-const LIMIT = /^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/;
+const LIMIT = /^[0-9]+(?:\.[0-9]+)?(?:[KMGTPE]i|[kMGTPE])?$/;
 
 /**
  * The bytes of a memory limit; `0` for `none` and `0`, which mean no limit.
@@ -59,9 +45,10 @@ export function parseMemoryLimit(text: string): number {
   const write = "write 64Mi, 1Gi, 500M or bytes, or none for no limit";
   if (value === "") throw new RangeError(`an empty memory limit names no limit: ${write}`);
   if (value === "none" || value === "0") return 0;
-  const match = LIMIT.exec(value);
-  if (!match) throw new RangeError(`${JSON.stringify(value)} is not a memory limit: ${write}`);
-  const bytes = Number(match[1]) * UNITS[match[2] ?? ""]!;
+  if (!LIMIT.test(value)) {
+    throw new RangeError(`${JSON.stringify(value)} is not a memory limit: ${write}`);
+  }
+  const bytes = parseQuantity(value);
   if (!Number.isSafeInteger(bytes)) {
     throw new RangeError(`${JSON.stringify(value)} is not a whole number of bytes: ${write}`);
   }
