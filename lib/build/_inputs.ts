@@ -7,6 +7,7 @@
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runDeno } from "./_run.ts";
+import { sha256Hex } from "./_sha256.ts";
 
 /** The configuration files beside the entry that decide how it is bundled. */
 const CONFIG_FILES = ["deno.json", "deno.jsonc", "deno.lock", "package.json"] as const;
@@ -56,25 +57,18 @@ export async function inputsHash(
   files.sort();
   names.sort();
   const encoder = new TextEncoder();
-  const parts: Uint8Array[] = [encoder.encode(`${salt}\0${names.join("\0")}\0`)];
+  const parts: Uint8Array<ArrayBuffer>[] = [encoder.encode(`${salt}\0${names.join("\0")}\0`)];
   for (const file of files) {
     parts.push(encoder.encode(`${relative(root, file)}\0`), await contentOf(file));
     parts.push(new Uint8Array(1));
   }
-  const all = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    all.set(part, at);
-    at += part.length;
-  }
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", all));
-  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return await sha256Hex(parts);
 }
 
 // Marks a missing file, so that creating or deleting it (a deno.lock) changes the hash.
 const ABSENT = new TextEncoder().encode("\0absent\0");
 
-async function contentOf(file: string): Promise<Uint8Array> {
+async function contentOf(file: string): Promise<Uint8Array<ArrayBuffer>> {
   try {
     return await Deno.readFile(file);
   } catch (error) {

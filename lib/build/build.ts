@@ -14,30 +14,25 @@
  * @module
  */
 import { join, relative, resolve } from "node:path";
-import { bundle, type BundleResult } from "./bundle.ts";
+import { bundle, type BundleOptions, type BundleResult } from "./bundle.ts";
 import { chooseTargets, compile, findDenort, type Target } from "./compile.ts";
 import { envPrefix, type Grants, grantsFromEnv, operatorGrants } from "./grants.ts";
 
 /** Options of {@link build}. */
-export interface BuildOptions {
+export interface BuildOptions
+  extends Pick<BundleOptions, "root" | "entry" | "inputs" | "force" | "log"> {
   /**
    * The operator's name, a DNS label: it names the binaries
    * (`<name>-<target>`) and the prefix of the `<PREFIX>_ALLOW_<KIND>`
    * variables (`mirror-operator`: `MIRROR_OPERATOR_ALLOW_READ`).
    */
   name: string;
-  /** The project's root, where its `deno.json` is. Defaults to the current directory. */
-  root?: string;
-  /** The program, relative to `root`. Defaults to `main.ts`. */
-  entry?: string;
   /**
    * The output folder, relative to `root`: the bundle goes to
    * `<outDir>/bundle/`, the binaries to `<outDir>/<name>-<target>`.
    * Defaults to `dist`.
    */
   outDir?: string;
-  /** What the bundle is built from; see `BundleOptions.inputs`. */
-  inputs?: readonly string[];
   /**
    * The targets to compile. Defaults to both of `TARGETS`, or with
    * `DENORT_BIN` set the target of that file.
@@ -45,8 +40,6 @@ export interface BuildOptions {
   targets?: readonly string[];
   /** Bundle only, compile nothing. Defaults to false. */
   bundleOnly?: boolean;
-  /** Rebuild the bundle even when no input changed. Defaults to false. */
-  force?: boolean;
   /** Whether `deno compile` may download denort when dl.deno.land answers. Defaults to true. */
   download?: boolean;
   /** The grants before the variables widen them. Defaults to `operatorGrants(name)`. */
@@ -56,8 +49,6 @@ export interface BuildOptions {
    * and what `deno compile` runs in. Defaults to this process's.
    */
   env?: Record<string, string>;
-  /** Where progress goes. Defaults to nowhere. */
-  log?: (message: string) => void;
 }
 
 /** What {@link build} built, and what it could not. */

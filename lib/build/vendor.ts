@@ -22,6 +22,7 @@
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import meta from "../../deno.json" with { type: "json" };
+import { sha256Hex } from "./_sha256.ts";
 
 /** What kinglet publishes, and so what a project vendors: files and folders (ending in `/`). */
 export const KINGLET_FILES: readonly string[] = meta.publish.include;
@@ -74,19 +75,12 @@ export async function kingletFiles(root: string): Promise<string[]> {
  */
 export async function kingletDigest(root: string): Promise<string> {
   const encoder = new TextEncoder();
-  const parts: Uint8Array[] = [];
+  const parts: Uint8Array<ArrayBuffer>[] = [];
   for (const path of await kingletFiles(root)) {
     const content = await Deno.readFile(join(root, path));
     parts.push(encoder.encode(`${path}\0${content.length}\0`), content);
   }
-  const all = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    all.set(part, offset);
-    offset += part.length;
-  }
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", all));
-  return `sha256-${[...digest].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `sha256-${await sha256Hex(parts)}`;
 }
 
 /**

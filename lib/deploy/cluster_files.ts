@@ -25,7 +25,7 @@ import { relative } from "node:path";
 import { wrap } from "./_comment.ts";
 import { commentedYaml } from "./_commented_yaml.ts";
 import { type Operator } from "./operator.ts";
-import { ownershipManifests, rbacObjects } from "./rbac_files.ts";
+import { rbacObjects } from "./rbac_files.ts";
 import { conversionPatches } from "./webhook_files.ts";
 import { RUNTIME_ENV } from "../build/mod.ts";
 
@@ -89,21 +89,16 @@ export function crdKustomizationYaml(operator: Operator): string {
  */
 export function kustomizationYaml(operator: Operator): string {
   const folder = crdFolder(operator);
-  const webhookRole = rbacObjects(operator)
-    .filter((manifest) => manifest.file.startsWith("webhook-"))
-    .map((manifest) => manifest.file);
+  const rbac = rbacObjects(operator).map((manifest) => manifest.file);
+  // OperatorDescription.manifests are applied after the ClusterRole and its binding, as it says.
+  const afterBinding = rbac.indexOf("clusterrolebinding.yaml") + 1;
   const patches = folder === undefined ? [] : conversionPatches(operator);
   const resources = [
     ...(folder === undefined ? [] : [relative(operator.layout.deploy, folder) + "/"]),
     "namespace.yaml",
-    "serviceaccount.yaml",
-    "clusterrole.yaml",
-    "clusterrolebinding.yaml",
+    ...rbac.slice(0, afterBinding),
     ...operator.manifests,
-    "role.yaml",
-    "rolebinding.yaml",
-    ...webhookRole,
-    ...ownershipManifests(operator).map((manifest) => manifest.file),
+    ...rbac.slice(afterBinding),
     "deployment.yaml",
     ...(operator.webhooks ? ["webhooks.yaml"] : []),
   ];

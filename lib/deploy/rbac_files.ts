@@ -85,11 +85,6 @@ export interface RbacManifest {
   reasons: string[][];
 }
 
-/** The name of the Role and RoleBinding of the operator's leader Lease. */
-export function leaderElectionRoleName(operator: Pick<Operator, "name">): string {
-  return `${operator.name}-leader-election`;
-}
-
 /**
  * The rules of the operator's ClusterRole, each with its reasons.
  *
@@ -101,40 +96,60 @@ export function clusterRules(operator: Operator): ExplainedRule[] {
   return controllerRules(specs, { extra: [...operator.rules, ...webhookClusterRules(operator)] });
 }
 
-/** The name of the Role and RoleBinding of the operator's webhook certificate. */
-export function webhookRoleName(operator: Pick<Operator, "name">): string {
-  return `${operator.name}-webhook-certificate`;
-}
-
 /** The Role of the webhook's certificate Secret and its binding, when it serves webhooks. */
 function webhookRoleManifests(operator: Operator): RbacManifest[] {
   const rules = webhookSecretRules(operator);
   if (rules.length === 0) return [];
   const { name, namespace } = operator;
-  const role = webhookRoleName(operator);
-  const explained = mergeRules(rules);
-  const metadata = { name: role, namespace, labels: { "app.kubernetes.io/name": name } };
+  return roleManifests(operator, {
+    kind: "Role",
+    role: `${name}-webhook-certificate`,
+    file: "webhook-role",
+    rules: mergeRules(rules),
+    header: [
+      `The certificate of ${name}'s webhooks: one Secret in ${namespace}, kept by ${name} ` +
+      "(created when absent, rotated in place). Other Secrets stay out of reach but for " +
+      "create, which RBAC cannot limit by name.",
+    ],
+  });
+}
+
+/**
+ * A Role (in the operator's namespace) or ClusterRole of `rules` in `<file>.yaml`, and
+ * `<file>binding.yaml` granting it to the operator's ServiceAccount.
+ */
+function roleManifests(operator: Operator, { kind, role, file, rules, header }: {
+  kind: "Role" | "ClusterRole";
+  role: string;
+  file: string;
+  rules: readonly ExplainedRule[];
+  header: string[];
+}): RbacManifest[] {
+  const { name, namespace, serviceAccount } = operator;
+  // Each manifest has metadata of its own: a caller changing one leaves the other alone.
+  const metadata = () => ({
+    name: role,
+    ...(kind === "Role" && { namespace }),
+    labels: { "app.kubernetes.io/name": name },
+  });
+  const scope = kind === "Role" ? `in ${namespace} only` : "in every namespace";
   return [
     {
-      file: "webhook-role.yaml",
-      object: { apiVersion: `${RBAC}/v1`, kind: "Role", metadata, rules: bare(explained) },
-      header: [
-        `The certificate of ${name}'s webhooks: one Secret in ${namespace}, kept by ${name} ` +
-        "(created when absent, rotated in place). Other Secrets stay out of reach but for " +
-        "create, which RBAC cannot limit by name.",
-      ],
-      reasons: explained.map((rule) => rule.reasons),
+      file: `${file}.yaml`,
+      object: { apiVersion: `${RBAC}/v1`, kind, metadata: metadata(), rules: bare(rules) },
+      header,
+      reasons: rules.map((rule) => rule.reasons),
     },
     {
-      file: "webhook-rolebinding.yaml",
+      file: `${file}binding.yaml`,
       object: {
         apiVersion: `${RBAC}/v1`,
-        kind: "RoleBinding",
-        metadata: { ...metadata, labels: { ...metadata.labels } },
-        roleRef: { apiGroup: RBAC, kind: "Role", name: role },
-        subjects: [{ kind: "ServiceAccount", name: operator.serviceAccount, namespace }],
+        kind: `${kind}Binding`,
+        metadata: metadata(),
+        roleRef: { apiGroup: RBAC, kind, name: role },
+        subjects: [{ kind: "ServiceAccount", name: serviceAccount, namespace }],
       },
-      header: [`Grants webhook-role.yaml to ${name}'s ServiceAccount, in ${namespace} only.`],
+      header: [`Grants ${file}.yaml to ${name}'s ServiceAccount, ${scope}.`],
       reasons: [],
     },
   ];
@@ -152,16 +167,7 @@ function mergeRules(rules: readonly RbacRule[]): ExplainedRule[] {
  */
 export function rbacObjects(operator: Operator): RbacManifest[] {
   const { name, namespace, serviceAccount: account, notes } = operator;
-  const labels = { "app.kubernetes.io/name": name };
-  const meta = (metaName: string, ns?: string) => ({
-    name: metaName,
-    ...(ns !== undefined && { namespace: ns }),
-    labels: { ...labels },
-  });
-  const subjects = [{ kind: "ServiceAccount", name: account, namespace }];
   const cluster = clusterRules(operator);
-  const leader = leaderElectionRules(operator.leaseName);
-  const leaderRole = leaderElectionRoleName(operator);
   const policy = ownershipManifests(operator);
   const proof = notes.rbacProof ? `Nothing else is granted: ${notes.rbacProof}` : "Nothing else " +
     "is granted.";
@@ -171,7 +177,7 @@ export function rbacObjects(operator: Operator): RbacManifest[] {
       object: {
         apiVersion: "v1",
         kind: "ServiceAccount",
-        metadata: meta(account, namespace),
+        metadata: { name: account, namespace, labels: { "app.kubernetes.io/name": name } },
         automountServiceAccountToken: false,
       },
       header: [
@@ -179,14 +185,11 @@ export function rbacObjects(operator: Operator): RbacManifest[] {
       ],
       reasons: [],
     },
-    {
-      file: "clusterrole.yaml",
-      object: {
-        apiVersion: `${RBAC}/v1`,
-        kind: "ClusterRole",
-        metadata: meta(name),
-        rules: bare(cluster),
-      },
+    ...roleManifests(operator, {
+      kind: "ClusterRole",
+      role: name,
+      file: "clusterrole",
+      rules: cluster,
       header: [
         `What ${name} does in every namespace, verb by verb, derived from what its controllers ` +
         "reconcile, own and watch and what their reconciles do by client; each rule says why. " +
@@ -199,55 +202,21 @@ export function rbacObjects(operator: Operator): RbacManifest[] {
           ]
           : []),
       ],
-      reasons: cluster.map((rule) => rule.reasons),
-    },
-    {
-      file: "clusterrolebinding.yaml",
-      object: {
-        apiVersion: `${RBAC}/v1`,
-        kind: "ClusterRoleBinding",
-        metadata: meta(name),
-        roleRef: { apiGroup: RBAC, kind: "ClusterRole", name },
-        subjects,
-      },
-      header: [`Grants clusterrole.yaml to ${name}'s ServiceAccount, in every namespace.`],
-      reasons: [],
-    },
-    {
-      file: "role.yaml",
-      object: {
-        apiVersion: `${RBAC}/v1`,
-        kind: "Role",
-        metadata: meta(leaderRole, namespace),
-        rules: bare(leader),
-      },
+    }),
+    ...roleManifests(operator, {
+      kind: "Role",
+      role: `${name}-leader-election`,
+      file: "role",
+      rules: leaderElectionRules(operator.leaseName),
       header: [
         `Leader election (--leader-elect): one Lease in ${namespace}${
           notes.leaseNamespaceFlag ? `, the default ${notes.leaseNamespaceFlag}` : ""
         }. Leases of other components stay out of reach.`,
       ],
-      reasons: leader.map((rule) => rule.reasons),
-    },
-    {
-      file: "rolebinding.yaml",
-      object: {
-        apiVersion: `${RBAC}/v1`,
-        kind: "RoleBinding",
-        metadata: meta(leaderRole, namespace),
-        roleRef: { apiGroup: RBAC, kind: "Role", name: leaderRole },
-        subjects,
-      },
-      header: [`Grants role.yaml to ${name}'s ServiceAccount, in ${namespace} only.`],
-      reasons: [],
-    },
+    }),
     ...webhookRoleManifests(operator),
     ...policy,
   ];
-}
-
-/** The name of the ValidatingAdmissionPolicy of the operator and of its binding. */
-export function ownershipPolicyName(operator: Pick<Operator, "name">): string {
-  return `${operator.name}-owned-only`;
 }
 
 /**
@@ -260,7 +229,7 @@ export function ownershipPolicyName(operator: Pick<Operator, "name">): string {
 export function ownershipManifests(operator: Operator): RbacManifest[] {
   const { name, namespace, serviceAccount } = operator;
   const { policy, binding, confined, unconfined } = ownershipPolicy(operator.controllers, {
-    name: ownershipPolicyName(operator),
+    name: `${name}-owned-only`,
     username: `system:serviceaccount:${namespace}:${serviceAccount}`,
     rules: [...clusterRules(operator), ...webhookPolicyRules(operator)],
     labels: { "app.kubernetes.io/name": name },

@@ -310,7 +310,7 @@ export class KubeClient {
     const list = await this.#transport.json<KubeList<T>>({
       verb: "list",
       method: "GET",
-      path: resourcePath(res, opts.namespace === undefined ? {} : { namespace: opts.namespace }),
+      path: resourcePath(res, { namespace: opts.namespace }),
       query: query({
         labelSelector: opts.labelSelector,
         fieldSelector: opts.fieldSelector,
@@ -394,8 +394,8 @@ export class KubeClient {
     return this.#transport.json<T>({
       verb: "create",
       method: "POST",
-      path: resourcePath(res, namespace === undefined ? {} : { namespace }),
-      query: query({ fieldManager: opts.fieldManager, dryRun: opts.dryRun ? "All" : undefined }),
+      path: resourcePath(res, { namespace }),
+      query: writeQuery(opts),
       body: JSON.stringify(obj),
       contentType: JSON_TYPE,
       ...signal(opts),
@@ -418,7 +418,7 @@ export class KubeClient {
       verb: "update",
       method: "PUT",
       path: this.#objectPath(res, name, opts.namespace, obj.metadata?.namespace, opts.subresource),
-      query: query({ fieldManager: opts.fieldManager, dryRun: opts.dryRun ? "All" : undefined }),
+      query: writeQuery(opts),
       body: JSON.stringify(obj),
       contentType: JSON_TYPE,
       ...signal(opts),
@@ -456,11 +456,7 @@ export class KubeClient {
       verb: "patch",
       method: "PATCH",
       path: this.#objectPath(res, name, opts.namespace, undefined, opts.subresource),
-      query: query({
-        fieldManager: opts.fieldManager,
-        force: opts.force,
-        dryRun: opts.dryRun ? "All" : undefined,
-      }),
+      query: writeQuery(opts),
       body: JSON.stringify(patch),
       contentType,
       ...signal(opts),
@@ -477,11 +473,7 @@ export class KubeClient {
   apply<T extends KubeObject>(res: Resource, obj: T, opts: ApplyOptions): Promise<T> {
     const name = requireName(obj, res, "apply");
     const namespace = this.#namespace(res, undefined, obj.metadata?.namespace);
-    return this.patch<T>(res, name, obj, {
-      ...opts,
-      type: "apply",
-      ...(namespace === undefined ? {} : { namespace }),
-    });
+    return this.patch<T>(res, name, obj, { ...opts, type: "apply", namespace });
   }
 
   /**
@@ -520,10 +512,7 @@ export class KubeClient {
     res: Resource,
     opts: WatchOptions = {},
   ): AsyncGenerator<WatchEvent<T>, void, undefined> {
-    const path = resourcePath(
-      res,
-      opts.namespace === undefined ? {} : { namespace: opts.namespace },
-    );
+    const path = resourcePath(res, { namespace: opts.namespace });
     let body: ReadableStream<Uint8Array>;
     try {
       body = await this.#transport.stream({
@@ -579,11 +568,10 @@ export class KubeClient {
     fromObject?: string,
     subresource?: string,
   ): string {
-    const namespace = this.#namespace(res, explicit, fromObject);
     return resourcePath(res, {
       name,
-      ...(namespace === undefined ? {} : { namespace }),
-      ...(subresource === undefined ? {} : { subresource }),
+      namespace: this.#namespace(res, explicit, fromObject),
+      subresource,
     });
   }
 }
@@ -604,6 +592,15 @@ function query(params: Record<string, string | number | boolean | undefined>): U
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== "") q.set(k, String(v));
   return q;
+}
+
+/** The query of create, replace and patch; the API takes `dryRun=All`, not a boolean. */
+function writeQuery(opts: { fieldManager?: string; force?: boolean; dryRun?: boolean }) {
+  return query({
+    fieldManager: opts.fieldManager,
+    force: opts.force,
+    dryRun: opts.dryRun ? "All" : undefined,
+  });
 }
 
 function signal(opts: { signal?: AbortSignal }): Pick<RequestSpec, "signal"> {
