@@ -43,8 +43,7 @@ interface OwnerReference {
  * Keeps what the runtime, the child applier and a `map` read of an owned
  * child: its identity, labels, annotations (less kubectl's last-applied
  * copy), revision, owners (their `blockOwnerDeletion` dropped) and deletion
- * mark, and nothing else; the default of owned kinds other than Deployments
- * and StatefulSets.
+ * mark, and nothing else.
  *
  * @example
  * ```ts
@@ -120,8 +119,7 @@ interface WorkloadStatusFields {
  * of its status and its `Progressing` condition (with its message only
  * while it fails). The pod template, most of its bytes, and the condition
  * timestamps are dropped. The spec and status kept are shared: every
- * converged workload of one size and generation has the same, frozen. The
- * default of owned Deployments and StatefulSets.
+ * converged workload of one size and generation has the same, frozen.
  *
  * @example
  * ```ts

@@ -26,9 +26,8 @@ const STRINGS_MAX = 4096;
 /** Longer strings are likely unique (a message naming an object) and not worth an entry. */
 const STRING_MAX = 64;
 
-/** Shared objects by their JSON. */
 /**
- * Held weakly: a status that no cached object holds any more (an old
+ * Shared objects by their JSON, held weakly: a status that no cached object holds any more (an old
  * generation's) leaves the table, so that the room goes to values in use.
  */
 const OBJECTS = new Map<string, WeakRef<object>>();

@@ -222,7 +222,6 @@ export function stripTransform<T extends KubeObject>(object: T): T {
 export class Store<T extends KubeObject = KubeObject> implements CacheReader<T> {
   readonly #transform: (object: KubeObject) => T;
   readonly #indexers: [string, (object: T) => readonly string[]][];
-  /** Limits, eviction and read-back of evicted objects. */
   readonly #budget: Budget<T>;
   readonly #memo: ((object: KubeObject) => number | undefined) | undefined;
   #state: StoreState<T>;

@@ -183,7 +183,6 @@ export class Controller<T extends KubeObject = KubeObject> {
     checkAnywhere(any);
     const fieldManager = fieldManagerOf(any);
 
-    // The caches: the primary's here, the owned and watched ones with their relations below.
     this.#ownCaches = deps.caches
       ? undefined
       : new Caches({ client: deps.client, clock: this.#clock });
@@ -198,7 +197,6 @@ export class Controller<T extends KubeObject = KubeObject> {
     }) as unknown as Reflector<T>;
     const applier = new ChildApplier(childWriter(any, deps.client));
 
-    // When and how many reconciles run: pacing, retries, the queue and the runner.
     const pacing = new Pacing(spec, {
       name: spec.name,
       clock: this.#clock,
@@ -238,7 +236,6 @@ export class Controller<T extends KubeObject = KubeObject> {
       ...(metrics && { metrics }),
     });
 
-    // Which changes reconcile which keys (relations.ts).
     this.#primary.store.subscribe(primaryTrigger(this.queue, this.#retries));
     // What every map reads of the primaries: all keys and indexes, evicted or not.
     const primary = this.#primary.store as unknown as PrimaryView<KubeObject>;

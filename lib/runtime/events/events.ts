@@ -116,11 +116,7 @@ export interface EventRecorderOptions {
    * @default 4_096 (client-go)
    */
   maxTracked?: number;
-  /**
-   * Defaults to the system clock.
-   *
-   * @default systemClock
-   */
+  /** Times the series, the rate limits and the retries. @default systemClock */
   clock?: Clock;
   /** Ends the recorder: queued events are dropped and the write in flight is cancelled. */
   signal?: AbortSignal;

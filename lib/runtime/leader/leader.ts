@@ -335,12 +335,10 @@ export class LeaderElector {
   }
 
   /**
-   * Follows the Lease while we campaign, where the API offers a watch: each
-   * renewal is observed when it happens, not at our next read up to a
-   * retry period later, so the expiry we judge is the holder's real one
-   * (client-go's semantics, measured more finely); a release or deletion
-   * wakes the campaign at once. Without the watch (or the right to it) the
-   * reads alone time the renewals.
+   * Follows the Lease while we campaign, where the API offers a watch (see
+   * the module documentation); a release or deletion wakes the campaign at
+   * once. Without the watch (or the right to it) the reads alone time the
+   * renewals.
    */
   async #watchLease(signal: AbortSignal): Promise<void> {
     const api = this.#api;

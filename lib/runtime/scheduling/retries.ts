@@ -109,7 +109,6 @@ export class Retries {
   readonly #failures: FailureRateLimiter<ObjectKey>;
   /** Revision at which a key failed terminally; cleared when the revision moves or the object goes. */
   readonly #terminal = new Map<ObjectKey, Revision>();
-  /** Every retry takes a token: after an outage they trickle back. */
   readonly #bucket: RateLimiter<ObjectKey>;
   readonly #deps: RetriesDeps;
   readonly #log;
@@ -208,11 +207,6 @@ export class Retries {
     });
   }
 
-  /**
-   * Schedules a failed key after `ms`, and never before the retry bucket has
-   * a token for it: after an outage, N failed keys come back at the
-   * bucket's pace, not together.
-   */
   #retryLater(key: ObjectKey, ms: number): void {
     this.#deps.queue.addAfter(key, Math.max(ms, this.#bucket.when(key)));
   }
