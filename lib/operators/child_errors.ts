@@ -30,10 +30,11 @@ import { rejectSpec } from "./status_writes.ts";
  * import { guardChildren } from "./child_errors.ts";
  * import { type KubeObject, SERVICES } from "../kube/mod.ts";
  * import type { ReconcileContext } from "../runtime/mod.ts";
- * declare const context: ReconcileContext, app: KubeObject, service: KubeObject;
- * const applied = await guardChildren(context, app, () =>
- *   context.children.apply(SERVICES, service, context.signal),
- *   (message) => ({ phase: "Invalid", message }), () => new Date());
+ * function applyService(context: ReconcileContext, app: KubeObject, service: KubeObject) {
+ *   return guardChildren(context, app, () =>
+ *     context.children.apply(SERVICES, service, context.signal),
+ *     (message) => ({ phase: "Invalid", message }), () => new Date());
+ * }
  * ```
  */
 export async function guardChildren<R>(
