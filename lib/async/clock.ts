@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { DelayHeap } from "./delay_heap.ts";
 import { SystemTimers } from "./_system_timers.ts";
 
 /** A source of time and delays. */
@@ -149,21 +150,14 @@ function abortableDelay(ms: number, signal: AbortSignal | undefined, schedule: S
   });
 }
 
-interface Timer {
-  at: number;
-  seq: number;
-  fn: () => void;
-}
-
 /**
  * A clock that moves only when told to. Timers due at the same instant fire in
  * the order they were scheduled.
  */
 export class FakeClock implements Clock {
   #now: number;
-  #seq = 0;
-  /** Pending timers; fired and cancelled ones are removed. */
-  #timers = new Set<Timer>();
+  /** Pending timers, each a fresh wrapper so one `fn` scheduled twice fires twice. */
+  #timers = new DelayHeap<() => void>();
 
   /** Creates a fake clock reading `start` milliseconds. */
   constructor(start = 0) {
@@ -179,8 +173,8 @@ export class FakeClock implements Clock {
   }
 
   schedule(fn: () => void, ms: number): () => void {
-    const timer = { at: this.#now + Math.max(0, ms), seq: this.#seq++, fn };
-    this.#timers.add(timer);
+    const timer = () => fn();
+    this.#timers.schedule(timer, this.#now + Math.max(0, ms));
     return () => void this.#timers.delete(timer);
   }
 
@@ -197,16 +191,15 @@ export class FakeClock implements Clock {
     const target = this.#now + ms;
     for (;;) {
       await flushMicrotasks();
-      let next: Timer | undefined;
-      for (const t of this.#timers) {
-        if (t.at <= target && (!next || t.at < next.at || (t.at === next.at && t.seq < next.seq))) {
-          next = t;
-        }
-      }
-      if (!next) break;
-      this.#timers.delete(next);
-      this.#now = Math.max(this.#now, next.at);
-      next.fn();
+      const at = this.#timers.nextAt;
+      if (at === undefined || at > target) break;
+      // One timer fires per turn, so one may cancel another due at the same
+      // instant: the rest go back in their order, still ahead of any timer
+      // scheduled at this instant later.
+      const [next, ...rest] = this.#timers.popDue(at);
+      for (const timer of rest) this.#timers.schedule(timer, at);
+      this.#now = Math.max(this.#now, at);
+      next!();
     }
     this.#now = target;
     await flushMicrotasks();
