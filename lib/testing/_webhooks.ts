@@ -14,7 +14,7 @@
  * @module
  */
 import { ApiError } from "../kube/errors.ts";
-import { resourcePath } from "../kube/resources.ts";
+import { resourceName, resourcePath } from "../kube/resources.ts";
 import type { KubeObject, Resource } from "../kube/types.ts";
 import {
   type AdmissionKind,
@@ -47,7 +47,7 @@ export interface AdmittedWrite {
   dryRun?: boolean;
 }
 
-/** A kind's webhooks by `group/plural`, run in-process. */
+/** A kind's webhooks by resource name (`plural.group`), run in-process. */
 export class InProcessWebhooks {
   readonly #admission = new Map<string, AdmissionWebhook>();
   readonly #conversions = new Map<string, Conversion>();
@@ -62,7 +62,7 @@ export class InProcessWebhooks {
     this.#client = client;
     for (const entry of entries) {
       const byKind = "hub" in entry ? this.#conversions : this.#admission;
-      const id = kindId(entry.resource);
+      const id = resourceName(entry.resource);
       if (byKind.has(id)) {
         throw new TypeError(
           `Cannot create the MemoryCluster: 'webhooks' holds two ${
@@ -76,12 +76,12 @@ export class InProcessWebhooks {
 
   /** Whether writes of `resource` go through admission. */
   admits(resource: Resource): boolean {
-    return this.#admission.has(kindId(resource));
+    return this.#admission.has(resourceName(resource));
   }
 
   /** The hub of `resource`'s conversion, or `undefined` when it has none. */
   hub(resource: Resource): string | undefined {
-    return this.#conversions.get(kindId(resource))?.hub;
+    return this.#conversions.get(resourceName(resource))?.hub;
   }
 
   /**
@@ -91,7 +91,7 @@ export class InProcessWebhooks {
    * @throws {ApiError} 500 when the conversion fails, as the API server answers it.
    */
   convert<T extends KubeObject>(resource: Resource, object: T, version: string): T {
-    const conversion = this.#conversions.get(kindId(resource));
+    const conversion = this.#conversions.get(resourceName(resource));
     if (!conversion) return object;
     const apiVersion = apiVersionOf(conversion, version);
     if (object.apiVersion === apiVersion) return object;
@@ -121,7 +121,7 @@ export class InProcessWebhooks {
    * @throws {ApiError} the API server's refusal when a handler denies the write.
    */
   async admit(resource: Resource, write: AdmittedWrite): Promise<KubeObject | undefined> {
-    const webhook = this.#admission.get(kindId(resource));
+    const webhook = this.#admission.get(resourceName(resource));
     if (!webhook) return write.object;
     const version = webhook.resource.version;
     const inVersion = (o: KubeObject | undefined) => o && this.convert(resource, o, version);
@@ -159,8 +159,4 @@ export class InProcessWebhooks {
       ? this.convert(resource, request.object, requested)
       : request.object;
   }
-}
-
-function kindId(resource: Resource): string {
-  return `${resource.group}/${resource.plural}`;
 }

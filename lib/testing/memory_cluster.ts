@@ -237,7 +237,7 @@ export class MemoryCluster implements ManagerClient {
     options: WatchOptions = {},
   ): AsyncGenerator<WatchEvent<T>, void, undefined> {
     const selected = this.#selector(options);
-    const id = resourceId(resource);
+    const id = resourceName(resource);
     let seen = Number(options.resourceVersion || this.#rv);
     if (options.sendInitialEvents) {
       seen = this.#rv;
@@ -521,14 +521,13 @@ export class MemoryCluster implements ManagerClient {
     if (!webhooks || hub === undefined) return this.put(resource, object);
     const requested = resource.group ? `${resource.group}/${resource.version}` : resource.version;
     const written = { ...object, apiVersion: object.apiVersion ?? requested };
-    const storage = this.#storageVersion(resource) ?? hub;
+    const storage = crdStorageVersion(this.#crd(resource)) ?? hub;
     return this.#served(resource, this.put(resource, webhooks.convert(resource, written, storage)));
   }
 
-  /** The version the CRD of `resource` stores, when the cluster holds it. */
-  #storageVersion(resource: Resource): string | undefined {
-    const crd = this.#of(CUSTOM_RESOURCE_DEFINITIONS).get(resourceName(resource));
-    return crdStorageVersion(crd);
+  /** The CRD of `resource`, when the cluster holds it. */
+  #crd(resource: Resource): KubeObject | undefined {
+    return this.#of(CUSTOM_RESOURCE_DEFINITIONS).get(resourceName(resource));
   }
 
   /** RFC 3339 at second precision, as the API server writes `metav1.Time`. */
@@ -578,7 +577,7 @@ export class MemoryCluster implements ManagerClient {
     { namespaced = false } = {},
   ): Promise<T> | undefined {
     const { name = "", namespace } = object.metadata ?? {};
-    const crd = this.#of(CUSTOM_RESOURCE_DEFINITIONS).get(resourceName(resource));
+    const crd = this.#crd(resource);
     const schema = crd && crdSchema(crd, resource.version);
     const errors = schema ? schemaErrors(schema, object) : [];
     if (errors.length > 0) {
@@ -621,7 +620,7 @@ export class MemoryCluster implements ManagerClient {
   }
 
   #of(resource: Resource): Map<ObjectKey, KubeObject> {
-    const id = resourceId(resource);
+    const id = resourceName(resource);
     let objects = this.#objects.get(id);
     if (!objects) this.#objects.set(id, objects = new Map());
     return objects;
@@ -630,7 +629,7 @@ export class MemoryCluster implements ManagerClient {
   #record(resource: Resource, type: Change["type"], object: KubeObject, before?: KubeObject) {
     this.#log.push({
       rv: this.#rv,
-      id: resourceId(resource),
+      id: resourceName(resource),
       type,
       object,
       ...(before && { before }),
@@ -652,10 +651,6 @@ function settled<T>(body: () => Promise<T>): Promise<T> {
     if (error instanceof ApiError) return Promise.reject(error);
     throw error;
   }
-}
-
-function resourceId(resource: Resource): string {
-  return `${resource.group}/${resource.plural}`;
 }
 
 /** The end of the API server's message for a refusal, after `plural "name"`. */
