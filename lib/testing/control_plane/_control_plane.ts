@@ -136,13 +136,7 @@ export class ControlPlane {
     const admin = { ca: pki.ca.cert, ...pki.clients["admin"]! };
     const flags = options.apiserverFlags ?? [];
     const apiserver = await this.spawn("kube-apiserver", [...apiserverArgs(layout), ...flags]);
-    using api = await ApiClient.connect(server, admin);
-    await this.waitFor(
-      apiserver,
-      "kube-apiserver to report /readyz ok",
-      APISERVER_TIMEOUT_MS,
-      () => readyz(api, this.#options.signal),
-    );
+    await this.#readyz({ server, admin, apiserver }, "", this.#options.signal);
     this.progress(`kube-apiserver ready on port ${apiserverPort}`);
     this.#started = { layout, server, etcdEndpoint: endpoint, admin, kubeconfigs, apiserver };
     return this.#started;
@@ -220,12 +214,21 @@ export class ControlPlane {
     const apiserver = await old.restart(undefined, whileDown);
     this.#components[index] = apiserver;
     started.apiserver = apiserver;
-    using api = await ApiClient.connect(started.server, started.admin);
+    await this.#readyz(started, " after its restart", signal);
+  }
+
+  /** Waits until `apiserver` answers /readyz 200, blaming it when it does not in time. */
+  async #readyz(
+    { server, admin, apiserver }: Pick<Started, "server" | "admin" | "apiserver">,
+    when: string,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    using api = await ApiClient.connect(server, admin);
     await this.waitFor(
       apiserver,
-      "kube-apiserver to report /readyz ok after its restart",
+      `kube-apiserver to report /readyz ok${when}`,
       APISERVER_TIMEOUT_MS,
-      () => readyz(api, signal),
+      async () => (await api.request("GET", "/readyz", { signal })).status === 200,
       signal,
     );
   }
@@ -249,8 +252,4 @@ export class ControlPlane {
     ];
     for (const tier of tiers) await Promise.all(tier.map((c) => c.stop()));
   }
-}
-
-async function readyz(api: ApiClient, signal: AbortSignal | undefined): Promise<boolean> {
-  return (await api.request("GET", "/readyz", { signal })).status === 200;
 }
