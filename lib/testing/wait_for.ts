@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { systemClock } from "../async/clock.ts";
 import { describeError } from "../kube/errors.ts";
 
 /** Options of {@link waitFor}. */
@@ -82,20 +83,6 @@ export async function waitFor<T>(
         `Timed out after ${timeoutMs} ms waiting for ${what}; the last check ${last}`,
       );
     }
-    await sleep(intervalMs, options.signal);
+    await systemClock.sleep(intervalMs, options.signal);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
