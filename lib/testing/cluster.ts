@@ -48,7 +48,6 @@ import { join } from "node:path";
 import { systemClock } from "../async/clock.ts";
 import { KubeClient } from "../kube/client.ts";
 import { loadConfig } from "../kube/config.ts";
-import { isNotFound } from "../kube/errors.ts";
 import { NAMESPACES } from "../kube/resources.ts";
 import { startCluster } from "./control_plane/mod.ts";
 import { ClusterNodes, type TestNode, type TestNodeOptions } from "./nodes.ts";
@@ -176,15 +175,8 @@ async function connect(
   prefix: string,
   signal: AbortSignal | undefined,
 ): Promise<TestCluster> {
-  const config = await loadConfig({ kubeconfig });
-  const namespace = namespaceName(prefix);
-  const client = new KubeClient({ ...config, namespace });
-  try {
-    await createNamespace(client, namespace, signal);
-  } catch (error) {
-    client.close();
-    throw error;
-  }
+  const client = await inNewNamespace(kubeconfig, prefix, signal);
+  const { namespace } = client;
   return new Fixture({ client, kubeconfig, namespace, started: false }, async () => {
     try {
       await deleteNamespace(client, namespace);
@@ -208,19 +200,16 @@ async function startFrom(
     ...(signal && { signal }),
   });
   const { kubeconfig } = cluster;
-  const namespace = namespaceName(prefix);
-  let client: KubeClient | undefined;
+  let client: KubeClient;
   try {
-    client = new KubeClient({ ...await loadConfig({ kubeconfig }), namespace });
-    await createNamespace(client, namespace, signal);
+    client = await inNewNamespace(kubeconfig, prefix, signal);
   } catch (error) {
-    client?.close();
     await cluster.stop();
     throw signal?.aborted ? signal.reason : error;
   }
-  const admin = client;
-  return new Fixture({ client: admin, kubeconfig, namespace, started: true }, async () => {
-    admin.close();
+  const { namespace } = client;
+  return new Fixture({ client, kubeconfig, namespace, started: true }, async () => {
+    client.close();
     await cluster.stop();
   });
 }
@@ -287,38 +276,36 @@ async function requireBinaries(assets: string): Promise<void> {
   }
 }
 
-function namespaceName(prefix: string): string {
-  return `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
-}
-
-async function createNamespace(
-  client: KubeClient,
-  name: string,
+/**
+ * An admin client of `kubeconfig` whose default namespace is a new one named
+ * `<prefix>-<random>`; the client is closed again when the namespace cannot
+ * be created.
+ */
+async function inNewNamespace(
+  kubeconfig: string,
+  prefix: string,
   signal: AbortSignal | undefined,
-): Promise<void> {
-  await client.create(
-    NAMESPACES,
-    { apiVersion: "v1", kind: "Namespace", metadata: { name } },
-    signal ? { signal } : {},
-  );
+): Promise<KubeClient> {
+  const name = `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
+  const client = new KubeClient({ ...await loadConfig({ kubeconfig }), namespace: name });
+  try {
+    await client.create(
+      NAMESPACES,
+      { apiVersion: "v1", kind: "Namespace", metadata: { name } },
+      signal ? { signal } : {},
+    );
+  } catch (error) {
+    client.close();
+    throw error;
+  }
+  return client;
 }
 
 /** Deletes `name` and polls until the namespace controller has finalized it. */
 async function deleteNamespace(client: KubeClient, name: string): Promise<void> {
-  const gone = async () => {
-    try {
-      await client.get(NAMESPACES, name);
-      return false;
-    } catch (error) {
-      if (isNotFound(error)) return true;
-      throw error;
-    }
-  };
-  await client.delete(NAMESPACES, name).catch((error) => {
-    if (!isNotFound(error)) throw error;
-  });
+  await client.delete(NAMESPACES, name, { ignoreNotFound: true });
   const deadline = performance.now() + NAMESPACE_GONE_TIMEOUT_MS;
-  while (!await gone()) {
+  while (await client.getOptional(NAMESPACES, name)) {
     if (performance.now() > deadline) {
       throw new Error(
         `The test namespace ${name} still exists ${
