@@ -43,7 +43,7 @@
  *
  * @module
  */
-import type { Clock } from "../async/clock.ts";
+import { type Clock, every } from "../async/clock.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { microTime } from "../kube/micro_time.ts";
 import { LEASES, NODES } from "../kube/resources.ts";
@@ -235,11 +235,9 @@ export class ClusterNodes {
     }
   }
 
-  async #beat(): Promise<void> {
+  #beat(): Promise<void> {
     const signal = this.#stop.signal;
-    while (!signal.aborted) {
-      await this.#clock.sleep(RENEW_EVERY_MS, signal).catch(() => {});
-      if (signal.aborted) return;
+    return every(this.#clock, RENEW_EVERY_MS, signal, async () => {
       const spec = { spec: { renewTime: microTime(this.#clock.now()) } };
       for (const name of this.#names) {
         // A renewal that fails is tried again at the next beat, well within the Lease's 40 s.
@@ -249,6 +247,6 @@ export class ClusterNodes {
           signal,
         }).catch(() => {});
       }
-    }
+    });
   }
 }
