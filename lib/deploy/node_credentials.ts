@@ -39,6 +39,7 @@ import { envPrefix } from "../build/grants.ts";
 import {
   type ClusterConfig,
   isForbidden,
+  keyOf,
   KubeClient,
   type KubeObject,
   loadConfig,
@@ -219,7 +220,7 @@ export async function installNodeCredentials(
 /** `Role team-a/kinglet`: an object as the lines of install name it. */
 function named(object: KubeObject): string {
   const { namespace, name } = object.metadata ?? {};
-  return `${object.kind} ${namespace ? `${namespace}/` : ""}${name}`;
+  return `${object.kind} ${keyOf(namespace, `${name}`)}`;
 }
 
 /** An install the API server refused: its kubeconfig is not an admin's. */
