@@ -56,6 +56,11 @@ export type CredentialsClient = Pick<KubeClient, "apply" | "requestToken">;
 /** An object to apply, with the resource it is applied to. */
 export type Applied = KubeObject & { resource: Resource };
 
+/** `object` with the resource it is applied to, found by its kind. */
+export function applied(object: KubeObject): Applied {
+  return { ...object, resource: MANIFEST_RESOURCES[object.kind ?? ""]! };
+}
+
 /** What {@link installNodeCredentials} grants, and to whom. */
 export interface NodeGrant {
   /** The objects to apply first, in order: the ServiceAccount, its roles and bindings. */
@@ -103,10 +108,7 @@ export function nodeGrant(description: OperatorDescription): NodeGrant {
     ...webhookConfigurations(operator, "url"),
   ];
   return {
-    objects: objects.map((object) => ({
-      ...object,
-      resource: MANIFEST_RESOURCES[object.kind ?? ""]!,
-    })),
+    objects: objects.map(applied),
     account: { namespace: operator.namespace, name: operator.serviceAccount },
     fieldManager: operator.name,
   };
