@@ -3,7 +3,8 @@
  * {@link Clock} (with a {@link FakeClock} for tests), exponential
  * {@link Backoff} with jitter, a FIFO {@link Semaphore} with disposable
  * permits, a {@link TokenBucket}, a {@link DelayHeap} of keys by due time and
- * a {@link SingleFlight} that shares one call per key among its callers.
+ * a {@link SingleFlight} that shares one call per key among its callers, and
+ * {@link abortable}, a wait its caller may give up on alone.
  *
  * Everything that waits takes an `AbortSignal`, and everything that measures
  * time takes a {@link Clock}, so a test steps time instead of sleeping.
@@ -31,6 +32,7 @@
  *
  * @module
  */
+export * from "./abortable.ts";
 export * from "./backoff.ts";
 export * from "./clock.ts";
 export * from "./delay_heap.ts";

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { abortable } from "./abortable.ts";
 
 interface Flight<V> {
   promise: Promise<V>;
@@ -53,13 +54,4 @@ export class SingleFlight<K, V> {
     flight.promise.then(settle, settle);
     return flight;
   }
-}
-
-function abortable<V>(promise: Promise<V>, signal: AbortSignal | undefined): Promise<V> {
-  if (!signal) return promise;
-  return new Promise<V>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }

@@ -7,7 +7,7 @@
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runDeno } from "./_run.ts";
-import { sha256Hex } from "./_sha256.ts";
+import { sha256Hex } from "../_sha256.ts";
 
 /** The configuration files beside the entry that decide how it is bundled. */
 const CONFIG_FILES = ["deno.json", "deno.jsonc", "deno.lock", "package.json"] as const;

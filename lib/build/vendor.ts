@@ -22,7 +22,7 @@
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import meta from "../../deno.json" with { type: "json" };
-import { sha256Hex } from "./_sha256.ts";
+import { sha256Hex } from "../_sha256.ts";
 
 /** What kinglet publishes, and so what a project vendors: files and folders (ending in `/`). */
 export const KINGLET_FILES: readonly string[] = meta.publish.include;

@@ -72,20 +72,16 @@ export interface CacheSummary {
  */
 export async function debugCommand(args: readonly string[]): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub === undefined || sub === "--help" || sub === "-h") {
+  const flags = sub === "cache" ? parseFlags(DEBUG_CACHE_FLAGS, rest, {}) : undefined;
+  if (flags?.help || sub === undefined || sub === "--help" || sub === "-h") {
     console.log(formatHelp("kinglet debug cache [flags]", DEBUG_CACHE_FLAGS));
     return 0;
   }
-  if (sub !== "cache") {
+  if (!flags) {
     const near = suggest(sub, ["cache"]);
     throw new UsageError(
       `unknown debug command "${sub}"${near ? ` (did you mean ${near}?)` : "; use cache"}`,
     );
-  }
-  const flags = parseFlags(DEBUG_CACHE_FLAGS, rest, {});
-  if (flags.help) {
-    console.log(formatHelp("kinglet debug cache [flags]", DEBUG_CACHE_FLAGS));
-    return 0;
   }
   const base = endpoint(flags.values.address ?? "");
   const bearer = flags.values.token || undefined;

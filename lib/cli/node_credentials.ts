@@ -14,9 +14,8 @@
  *
  * @example
  * ```ts
- * import { nodeKubeconfig } from "./node_credentials.ts";
- * nodeKubeconfig({ server: "https://10.0.0.1:6443", caCert: "-----BEGIN CERTIFICATE-----\n" }, "/var/lib/kinglet/kubeconfig.token", "kinglet-system")
- *   .includes("tokenFile: /var/lib/kinglet/kubeconfig.token"); // true
+ * import { installDenied } from "./node_credentials.ts";
+ * installDenied(new Error("forbidden"), "/etc/kinglet/kubeconfig").exitCode; // 2
  * ```
  *
  * @module
@@ -28,13 +27,9 @@ import {
   installDenied as denied,
   type InstallDeniedError,
   installNodeCredentials as install,
-  NodeFilesError,
-  nodeKubeconfig,
 } from "../deploy/node_credentials.ts";
 import { FIELD_MANAGER } from "../operators/labels.ts";
 import { KINGLET_ACCOUNT, KINGLET_NAMESPACE, kingletNodeWebhooks, kingletRbac } from "./rbac.ts";
-
-export { type CredentialsClient, NodeFilesError, nodeKubeconfig };
 
 /**
  * Proves, before install applies anything, that kinglet can write the

@@ -24,16 +24,15 @@
 import {
   CUSTOM_RESOURCE_DEFINITIONS,
   resourceName,
-  ROLE_BINDINGS,
-  ROLES,
   SUBJECT_ACCESS_REVIEWS,
   TOKEN_REVIEWS,
 } from "../kube/resources.ts";
-import type { KubeObject, Resource } from "../kube/types.ts";
+import type { Resource } from "../kube/types.ts";
 import type { ExplainedRule, PolicyRule, RbacRule } from "../runtime/rbac/mod.ts";
-import { describeOperator, type Operator, type OperatorDescription } from "../deploy/operator.ts";
-import { clusterRules, MANIFEST_RESOURCES, rbacObjects } from "../deploy/rbac_files.ts";
-import { WEBHOOK_CONFIGURATIONS, webhookConfigurations } from "../deploy/webhook_files.ts";
+import { type Applied, applied } from "../deploy/node_credentials.ts";
+import { describeOperator, type OperatorDescription } from "../deploy/operator.ts";
+import { clusterRules, rbacObjects } from "../deploy/rbac_files.ts";
+import { webhookConfigurations } from "../deploy/webhook_files.ts";
 import { databaseClusterAdmission } from "../operators/database/admission.ts";
 import { databaseClusterConversion } from "../operators/database/conversion.ts";
 import { CONTROLLERS } from "./run.ts";
@@ -145,7 +144,7 @@ export interface KingletRbacOptions {
 export function kingletRbac(
   namespace: string = KINGLET_NAMESPACE,
   options: KingletRbacOptions = {},
-): (KubeObject & { resource: Resource })[] {
+): Applied[] {
   const confined = options.watchNamespaces ?? [];
   if (confined.some((ns) => !ns)) {
     throw new RangeError(
@@ -155,36 +154,31 @@ export function kingletRbac(
     );
   }
   const operator = describeOperator(kingletRightsDescription(namespace));
-  const objects = rbacObjects(operator).map(({ object }) => ({
-    resource: MANIFEST_RESOURCES[object.kind]!,
-    ...object,
-  })) as (KubeObject & { resource: Resource })[];
+  const objects = rbacObjects(operator).map(({ object }) => applied(object));
   if (confined.length === 0) return objects;
   const rules = clusterRules(operator);
   const labels = { ...LABELS };
   const subjects = [{ kind: "ServiceAccount", name: KINGLET_ACCOUNT, namespace }];
   const namespaced = confined.flatMap((ns) => [
     {
-      resource: ROLES,
       apiVersion: `${RBAC}/v1`,
       kind: "Role",
       metadata: { name: KINGLET_ACCOUNT, namespace: ns, labels: { ...labels } },
       rules: bare(rules.filter((rule) => !rule.clusterScoped)),
     },
     {
-      resource: ROLE_BINDINGS,
       apiVersion: `${RBAC}/v1`,
       kind: "RoleBinding",
       metadata: { name: KINGLET_ACCOUNT, namespace: ns, labels: { ...labels } },
       roleRef: { apiGroup: RBAC, kind: "Role", name: KINGLET_ACCOUNT },
       subjects,
     },
-  ]);
+  ]).map(applied);
   const clusterRole = objects.findIndex((o) => o.kind === "ClusterRole");
   objects[clusterRole] = {
     ...objects[clusterRole]!,
     rules: bare(rules.filter((rule) => rule.clusterScoped)),
-  } as KubeObject & { resource: Resource };
+  };
   // Each Role after the ClusterRoleBinding, before the Roles in kinglet's own namespace.
   objects.splice(clusterRole + 2, 0, ...namespaced);
   return objects;
@@ -203,14 +197,7 @@ export function kingletRbac(
  */
 export function kingletNodeWebhooks(
   namespace: string = KINGLET_NAMESPACE,
-): (KubeObject & { resource: Resource })[] {
-  return nodeWebhookConfigurations(describeOperator(kingletRightsDescription(namespace)));
-}
-
-/** `operator`'s webhook configurations with the node's loopback URL, each with its resource. */
-function nodeWebhookConfigurations(operator: Operator): (KubeObject & { resource: Resource })[] {
-  return webhookConfigurations(operator, "url").map((configuration) => ({
-    resource: WEBHOOK_CONFIGURATIONS[configuration.kind]!,
-    ...configuration,
-  }));
+): Applied[] {
+  const operator = describeOperator(kingletRightsDescription(namespace));
+  return webhookConfigurations(operator, "url").map(applied);
 }

@@ -111,21 +111,6 @@ function served(crd: Crd): Resource {
   };
 }
 
-async function deleteIfPresent(
-  client: Pick<KubeClient, "delete">,
-  resource: Resource,
-  name: string,
-  at: { signal?: AbortSignal },
-): Promise<boolean> {
-  try {
-    await client.delete(resource, name, at);
-    return true;
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw error;
-  }
-}
-
 /** Deletes `name` if `install` created it and nothing runs in it; says what it did. */
 async function deleteNamespace(
   client: Pick<KubeClient, "get" | "list" | "delete">,
@@ -146,6 +131,6 @@ async function deleteNamespace(
   if (pods.items.length) {
     return `kept namespace ${name}: pods run in it (${pods.items[0]!.metadata?.name}, …)`;
   }
-  await deleteIfPresent(client, NAMESPACES, name, at);
+  await client.delete(NAMESPACES, name, { ...at, ignoreNotFound: true });
   return `deleted namespace ${name}`;
 }

@@ -39,6 +39,7 @@ import { envPrefix } from "../build/grants.ts";
 import {
   type ClusterConfig,
   isForbidden,
+  keyOf,
   KubeClient,
   type KubeObject,
   loadConfig,
@@ -54,6 +55,11 @@ export type CredentialsClient = Pick<KubeClient, "apply" | "requestToken">;
 
 /** An object to apply, with the resource it is applied to. */
 export type Applied = KubeObject & { resource: Resource };
+
+/** `object` with the resource it is applied to, found by its kind. */
+export function applied(object: KubeObject): Applied {
+  return { ...object, resource: MANIFEST_RESOURCES[object.kind ?? ""]! };
+}
 
 /** What {@link installNodeCredentials} grants, and to whom. */
 export interface NodeGrant {
@@ -102,10 +108,7 @@ export function nodeGrant(description: OperatorDescription): NodeGrant {
     ...webhookConfigurations(operator, "url"),
   ];
   return {
-    objects: objects.map((object) => ({
-      ...object,
-      resource: MANIFEST_RESOURCES[object.kind ?? ""]!,
-    })),
+    objects: objects.map(applied),
     account: { namespace: operator.namespace, name: operator.serviceAccount },
     fieldManager: operator.name,
   };
@@ -219,7 +222,7 @@ export async function installNodeCredentials(
 /** `Role team-a/kinglet`: an object as the lines of install name it. */
 function named(object: KubeObject): string {
   const { namespace, name } = object.metadata ?? {};
-  return `${object.kind} ${namespace ? `${namespace}/` : ""}${name}`;
+  return `${object.kind} ${keyOf(namespace, `${name}`)}`;
 }
 
 /** An install the API server refused: its kubeconfig is not an admin's. */

@@ -6,6 +6,7 @@
  * @module
  */
 import { logger } from "../log.ts";
+import { abortable } from "../async/abortable.ts";
 import { type Clock, systemClock } from "../async/clock.ts";
 import { rfc3339 } from "../_rfc3339.ts";
 import { ConfigError, describeError } from "./errors.ts";
@@ -213,16 +214,6 @@ function grantedEnv(what: string): Record<string, string> {
       { cause: e },
     );
   }
-}
-
-function abortable<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }
 
 function excerpt(text: string): string {

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { oid } from "./_der.ts";
 
 /** One tag-length-value: its tag, its contents, and the whole encoding. */
 export interface Tlv {
@@ -127,6 +128,15 @@ export function parseCertificate(der: Uint8Array): ParsedCertificate {
     signatureAlgorithm: algorithm!.raw,
     signature: bits.value.subarray(1),
   };
+}
+
+const BASIC_CONSTRAINTS = hex(oid("2.5.29.19"));
+
+/** Whether `certificate`'s basic constraints say `cA: TRUE`; a `TypeError` when they are not DER. */
+export function isAuthority(certificate: ParsedCertificate): boolean {
+  const constraints = certificate.extensions.get(BASIC_CONSTRAINTS);
+  return constraints !== undefined &&
+    readChildren(readTlv(constraints).value)[0]?.value[0] === 0xff;
 }
 
 /** `UTCTime` (years 1950 to 2049) or `GeneralizedTime`, both in UTC with whole seconds. */

@@ -39,7 +39,7 @@ import {
   time,
   utf8String,
 } from "./_der.ts";
-import { hex, parseCertificate, readChildren, readTlv } from "./_der_read.ts";
+import { isAuthority, parseCertificate, readChildren, readTlv } from "./_der_read.ts";
 import { ipAddressBytes } from "./ip_address.ts";
 import { pemDecode, pemEncode } from "./pem.ts";
 
@@ -274,10 +274,9 @@ async function issuerOf(doing: string, ca: CertificateKeyPair): Promise<Issuer> 
     throw new TypeError(`Cannot ${doing}: 'ca' needs a CERTIFICATE and a PRIVATE KEY in PEM`);
   }
   const parsed = parseCertificate(der);
-  const constraints = parsed.extensions.get(hex(oid(BASIC_CONSTRAINTS)));
-  const isCa = constraints !== undefined &&
-    readChildren(readTlv(constraints).value)[0]?.value[0] === 0xff;
-  if (!isCa) throw new TypeError(`Cannot ${doing}: 'ca' is not a certificate authority`);
+  if (!isAuthority(parsed)) {
+    throw new TypeError(`Cannot ${doing}: 'ca' is not a certificate authority`);
+  }
   let privateKey: CryptoKey;
   try {
     privateKey = await crypto.subtle.importKey("pkcs8", key, EC_KEY, false, ["sign"]);

@@ -17,7 +17,7 @@
  * @module
  */
 import { oid } from "./_der.ts";
-import { hex, parseCertificate, readChildren, readTlv } from "./_der_read.ts";
+import { hex, isAuthority, parseCertificate, readChildren, readTlv } from "./_der_read.ts";
 import { formatIpAddress } from "./ip_address.ts";
 import { pemDecode } from "./pem.ts";
 
@@ -41,7 +41,6 @@ export interface CertificateInfo extends CertificateValidity {
   ipAddresses: string[];
 }
 
-const BASIC_CONSTRAINTS = hex(oid("2.5.29.19"));
 const SUBJECT_ALT_NAME = hex(oid("2.5.29.17"));
 const COMMON_NAME = hex(oid("2.5.4.3"));
 const ECDSA_WITH_SHA256 = hex(oid("1.2.840.10045.4.3.2"));
@@ -80,9 +79,7 @@ export function certificateValidity(pem: string): CertificateValidity {
  */
 export function inspectCertificate(pem: string): CertificateInfo {
   const parsed = parseCertificate(first(pem));
-  const constraints = parsed.extensions.get(BASIC_CONSTRAINTS);
-  const isAuthority = constraints !== undefined &&
-    readChildren(readTlv(constraints).value)[0]?.value[0] === 0xff;
+  const authority = isAuthority(parsed);
   const dnsNames: string[] = [];
   const ipAddresses: string[] = [];
   const names = parsed.extensions.get(SUBJECT_ALT_NAME);
@@ -100,7 +97,7 @@ export function inspectCertificate(pem: string): CertificateInfo {
     }
   }
   const { notBefore, notAfter } = parsed;
-  return { notBefore, notAfter, commonName, isAuthority, dnsNames, ipAddresses };
+  return { notBefore, notAfter, commonName, isAuthority: authority, dnsNames, ipAddresses };
 }
 
 /**

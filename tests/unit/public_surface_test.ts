@@ -419,6 +419,7 @@ const SURFACE: Record<string, string[]> = {
     "Semaphore",
     "SingleFlight",
     "TokenBucket",
+    "abortable",
     "deadline",
     "every",
     "flushMicrotasks",

@@ -271,5 +271,5 @@ export function checkAnywhere(spec: ControllerSpec<KubeObject>): void {
 
 function describe(object: KubeObject): string {
   const { namespace, name } = object.metadata ?? {};
-  return `${object.kind ?? "the child"} ${namespace ? `${namespace}/` : ""}${name ?? "(unnamed)"}`;
+  return `${object.kind ?? "the child"} ${keyOf(namespace, name ?? "(unnamed)")}`;
 }

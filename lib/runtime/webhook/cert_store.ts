@@ -38,6 +38,7 @@ import type { KubeClient } from "../../kube/client.ts";
 import { SECRETS } from "../../kube/resources.ts";
 import type { KubeObject } from "../../kube/types.ts";
 import type { CertificateKeyPair } from "../../x509/mod.ts";
+import { sha256Hex } from "../../_sha256.ts";
 
 /** What a keeper keeps, all PEM. */
 export interface StoredCertificates {
@@ -305,6 +306,5 @@ export class DirectoryCertificateStore implements CertificateStore {
 
 async function versionOf(found: Partial<Texts>): Promise<string> {
   const joined = Object.keys(KEYS).map((field) => found[field as keyof Texts] ?? "").join("\0");
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(joined));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+  return await sha256Hex([new TextEncoder().encode(joined)]);
 }

@@ -1,6 +1,13 @@
 /**
- * The one SHA-256 the build takes of several byte runs: of a bundle's inputs
- * and of a vendored kinglet.
+ * The one SHA-256 kinglet takes of several byte runs: of a bundle's inputs,
+ * of a vendored kinglet, and of the webhook certificates a directory holds.
+ *
+ * @example
+ * ```ts
+ * import { sha256Hex } from "./_sha256.ts";
+ * await sha256Hex([new TextEncoder().encode("abc")]);
+ * // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+ * ```
  *
  * @module
  */
