@@ -193,11 +193,8 @@ export class FakeClock implements Clock {
       await flushMicrotasks();
       const at = this.#timers.nextAt;
       if (at === undefined || at > target) break;
-      // One timer fires per turn, so one may cancel another due at the same
-      // instant: the rest go back in their order, still ahead of any timer
-      // scheduled at this instant later.
-      const [next, ...rest] = this.#timers.popDue(at);
-      for (const timer of rest) this.#timers.schedule(timer, at);
+      // One timer fires per turn, so one may cancel another due at the same instant.
+      const [next] = this.#timers.popDue(at, 1);
       this.#now = Math.max(this.#now, at);
       next!();
     }

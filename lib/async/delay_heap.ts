@@ -49,10 +49,10 @@ export class DelayHeap<K> {
     this.#up(added);
   }
 
-  /** Removes and returns every key due at or before `now`, earliest first. */
-  popDue(now: number): K[] {
+  /** Removes and returns the keys due at or before `now`, earliest first, at most `max` of them. */
+  popDue(now: number, max = Infinity): K[] {
     const due: K[] = [];
-    while (this.#keys.length > 0 && this.#at[0]! <= now) {
+    while (due.length < max && this.#keys.length > 0 && this.#at[0]! <= now) {
       const head = this.#keys[0]!;
       due.push(head);
       this.delete(head);

@@ -13,6 +13,15 @@ Deno.test("the delay heap hands keys out by due time, ties in scheduling order",
   assert.equal(heap.size, 1);
 });
 
+Deno.test("popDue hands out at most max keys and leaves the rest in their order", () => {
+  const heap = new DelayHeap<string>();
+  for (const key of ["a", "b", "c"]) heap.schedule(key, 10);
+  assert.deepEqual(heap.popDue(10, 1), ["a"]);
+  heap.schedule("d", 10);
+  assert.deepEqual(heap.popDue(10, 2), ["b", "c"]);
+  assert.deepEqual(heap.popDue(10), ["d"]);
+});
+
 Deno.test("a key scheduled twice keeps the earlier time and one slot", () => {
   const heap = new DelayHeap<string>();
   heap.schedule("a", 50);
