@@ -58,6 +58,9 @@ export function booleanTrue(): Bytes {
   return tlv(0x01, new Uint8Array([0xff]));
 }
 
+/** The OID of the basic constraints extension, which says whether a certificate is a CA. */
+export const BASIC_CONSTRAINTS = "2.5.29.19";
+
 /** `OBJECT IDENTIFIER` of a dotted string such as `2.5.4.3`. */
 export function oid(dotted: string): Bytes {
   const arcs = dotted.split(".").map(Number);

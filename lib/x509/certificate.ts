@@ -27,6 +27,7 @@
  * @module
  */
 import {
+  BASIC_CONSTRAINTS,
   bitString,
   booleanTrue,
   explicit,
@@ -103,7 +104,6 @@ const ECDSA_WITH_SHA256 = sequence(oid("1.2.840.10045.4.3.2"));
 const EC_KEY: EcKeyImportParams = { name: "ECDSA", namedCurve: "P-256" };
 const KEY_USAGE = { digitalSignature: 0x80, keyCertSign: 0x04, cRLSign: 0x02 };
 const USAGES = { serverAuth: "1.3.6.1.5.5.7.3.1", clientAuth: "1.3.6.1.5.5.7.3.2" };
-const BASIC_CONSTRAINTS = "2.5.29.19";
 const DNS_NAME =
   /^(\*\.)?[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*$/;
 
