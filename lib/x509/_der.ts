@@ -58,8 +58,17 @@ export function booleanTrue(): Bytes {
   return tlv(0x01, new Uint8Array([0xff]));
 }
 
-/** The OID of the basic constraints extension, which says whether a certificate is a CA. */
-export const BASIC_CONSTRAINTS = "2.5.29.19";
+/** The object identifiers that both the certificate writer and its readers use. */
+export const OIDS = {
+  /** The basic constraints extension, which says whether a certificate is a CA. */
+  basicConstraints: "2.5.29.19",
+  /** The subject alternative name extension: DNS names and IP addresses. */
+  subjectAltName: "2.5.29.17",
+  /** A name's common name attribute. */
+  commonName: "2.5.4.3",
+  /** ECDSA over SHA-256, the one signature kinglet writes and verifies. */
+  ecdsaWithSha256: "1.2.840.10045.4.3.2",
+} as const;
 
 /** `OBJECT IDENTIFIER` of a dotted string such as `2.5.4.3`. */
 export function oid(dotted: string): Bytes {

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { BASIC_CONSTRAINTS, oid } from "./_der.ts";
+import { oid, OIDS } from "./_der.ts";
 
 /** One tag-length-value: its tag, its contents, and the whole encoding. */
 export interface Tlv {
@@ -130,11 +130,11 @@ export function parseCertificate(der: Uint8Array): ParsedCertificate {
   };
 }
 
-const BASIC_CONSTRAINTS_HEX = hex(oid(BASIC_CONSTRAINTS));
+const BASIC_CONSTRAINTS = hex(oid(OIDS.basicConstraints));
 
 /** Whether `certificate`'s basic constraints say `cA: TRUE`; a `TypeError` when they are not DER. */
 export function isAuthority(certificate: ParsedCertificate): boolean {
-  const constraints = certificate.extensions.get(BASIC_CONSTRAINTS_HEX);
+  const constraints = certificate.extensions.get(BASIC_CONSTRAINTS);
   return constraints !== undefined &&
     readChildren(readTlv(constraints).value)[0]?.value[0] === 0xff;
 }

@@ -27,7 +27,6 @@
  * @module
  */
 import {
-  BASIC_CONSTRAINTS,
   bitString,
   booleanTrue,
   explicit,
@@ -35,6 +34,7 @@ import {
   integer,
   octetString,
   oid,
+  OIDS,
   sequence,
   set,
   time,
@@ -100,7 +100,7 @@ export interface ServingCertificateOptions extends ValidityOptions {
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
-const ECDSA_WITH_SHA256 = sequence(oid("1.2.840.10045.4.3.2"));
+const ECDSA_WITH_SHA256 = sequence(oid(OIDS.ecdsaWithSha256));
 const EC_KEY: EcKeyImportParams = { name: "ECDSA", namedCurve: "P-256" };
 const KEY_USAGE = { digitalSignature: 0x80, keyCertSign: 0x04, cRLSign: 0x02 };
 const USAGES = { serverAuth: "1.3.6.1.5.5.7.3.1", clientAuth: "1.3.6.1.5.5.7.3.2" };
@@ -139,7 +139,7 @@ export async function createCertificateAuthority(
   );
   const issuer: Issuer = { name, keyId, privateKey: keys.privateKey };
   const cert = await sign(name, keys.publicKey, issuer, validity, [
-    extension(BASIC_CONSTRAINTS, true, sequence(booleanTrue())),
+    extension(OIDS.basicConstraints, true, sequence(booleanTrue())),
     keyUsage(KEY_USAGE.digitalSignature | KEY_USAGE.keyCertSign | KEY_USAGE.cRLSign),
     extension("2.5.29.14", false, octetString(keyId)),
   ]);
@@ -179,10 +179,10 @@ export async function issueCertificate(
   const spki = new Uint8Array(await crypto.subtle.exportKey("spki", keys.publicKey));
   const keyId = await keyIdentifier(spki);
   const cert = await sign(distinguishedName(options.subject), keys.publicKey, issuer, validity, [
-    extension(BASIC_CONSTRAINTS, true, sequence()),
+    extension(OIDS.basicConstraints, true, sequence()),
     keyUsage(KEY_USAGE.digitalSignature),
     extension("2.5.29.37", false, sequence(oid(USAGES[options.usage]))),
-    ...(names ? [extension("2.5.29.17", false, names)] : []),
+    ...(names ? [extension(OIDS.subjectAltName, false, names)] : []),
     extension("2.5.29.14", false, octetString(keyId)),
     extension("2.5.29.35", false, sequence(implicit(0, issuer.keyId))),
   ]);
@@ -333,7 +333,7 @@ function distinguishedName(name: DistinguishedName): Uint8Array {
   const attribute = (type: string, value: string) => set(sequence(oid(type), utf8String(value)));
   return sequence(
     ...(name.organizations ?? []).map((o) => attribute("2.5.4.10", o)),
-    attribute("2.5.4.3", name.commonName),
+    attribute(OIDS.commonName, name.commonName),
   );
 }
 

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { oid } from "./_der.ts";
+import { oid, OIDS } from "./_der.ts";
 import { hex, isAuthority, parseCertificate, readChildren, readTlv } from "./_der_read.ts";
 import { formatIpAddress } from "./ip_address.ts";
 import { pemDecode } from "./pem.ts";
@@ -41,9 +41,9 @@ export interface CertificateInfo extends CertificateValidity {
   ipAddresses: string[];
 }
 
-const SUBJECT_ALT_NAME = hex(oid("2.5.29.17"));
-const COMMON_NAME = hex(oid("2.5.4.3"));
-const ECDSA_WITH_SHA256 = hex(oid("1.2.840.10045.4.3.2"));
+const SUBJECT_ALT_NAME = hex(oid(OIDS.subjectAltName));
+const COMMON_NAME = hex(oid(OIDS.commonName));
+const ECDSA_WITH_SHA256 = hex(oid(OIDS.ecdsaWithSha256));
 
 /**
  * When the first certificate of `pem` is valid.
